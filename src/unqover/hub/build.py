@@ -1,0 +1,119 @@
+"""Write UnQover datasets as Hugging Face dataset folders: Parquet shards per config plus a dataset card.
+
+Layout (``load_dataset(folder, config, split="test")`` reads it offline; ``publish`` pushes it)::
+
+    <root>/<bias>/README.md                                   the card, YAML ``configs:`` included
+    <root>/<bias>/data/<config>/test-00000-of-00006.parquet   shards of whole subject pairs
+
+Everything is written into a hidden staging folder beside the target and moved into place only when every
+config is complete, so a failure or Ctrl-C leaves no half-written dataset behind.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from unqover.errors import UnqoverError
+from unqover.generate.unqover import BIAS_CLASSES, ROW_SCHEMA, ProbePlan, make_plan, probe_config
+from unqover.hub.card import dataset_card
+from unqover.lexicon.wordlists import WordLists
+
+ROWS_PER_SHARD = 1_000_000
+ROWS_PER_ROW_GROUP = 131_072
+SPLIT = "test"
+
+
+@dataclass(frozen=True)
+class BuiltDataset:
+    """What a build wrote: the folder, the rows per config and the wall time."""
+
+    path: Path
+    rows: dict[str, int]
+    seconds: float
+
+
+def check_names(names: Sequence[str]) -> list[str]:
+    """Validate dataset names (bias classes); empty means all of them."""
+    unknown = [name for name in names if name not in BIAS_CLASSES]
+    if unknown:
+        raise UnqoverError(f"unknown dataset {', '.join(unknown)}; choose from {', '.join(BIAS_CLASSES)}")
+    return list(names) or list(BIAS_CLASSES)
+
+
+def check_configs(bias: str, configs: Sequence[str] | None) -> list[str]:
+    """Validate config names for a bias class; ``None`` means every config."""
+    if configs is None:
+        return list(BIAS_CLASSES[bias])
+    for config in configs:
+        probe_config(bias, config)
+    return list(configs)
+
+
+def write_parquet_shards(plan: ProbePlan, folder: Path, progress: tqdm | None = None) -> int:
+    """Write a plan's rows as ``test-XXXXX-of-YYYYY.parquet`` shards in ``folder``; return the row count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shard_paths: list[Path] = []
+    writer: pq.ParquetWriter | None = None
+    rows_in_shard = total = 0
+    try:
+        for batch in plan.batches(rows_per_batch=ROWS_PER_ROW_GROUP):
+            if writer is None or rows_in_shard >= ROWS_PER_SHARD:
+                if writer is not None:
+                    writer.close()
+                shard_paths.append(folder / f"shard-{len(shard_paths):05d}.tmp")
+                writer = pq.ParquetWriter(shard_paths[-1], ROW_SCHEMA, compression="zstd")
+                rows_in_shard = 0
+            writer.write_batch(batch, row_group_size=ROWS_PER_ROW_GROUP)
+            rows_in_shard += batch.num_rows
+            total += batch.num_rows
+            if progress is not None:
+                progress.update(batch.num_rows)
+    finally:
+        if writer is not None:
+            writer.close()
+    for i, path in enumerate(shard_paths):
+        path.rename(folder / f"{SPLIT}-{i:05d}-of-{len(shard_paths):05d}.parquet")
+    return total
+
+
+def build_dataset(
+    word_lists: WordLists,
+    bias: str,
+    root: Path,
+    configs: Sequence[str] | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> BuiltDataset:
+    """Generate every requested config of one bias class and write its dataset folder under ``root``."""
+    started = time.perf_counter()
+    configs = check_configs(bias, configs)
+    target = root / bias
+    if (target / "data").exists() and not overwrite:
+        raise UnqoverError(f"{target / 'data'} already exists; pass --overwrite to replace it")
+    plans = {config: make_plan(word_lists, bias, config) for config in configs}
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{bias}.building-", dir=root))
+    try:
+        total = sum(plan.num_rows for plan in plans.values())
+        with tqdm(total=total, unit="row", unit_scale=True, desc=bias, disable=not progress) as bar:
+            rows = {
+                config: write_parquet_shards(plan, staging / "data" / config, bar)
+                for config, plan in plans.items()
+            }
+        (staging / "README.md").write_text(dataset_card(bias, plans), encoding="utf-8")
+        target.mkdir(parents=True, exist_ok=True)
+        if (target / "data").exists():
+            shutil.rmtree(target / "data")
+        (staging / "data").rename(target / "data")
+        (staging / "README.md").replace(target / "README.md")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return BuiltDataset(target, rows, time.perf_counter() - started)
