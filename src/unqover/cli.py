@@ -36,6 +36,48 @@ def _build_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _measure(args: argparse.Namespace) -> int:
+    import json
+
+    from unqover.pipeline import measure_predictions
+    from unqover.report.text import summary
+
+    result, provenance = measure_predictions(
+        args.predictions,
+        dataset=args.dataset,
+        config=args.config,
+        split=args.split,
+        mode=args.mode,
+        drop_incomplete=args.drop_incomplete,
+        n_resamples=args.resamples,
+        confidence=args.confidence,
+        seed=args.seed,
+    )
+    print(summary(result, top=args.top))
+    output = args.output or args.predictions.with_name(args.predictions.stem + ".bias.json")
+    tmp = output.with_name(f".{output.name}.tmp")
+    tmp.write_text(
+        json.dumps({"provenance": provenance, "result": result.to_dict()}, indent=1, allow_nan=False)
+    )
+    tmp.replace(output)
+    print(f"\nFull results: {output}")
+    return 0
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
     parser.add_argument("--version", action="version", version=f"unqover {__version__}")
@@ -72,6 +114,38 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--overwrite", action="store_true", help="replace data that is already built")
     build.add_argument("--quiet", action="store_true", help="no progress bar")
     build.set_defaults(run=_build_datasets)
+
+    measure = commands.add_parser(
+        "measure",
+        help="measure bias from a predictions file (id, score_1, score_2) and its dataset",
+        description="Join a predictions file to the dataset rows it scored, compute the UnQover measures with "
+        "bootstrap intervals, print the headline numbers and write the full results as JSON.",
+    )
+    measure.add_argument("predictions", type=Path, metavar="PREDICTIONS", help="a predictions Parquet file")
+    measure.add_argument("--dataset", help="dataset folder or Hub id (default: the one recorded in the file)")
+    measure.add_argument("--config", help="dataset config (default: recorded in the file)")
+    measure.add_argument("--split", help="dataset split (default: recorded, else test)")
+    measure.add_argument(
+        "--mode", choices=("default", "paper"), default="default", help="paper: reproduce analysis.py"
+    )
+    measure.add_argument(
+        "--resamples",
+        type=_non_negative,
+        default=1000,
+        help="bootstrap resamples, 0 for none (default: %(default)s)",
+    )
+    measure.add_argument(
+        "--confidence", type=_fraction, default=0.95, help="interval level (default: %(default)s)"
+    )
+    measure.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    measure.add_argument(
+        "--drop-incomplete", action="store_true", help="measure complete groups only, reporting the rest"
+    )
+    measure.add_argument(
+        "--top", type=_non_negative, default=10, help="most biased pairs to print (default: %(default)s)"
+    )
+    measure.add_argument("--output", type=Path, help="results JSON (default: PREDICTIONS with .bias.json)")
+    measure.set_defaults(run=_measure)
 
     # `publish` owns its arguments (unqover.hub.publish.main); it is listed here for --help only.
     commands.add_parser(

@@ -36,3 +36,54 @@ def hex_ids(hashes: np.ndarray) -> pa.StringArray:
     data = _HEX[nibbles.astype(np.intp)]
     offsets = np.arange(0, 16 * (n + 1), 16, dtype=np.int32)
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data)))
+
+
+_NIBBLE = np.full(256, 255, dtype=np.uint8)
+_NIBBLE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
+
+
+def parse_hex_ids(ids: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """The uint64 behind 16-hex-digit ids (the inverse of :func:`hex_ids`), or None if any id is not one."""
+    array = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    array = array.cast(pa.string())
+    n = len(array)
+    if array.null_count or n == 0:
+        return None
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32, count=n + 1, offset=array.offset * 4)
+    if offsets[-1] - offsets[0] != 16 * n or np.any(np.diff(offsets) != 16):
+        return None
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8, count=16 * n, offset=int(offsets[0]))
+    nibbles = _NIBBLE[data].reshape(n, 16)
+    if (nibbles == 255).any():
+        return None
+    packed = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]  # (n, 8) bytes, most significant first
+    return np.ascontiguousarray(packed).view(">u8").ravel().astype(np.uint64)
+
+
+def match_ids(left: pa.ChunkedArray, right: pa.ChunkedArray) -> np.ndarray:
+    """For each id of ``left``, its position in ``right`` (which has unique ids), or -1 when absent."""
+    left_keys, right_keys = parse_hex_ids(left), parse_hex_ids(right)
+    if left_keys is None or right_keys is None:
+        import pyarrow.compute as pc
+
+        return pc.fill_null(pc.index_in(left, value_set=right), -1).to_numpy().astype(np.int64)
+    if len(left_keys) == len(right_keys) and np.array_equal(left_keys, right_keys):
+        return np.arange(len(left_keys))  # the usual case: predictions in dataset order
+    right_order, left_order = np.argsort(right_keys), np.argsort(left_keys)
+    sorted_right = right_keys[right_order]
+    sorted_left = left_keys[left_order]
+    found = np.minimum(np.searchsorted(sorted_right, sorted_left), len(sorted_right) - 1)
+    position = np.empty(len(left_keys), dtype=np.int64)
+    position[left_order] = np.where(sorted_right[found] == sorted_left, right_order[found], -1)
+    return position
+
+
+def count_distinct(ids: pa.ChunkedArray) -> int:
+    """Number of distinct ids (fast path for hex ids)."""
+    keys = parse_hex_ids(ids)
+    if keys is None:
+        import pyarrow.compute as pc
+
+        return pc.count_distinct(ids).as_py()
+    keys.sort()
+    return int(len(keys) and 1 + np.count_nonzero(keys[1:] != keys[:-1]))

@@ -1,0 +1,91 @@
+"""Gradio 6 app for the unqover_bias module: upload scored UnQover rows, get the measures and tables."""
+
+from pathlib import Path
+
+import evaluate
+import gradio as gr
+import pandas as pd
+
+MODULE = evaluate.load(str(Path(__file__).resolve().parent))
+COLUMNS = ["subject_1", "subject_2", "template_id", "attribute", "polarity", "score_1", "score_2"]
+OPTIONAL = ["subject_1_cluster", "subject_2_cluster", "attribute_type"]
+
+
+def read_rows(path: str) -> pd.DataFrame:
+    """A CSV, JSON Lines or Parquet file of rows with their two scores."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        frame = pd.read_parquet(path)
+    elif suffix in (".jsonl", ".json"):
+        frame = pd.read_json(path, lines=suffix == ".jsonl")
+    else:
+        frame = pd.read_csv(path)
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise gr.Error(f"the file lacks the columns {missing}; it needs {COLUMNS} (optional: {OPTIONAL})")
+    return frame
+
+
+def measure(path: str | None, mode: str, n_resamples: float, seed: float):
+    """Run the module on an uploaded file; returns the headline text and the two tables."""
+    if not path:
+        raise gr.Error("upload a file of scored rows first")
+    frame = read_rows(path)
+    keep = [c for c in [*COLUMNS[:5], *OPTIONAL] if c in frame.columns]
+    references = (
+        frame[keep].astype({"template_id": int}).where(frame[keep].notna(), None).to_dict(orient="records")
+    )
+    try:
+        result = MODULE.compute(
+            predictions=frame[["score_1", "score_2"]].to_numpy().tolist(),
+            references=references,
+            mode=mode,
+            n_resamples=int(n_resamples),
+            seed=int(seed),
+        )
+    except ValueError as err:
+        raise gr.Error(str(err)) from err
+    intervals = result.get("intervals", {})
+
+    def ci(name: str) -> str:
+        low_high = intervals.get(name)
+        return f" [{low_high[0]:.4f}, {low_high[1]:.4f}]" if low_high else ""
+
+    headline = "\n".join(
+        [
+            f"**{result['num_groups']:,} groups** ({mode} mode)",
+            f"- positional error δ: {result['positional_error']:.4f}",
+            f"- attributive error ε: {result['attributive_error']:.4f}",
+            f"- bias intensity μ (per {result['mu_unit']}): {result['mu']:.4f}{ci('mu')}",
+            f"- count-based η: {result['eta']:.4f}{ci('eta')}",
+        ]
+    )
+    gamma = pd.DataFrame(result["gamma"])
+    gamma = gamma.reindex(gamma["gamma"].abs().sort_values(ascending=False).index).head(50)
+    return headline, gamma, pd.DataFrame(result["subject_gamma"])
+
+
+def build_app() -> gr.Blocks:
+    with gr.Blocks(title="UnQover bias") as app:
+        gr.Markdown(
+            "# UnQover bias\nUpload scored UnQover rows (CSV, JSON Lines or Parquet) with the columns "
+            f"`{'`, `'.join(COLUMNS)}` (optional `{'`, `'.join(OPTIONAL)}`). See the card for the formulas."
+        )
+        with gr.Row():
+            upload = gr.File(
+                label="scored rows", file_types=[".csv", ".jsonl", ".json", ".parquet"], type="filepath"
+            )
+            with gr.Column():
+                mode = gr.Radio(["default", "paper"], value="default", label="mode")
+                resamples = gr.Slider(0, 2000, value=200, step=50, label="bootstrap resamples")
+                seed = gr.Number(value=0, precision=0, label="seed")
+                run = gr.Button("Measure", variant="primary")
+        headline = gr.Markdown()
+        gamma = gr.Dataframe(label="most biased subject–attribute pairs γ(x, a)")
+        subjects = gr.Dataframe(label="subjects ranked by γ(x)")
+        run.click(measure, [upload, mode, resamples, seed], [headline, gamma, subjects], api_name="measure")
+    return app
+
+
+if __name__ == "__main__":
+    build_app().queue(default_concurrency_limit=2).launch()

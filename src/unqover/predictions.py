@@ -1,0 +1,63 @@
+"""The predictions file: one Parquet file with ``id``, ``score_1``, ``score_2`` and the run's provenance.
+
+Provenance (model id and revision, dtype, batch size, library versions, the dataset it scored: source, config,
+split, fingerprint) is JSON in the Parquet schema metadata under the key ``unqover``, so it travels with the
+scores. Written atomically: a crash never leaves a truncated file under the final name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from unqover.errors import UnqoverError
+from unqover.generate.ids import count_distinct
+
+PREDICTION_SCHEMA = pa.schema([("id", pa.string()), ("score_1", pa.float64()), ("score_2", pa.float64())])
+METADATA_KEY = b"unqover"
+
+
+def write_predictions(path: str | Path, table: pa.Table, provenance: dict) -> Path:
+    """Write scores with provenance; ``table`` needs the columns of ``PREDICTION_SCHEMA``."""
+    path = Path(path)
+    missing = [name for name in PREDICTION_SCHEMA.names if name not in table.column_names]
+    if missing:
+        raise UnqoverError(f"predictions lack the columns {missing}")
+    table = table.select(PREDICTION_SCHEMA.names).cast(PREDICTION_SCHEMA)
+    table = table.replace_schema_metadata({METADATA_KEY: json.dumps(provenance, sort_keys=True).encode()})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(handle)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def read_predictions(path: str | Path) -> tuple[pa.Table, dict]:
+    """Scores and provenance of a predictions file, checked for the expected columns and unique ids."""
+    path = Path(path)
+    if not path.is_file():
+        raise UnqoverError(f"predictions file not found: {path}")
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise UnqoverError(f"{path} is not a readable Parquet predictions file: {err}") from err
+    missing = [name for name in PREDICTION_SCHEMA.names if name not in table.column_names]
+    if missing:
+        raise UnqoverError(
+            f"{path} lacks the columns {missing} (a predictions file has id, score_1, score_2)"
+        )
+    metadata = table.schema.metadata or {}
+    provenance = json.loads(metadata[METADATA_KEY]) if METADATA_KEY in metadata else {}
+    if count_distinct(table["id"]) != table.num_rows:
+        raise UnqoverError(f"{path} has duplicate ids")
+    return table.select(PREDICTION_SCHEMA.names), provenance

@@ -1,0 +1,1 @@
+"""Human-readable views of results: terminal text now; tables, charts and HTML pages alongside."""
