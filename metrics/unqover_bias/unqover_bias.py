@@ -9,6 +9,7 @@ import evaluate
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from unqover.measure.unqover import unqover_bias
 
 _CITATION = """\

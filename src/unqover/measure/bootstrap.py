@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from unqover.measure.unqover import Estimates, Sums, SubjectValues
+    from unqover.measure.unqover import Estimates, SubjectValues, Sums
 
 DENSE_LIMIT = 60_000_000  # cells of the (statistic, subject, attribute) x (partner, template) matrix
 

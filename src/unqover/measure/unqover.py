@@ -19,7 +19,6 @@ every pair compares two clusters (gender: female vs male names), per subject oth
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
