@@ -120,8 +120,11 @@ def pair_rows(
     }
     if attribute_type is not None:
         columns["attribute_type"] = _column(attribute_type, "attribute_type")
-    s1 = np.asarray(score_1, dtype=np.float64).reshape(-1)
-    s2 = np.asarray(score_2, dtype=np.float64).reshape(-1)
+    try:
+        s1 = np.asarray(score_1, dtype=np.float64).reshape(-1)
+        s2 = np.asarray(score_2, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as err:
+        raise PairingError(f"scores must be numbers: {err}") from err
     lengths = {name: len(col) for name, col in columns.items()} | {"score_1": len(s1), "score_2": len(s2)}
     if len(set(lengths.values())) != 1:
         raise PairingError(f"columns differ in length: {lengths}")
@@ -130,7 +133,7 @@ def pair_rows(
         raise PairingError("no rows to measure")
     bad = np.flatnonzero(~((s1 >= 0) & (s1 <= 1) & (s2 >= 0) & (s2 <= 1)))
     if len(bad):
-        shown = ", ".join(f"row {i} ({s1[i]!r}, {s2[i]!r})" for i in bad[:MAX_LISTED])
+        shown = ", ".join(f"row {i} ({float(s1[i])!r}, {float(s2[i])!r})" for i in bad[:MAX_LISTED])
         raise PairingError(f"{len(bad)} rows have scores that are NaN or outside [0, 1]: {shown}")
 
     subjects = _labels(columns["subject_1"], columns["subject_2"], what="subjects")

@@ -19,6 +19,7 @@ every pair compares two clusters (gender: female vs male names), per subject oth
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,7 +152,9 @@ def estimates(
     cluster_gamma = cluster_eta = np.full((*shape, 0, gamma.shape[-1]), np.nan)
     mu, eta_model = subject_mu, subject_eta_model
     if cluster_of is not None:
-        onehot = (cluster_of[:, None] == np.arange(cluster_of.max() + 1)[None, :]).astype(float)  # (S, K)
+        onehot = (cluster_of[:, None] == np.arange(cluster_of.max() + 1)[None, :]).astype(
+            float
+        )  # (S, K); -1: none
         if mode == "paper":
             count = np.einsum("...sa,sk->...ka", sums.count, onehot)
             cluster_gamma = _nan_divide(np.einsum("...sa,sk->...ka", sums.total, onehot), count)
@@ -259,16 +262,20 @@ def measure(
         raise UnqoverError(f"mode must be one of {MODES}, got {mode!r}")
     if not 0 < confidence < 1:
         raise UnqoverError(f"confidence must be in (0, 1), got {confidence}")
-    if n_resamples < 0:
-        raise UnqoverError(f"n_resamples must be >= 0, got {n_resamples}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
+        raise UnqoverError(f"n_resamples must be an integer >= 0, got {n_resamples!r}")
     _, _, c = bias_scores(paired)
     values = SubjectValues.from_groups(paired, c)
     n_subjects, n_attributes = len(paired.subjects), len(paired.attributes)
 
     cluster_of, cluster_labels, cluster_unit = None, np.array([], dtype=object), False
-    if paired.subject_clusters is not None and all(k is not None for k in paired.subject_clusters):
-        cluster_labels, cluster_of = np.unique(paired.subject_clusters.astype(str), return_inverse=True)
-        crosses = cluster_of[paired.x1] != cluster_of[paired.x2]
+    if paired.subject_clusters is not None:
+        # subjects without a cluster (code -1) stay out of the cluster table
+        known = np.array([k is not None for k in paired.subject_clusters])
+        cluster_labels = np.unique(paired.subject_clusters[known].astype(str))
+        cluster_of = np.where(known, np.searchsorted(cluster_labels, paired.subject_clusters.astype(str)), -1)
+        c1, c2 = cluster_of[paired.x1], cluster_of[paired.x2]
+        crosses = (c1 >= 0) & (c2 >= 0) & (c1 != c2)
         cluster_unit = mode == "default" and len(cluster_labels) > 1 and bool(crosses.all())
 
     point = estimates(
@@ -290,7 +297,7 @@ def measure(
     )
     cluster_count = np.zeros((len(cluster_labels), n_attributes))
     if cluster_of is not None:
-        np.add.at(cluster_count, cluster_of, count)
+        np.add.at(cluster_count, cluster_of[cluster_of >= 0], count[cluster_of >= 0])
     cluster_gamma = _table(
         [cluster_labels, paired.attributes],
         point.cluster_gamma,
@@ -401,7 +408,10 @@ def _ranked(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _basic_interval(point: float, low: float, high: float) -> list[float]:
     """[2θ̂ − q_hi, 2θ̂ − q_lo] within [0, 1]: μ and η are maxima/absolute values, which resampling noise inflates,
-    so percentile intervals of the replicates sit above the estimate; the basic interval corrects that shift."""
+    so percentile intervals of the replicates sit above the estimate; the basic interval corrects that shift.
+    Undefined bounds stay NaN (reported as missing)."""
+    if np.isnan(low) or np.isnan(high) or np.isnan(point):
+        return [float("nan"), float("nan")]
     return [max(0.0, 2 * point - high), min(1.0, 2 * point - low)]
 
 
@@ -449,3 +459,20 @@ def _add_intervals(
     ):
         cell = tuple(table[c].to_numpy() for c in ("_i", "_j") if c in table)
         table["gamma_low"], table["gamma_high"] = lo[cell], hi[cell]
+
+
+def rank_subjects(results: Mapping[str, UnqoverBias]) -> pd.DataFrame:
+    """Mean and standard deviation of each subject's γ(x) rank across models (the paper's Figs. 4–5).
+
+    Rank 1 is the subject most associated with the attributes in that model. Columns: subject, mean_rank,
+    std_rank (population), then one rank column per model. Subjects missing from a model are an error.
+    """
+    if not results:
+        raise UnqoverError("rank_subjects needs at least one result")
+    ranks = pd.DataFrame({name: r.subject_gamma.set_index("subject")["rank"] for name, r in results.items()})
+    if ranks.isna().any().any():
+        missing = ranks[ranks.isna().any(axis=1)].index.tolist()
+        raise UnqoverError(f"subjects {missing[:5]} are not ranked by every model")
+    table = pd.DataFrame({"mean_rank": ranks.mean(axis=1), "std_rank": ranks.std(axis=1, ddof=0)}).join(ranks)
+    table = table.sort_values(["mean_rank", "std_rank"], kind="stable").rename_axis("subject").reset_index()
+    return table
