@@ -1,0 +1,167 @@
+"""Masked-LM scoring: the probability of each subject at the mask, from the full-vocabulary softmax.
+
+The input is ``context + " " + question`` with the dataset's ``[MASK]`` placeholder replaced by the tokenizer's
+mask token. A subject is scored by the probability of its single token (the tokenization of ``" " + surface``,
+as it would follow the space before the mask); the LM head runs only at the mask positions. Subjects that are not a
+single token are left out, with their groups, by :func:`single_token_coverage`, which reports what was dropped.
+
+``mode="paper"`` reproduces the original ``lm/predict.py``: only the 10 most probable tokens count, matched by
+decoded lower-cased string (first match), any other answer gets 0, and for gendered names the probability is
+max(P(name), P(she)) or max(P(name), P(he)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from unqover.errors import UnqoverError
+from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.probe.models import LoadedModel
+from unqover.probe.qa import char_length
+
+TOP_K_PAPER = 10
+
+
+def masked_texts(rows: pa.Table, mask_token: str) -> list[str]:
+    texts = pc.binary_join_element_wise(rows["context"], rows["question"], " ")
+    return pc.replace_substring(texts, MASK_PLACEHOLDER, mask_token).to_pylist()
+
+
+def surfaces(rows: pa.Table, k: int) -> list[str]:
+    """Each row's subject surface text: the span of the context that names it."""
+    spans = rows[f"subject_{k}_span"].to_pylist()
+    return [context[a:b] for context, (a, b) in zip(rows["context"].to_pylist(), spans, strict=True)]
+
+
+def _head(model, hidden):
+    """Apply the MLM head to the given hidden states only (None when the architecture is not known here)."""
+    kind = model.config.model_type
+    if kind in ("bert", "deberta-v2") and hasattr(model, "cls"):
+        return model.cls(hidden)
+    if kind in ("roberta", "xlm-roberta", "camembert", "mpnet", "roberta-prelayernorm", "xlm-roberta-xl") and hasattr(model, "lm_head"):
+        return model.lm_head(hidden)
+    if kind == "distilbert":
+        return model.vocab_projector(model.vocab_layer_norm(model.activation(model.vocab_transform(hidden))))
+    if kind == "albert":
+        return model.predictions(hidden)
+    return None
+
+
+def mask_logits(loaded: LoadedModel, inputs: dict, rows_idx, positions):
+    """Vocabulary logits at the given (row, position) pairs, computing the LM head only there."""
+    model = loaded.model
+    base = getattr(model, "base_model", None)
+    if base is not None and base is not model:
+        hidden = base(**inputs).last_hidden_state[rows_idx, positions]
+        logits = _head(model, hidden)
+        if logits is not None:
+            return logits
+    return model(**inputs).logits[rows_idx, positions]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which subjects the tokenizer splits, and how many rows and groups were kept."""
+
+    multi_token: list[str]
+    rows_kept: int
+    rows_total: int
+
+    def as_dict(self) -> dict:
+        return {"multi_token_subjects": self.multi_token, "rows_kept": self.rows_kept, "rows_total": self.rows_total}
+
+
+class MLMScorer:
+    """Scores both subjects of each row with a masked language model."""
+
+    def __init__(self, loaded: LoadedModel, mode: str = "default") -> None:
+        if mode not in ("default", "paper"):
+            raise UnqoverError(f"scoring mode must be default or paper, got {mode!r}")
+        tok = loaded.tokenizer
+        if tok.mask_token is None:
+            raise UnqoverError(f"{loaded.model_id!r} has no mask token")
+        self.loaded, self.mode, self._ids = loaded, mode, {}
+
+    def token_id(self, surface: str) -> int | None:
+        """The single token of ``" " + surface``, or None when the tokenizer splits it."""
+        if surface not in self._ids:
+            ids = self.loaded.tokenizer(" " + surface, add_special_tokens=False)["input_ids"]
+            self._ids[surface] = ids[0] if len(ids) == 1 else None
+        return self._ids[surface]
+
+    def single_token_coverage(self, rows: pa.Table) -> tuple[pa.Table, Coverage]:
+        """Drop every group (all its rows) that has a subject the tokenizer does not keep as one token."""
+        one = {s: self.token_id(s) is not None for s in set(surfaces(rows, 1)) | set(surfaces(rows, 2))}
+        bad_surface = [s for s, ok in one.items() if not ok]
+        if not bad_surface:
+            return rows, Coverage([], len(rows), len(rows))
+        bad_subjects = set()
+        for k in (1, 2):
+            for surface, subject in zip(surfaces(rows, k), rows[f"subject_{k}"].to_pylist(), strict=True):
+                if not one[surface]:
+                    bad_subjects.add(subject)
+        keep = pc.invert(
+            pc.or_(pc.is_in(rows["subject_1"], pa.array(sorted(bad_subjects))), pc.is_in(rows["subject_2"], pa.array(sorted(bad_subjects))))
+        )
+        kept = rows.filter(keep)
+        if len(kept) == 0:
+            raise UnqoverError(f"no subject pair is fully single-token for {self.loaded.model_id!r}")
+        return kept, Coverage(sorted(bad_subjects), len(kept), len(rows))
+
+    def input_key(self, rows: pa.Table) -> pa.Array:
+        return rows["id"] if self.mode == "paper" else pc.binary_join_element_wise(rows["context"], rows["question"], "\x1f")
+
+    def length_key(self, rows: pa.Table) -> np.ndarray:
+        return np.zeros(len(rows), dtype=np.int64) if self.mode == "paper" else char_length(rows)
+
+    def score(self, rows: pa.Table) -> np.ndarray:
+        import torch
+
+        tok = self.loaded.tokenizer
+        enc = tok(masked_texts(rows, tok.mask_token), padding=True, return_tensors="pt")
+        is_mask = enc["input_ids"] == tok.mask_token_id
+        counts = is_mask.sum(1)
+        if (counts != 1).any():
+            i = int((counts != 1).nonzero()[0, 0])
+            raise UnqoverError(f"row {rows['id'][i].as_py()} has {int(counts[i])} mask tokens, expected 1")
+        rows_idx, positions = is_mask.nonzero(as_tuple=True)
+        inputs = {k: v.to(self.loaded.device) for k, v in enc.items()}
+        with torch.inference_mode():
+            logits = mask_logits(self.loaded, inputs, rows_idx.to(self.loaded.device), positions.to(self.loaded.device))
+        log_probs = logits.float().log_softmax(-1).cpu()
+        if self.mode == "paper":
+            return self._paper(rows, log_probs.exp())
+        scores = np.empty((len(rows), 2))
+        for k in (1, 2):
+            ids = [self.token_id(s) for s in surfaces(rows, k)]
+            if any(i is None for i in ids):
+                raise UnqoverError("a subject is not a single token: filter rows with single_token_coverage first")
+            scores[:, k - 1] = log_probs[torch.arange(len(rows)), torch.tensor(ids)].exp().numpy()
+        return scores
+
+    def _paper(self, rows: pa.Table, probs) -> np.ndarray:
+        """Top-10 string matching with zero leftover, and the he/she maximum for gendered names."""
+        tok = self.loaded.tokenizer
+        top_p, top_i = probs.topk(TOP_K_PAPER, dim=-1)
+        squeeze = any(n in self.loaded.model_id.lower() for n in ("bert-base-uncased", "bert-large-uncased"))
+        scores = np.zeros((len(rows), 2))
+        clusters = [rows[f"subject_{k}_cluster"].to_pylist() if f"subject_{k}_cluster" in rows.column_names else [None] * len(rows) for k in (1, 2)]
+        answers = [surfaces(rows, 1), surfaces(rows, 2)]
+        for i in range(len(rows)):
+            words = [tok.decode([t]).strip() for t in top_i[i].tolist()]
+            words = [(w.replace(" ", "") if squeeze else w).lower() for w in words]
+            table = {}
+            for w, p in zip(words, top_p[i].tolist(), strict=True):
+                table.setdefault(w, p)  # the first match wins
+            for k in (0, 1):
+                p = table.get(answers[k][i].lower(), 0.0)
+                if clusters[k][i] == "female":
+                    p = max(p, table.get("she", 0.0))
+                elif clusters[k][i] == "male":
+                    p = max(p, table.get("he", 0.0))
+                scores[i, k] = p
+        return scores
