@@ -22,7 +22,11 @@ def wordpiece_tokenizer(folder: Path, texts: Iterable[str], drop: Iterable[str] 
     from transformers import BertTokenizerFast
 
     folder.mkdir(parents=True, exist_ok=True)
-    vocab = SPECIAL + [w for w in words_of(texts) if w not in set(drop)] + [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"]
+    vocab = (
+        SPECIAL
+        + [w for w in words_of(texts) if w not in set(drop)]
+        + [f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz"]
+    )
     vocab += list("abcdefghijklmnopqrstuvwxyz")
     vocab = list(dict.fromkeys(vocab))
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
@@ -38,16 +42,32 @@ def bpe_tokenizer(folder: Path, texts: list[str], vocab_size: int = 600):
 
     folder.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.train_from_iterator(
+        texts,
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+    )
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>"
+        tokenizer_object=bpe._tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
     )
     tokenizer.save_pretrained(folder)
     return tokenizer
 
 
 def _small(config_cls, **kwargs):
-    base = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 256}
+    base = {
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "max_position_embeddings": 256,
+    }
     return config_cls(**{**base, **kwargs})
 
 
@@ -81,7 +101,9 @@ def distilbert_mlm(folder: Path, texts: list[str], seed: int = 0) -> Path:
 
     tok = wordpiece_tokenizer(folder, texts)
     torch.manual_seed(seed)
-    config = DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=256)
+    config = DistilBertConfig(
+        vocab_size=len(tok), dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=256
+    )
     model = DistilBertForMaskedLM(config)
     _scale(model)
     model.save_pretrained(folder)
@@ -94,7 +116,9 @@ def roberta_mlm(folder: Path, texts: list[str], seed: int = 0) -> Path:
 
     tok = bpe_tokenizer(folder, texts)
     torch.manual_seed(seed)
-    model = RobertaForMaskedLM(_small(RobertaConfig, vocab_size=len(tok), pad_token_id=tok.pad_token_id, max_position_embeddings=260))
+    model = RobertaForMaskedLM(
+        _small(RobertaConfig, vocab_size=len(tok), pad_token_id=tok.pad_token_id, max_position_embeddings=260)
+    )
     _scale(model)
     model.save_pretrained(folder)
     return folder

@@ -64,10 +64,66 @@ def _measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe(args: argparse.Namespace) -> int:
+    from unqover.probe.run import ProbeOptions, probe
+    from unqover.report.text import summary
+
+    options = ProbeOptions(
+        bias=args.bias,
+        dataset=args.dataset,
+        word_lists=args.word_lists,
+        config=args.config,
+        output=args.output,
+        scoring=args.scoring,
+        mode=args.mode,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        shard=args.shard,
+        limit=args.limit,
+        sample=args.sample,
+        seed=args.seed,
+        resamples=args.resamples,
+        progress=not args.quiet,
+        revision=args.revision,
+        token=args.token,
+        allow_pickle=args.allow_pickle,
+    )
+    run = probe(args.model, options)
+    if run is None:
+        return 0
+    print(summary(run.result, top=args.top))
+    print(f"\nRun folder: {run.folder} (predictions.parquet, results.json, report.md, report.html)")
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from unqover.probe.runner import shard_spec
+
+    try:
+        return shard_spec(text)
+    except UnqoverError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+
+
 def _fraction(text: str) -> float:
     value = float(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _fraction_or_one(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
     return value
 
 
@@ -147,6 +203,77 @@ def build_parser() -> argparse.ArgumentParser:
     measure.add_argument("--output", type=Path, help="results JSON (default: PREDICTIONS with .bias.json)")
     measure.set_defaults(run=_measure)
 
+    probe = commands.add_parser(
+        "probe",
+        help="probe a model on an UnQover dataset: score, measure and report in one command",
+        description="Score every row of an UnQover dataset with a model (extractive QA, masked LM or causal LM, "
+        "from its config), measure the bias with intervals, and write predictions, results and a report into a "
+        "resumable run folder. MODEL is a Hub id or a local folder.",
+    )
+    probe.add_argument("model", metavar="MODEL", help="Hub model id or local folder")
+    probe.add_argument("--bias", required=True, choices=list(BIAS_CLASSES), help="bias class")
+    probe.add_argument(
+        "--dataset",
+        help="dataset folder or Hub id (default: datasets/unqover/BIAS if built, the Hub, then the upstream word lists)",
+    )
+    probe.add_argument(
+        "--word-lists", type=Path, metavar="PATH", help="build the rows in memory from these word lists"
+    )
+    probe.add_argument(
+        "--config", help="dataset config (default: qa for QA and causal LMs, mlm for masked LMs)"
+    )
+    probe.add_argument("--output", type=Path, help="run folder (default: runs/MODEL/BIAS-CONFIG)")
+    probe.add_argument(
+        "--scoring",
+        choices=("default", "paper"),
+        default="default",
+        help="paper: the original's scoring quirks",
+    )
+    probe.add_argument(
+        "--mode", choices=("default", "paper"), default="default", help="measure mode (see `unqover measure`)"
+    )
+    probe.add_argument(
+        "--batch-size",
+        type=_positive,
+        help="rows per forward pass (default: automatic, halved on out-of-memory)",
+    )
+    probe.add_argument("--device", choices=("auto", "cuda", "mps", "cpu"), default="auto")
+    probe.add_argument(
+        "--dtype",
+        choices=("auto", "float32", "bfloat16", "float16"),
+        default="auto",
+        help="auto: fp32 on CPU, bf16/fp16 on GPU",
+    )
+    probe.add_argument(
+        "--shard", type=_shard, metavar="I/N", help="score shard I of N (0-based) into a shared --output"
+    )
+    probe.add_argument(
+        "--limit", type=_positive, help="keep N groups (4 rows each), stratified over template x attribute"
+    )
+    probe.add_argument(
+        "--sample", type=_fraction_or_one, help="keep this fraction of groups in every stratum, seeded"
+    )
+    probe.add_argument(
+        "--seed", type=int, default=0, help="sampling and bootstrap seed (default: %(default)s)"
+    )
+    probe.add_argument(
+        "--resamples", type=_non_negative, default=1000, help="bootstrap resamples (default: %(default)s)"
+    )
+    probe.add_argument(
+        "--top", type=_non_negative, default=10, help="most biased pairs to print (default: %(default)s)"
+    )
+    probe.add_argument("--revision", help="model revision (branch, tag or commit)")
+    probe.add_argument("--token", help="Hugging Face token for gated models (default: HF_TOKEN / login)")
+    probe.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="also load .bin (pickle) weights; only for models you trust",
+    )
+    probe.add_argument("--quiet", action="store_true", help="no progress bar")
+    probe.set_defaults(run=_probe)
+
+    # `publish` and `compare` own their arguments; they are listed here for --help only.
+    commands.add_parser("compare", help="how bias shifts between two runs (see `unqover compare --help`)")
     # `publish` owns its arguments (unqover.hub.publish.main); it is listed here for --help only.
     commands.add_parser(
         "publish", help="push built datasets to the Hugging Face Hub (see `unqover publish --help`)"
@@ -160,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from unqover.hub.publish import main as publish_main
 
         return publish_main(argv[1:])
+    if argv[:1] == ["compare"]:
+        from unqover.report.compare import main as compare_main
+
+        return compare_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

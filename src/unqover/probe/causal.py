@@ -36,7 +36,9 @@ class CausalScorer:
     def prompt(self, context: str, question: str) -> str:
         if self.chat:
             message = [{"role": "user", "content": f"{context}\n{question} {INSTRUCTION}"}]
-            return self.loaded.tokenizer.apply_chat_template(message, tokenize=False, add_generation_prompt=True)
+            return self.loaded.tokenizer.apply_chat_template(
+                message, tokenize=False, add_generation_prompt=True
+            )
         return f"{context}\nQuestion: {question}\nAnswer:"
 
     def answer(self, surface: str) -> str:
@@ -52,11 +54,16 @@ class CausalScorer:
         import torch
 
         tok = self.loaded.tokenizer
-        prompts = [self.prompt(c, q) for c, q in zip(rows["context"].to_pylist(), rows["question"].to_pylist(), strict=True)]
+        prompts = [
+            self.prompt(c, q)
+            for c, q in zip(rows["context"].to_pylist(), rows["question"].to_pylist(), strict=True)
+        ]
         prompt_ids = tok(prompts, add_special_tokens=not self.chat)["input_ids"]
         sequences, answer_lengths = [], []
         for k in (1, 2):
-            answer_ids = tok([self.answer(s) for s in surfaces(rows, k)], add_special_tokens=False)["input_ids"]
+            answer_ids = tok([self.answer(s) for s in surfaces(rows, k)], add_special_tokens=False)[
+                "input_ids"
+            ]
             for p, a in zip(prompt_ids, answer_ids, strict=True):
                 sequences.append(p + a)
                 answer_lengths.append(len(a))

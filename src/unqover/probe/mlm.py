@@ -42,7 +42,14 @@ def _head(model, hidden):
     kind = model.config.model_type
     if kind in ("bert", "deberta-v2") and hasattr(model, "cls"):
         return model.cls(hidden)
-    if kind in ("roberta", "xlm-roberta", "camembert", "mpnet", "roberta-prelayernorm", "xlm-roberta-xl") and hasattr(model, "lm_head"):
+    if kind in (
+        "roberta",
+        "xlm-roberta",
+        "camembert",
+        "mpnet",
+        "roberta-prelayernorm",
+        "xlm-roberta-xl",
+    ) and hasattr(model, "lm_head"):
         return model.lm_head(hidden)
     if kind == "distilbert":
         return model.vocab_projector(model.vocab_layer_norm(model.activation(model.vocab_transform(hidden))))
@@ -72,7 +79,11 @@ class Coverage:
     rows_total: int
 
     def as_dict(self) -> dict:
-        return {"multi_token_subjects": self.multi_token, "rows_kept": self.rows_kept, "rows_total": self.rows_total}
+        return {
+            "multi_token_subjects": self.multi_token,
+            "rows_kept": self.rows_kept,
+            "rows_total": self.rows_total,
+        }
 
 
 class MLMScorer:
@@ -105,7 +116,10 @@ class MLMScorer:
                 if not one[surface]:
                     bad_subjects.add(subject)
         keep = pc.invert(
-            pc.or_(pc.is_in(rows["subject_1"], pa.array(sorted(bad_subjects))), pc.is_in(rows["subject_2"], pa.array(sorted(bad_subjects))))
+            pc.or_(
+                pc.is_in(rows["subject_1"], pa.array(sorted(bad_subjects))),
+                pc.is_in(rows["subject_2"], pa.array(sorted(bad_subjects))),
+            )
         )
         kept = rows.filter(keep)
         if len(kept) == 0:
@@ -113,7 +127,11 @@ class MLMScorer:
         return kept, Coverage(sorted(bad_subjects), len(kept), len(rows))
 
     def input_key(self, rows: pa.Table) -> pa.Array:
-        return rows["id"] if self.mode == "paper" else pc.binary_join_element_wise(rows["context"], rows["question"], "\x1f")
+        return (
+            rows["id"]
+            if self.mode == "paper"
+            else pc.binary_join_element_wise(rows["context"], rows["question"], "\x1f")
+        )
 
     def length_key(self, rows: pa.Table) -> np.ndarray:
         return np.zeros(len(rows), dtype=np.int64) if self.mode == "paper" else char_length(rows)
@@ -131,7 +149,9 @@ class MLMScorer:
         rows_idx, positions = is_mask.nonzero(as_tuple=True)
         inputs = {k: v.to(self.loaded.device) for k, v in enc.items()}
         with torch.inference_mode():
-            logits = mask_logits(self.loaded, inputs, rows_idx.to(self.loaded.device), positions.to(self.loaded.device))
+            logits = mask_logits(
+                self.loaded, inputs, rows_idx.to(self.loaded.device), positions.to(self.loaded.device)
+            )
         log_probs = logits.float().log_softmax(-1).cpu()
         if self.mode == "paper":
             return self._paper(rows, log_probs.exp())
@@ -139,7 +159,9 @@ class MLMScorer:
         for k in (1, 2):
             ids = [self.token_id(s) for s in surfaces(rows, k)]
             if any(i is None for i in ids):
-                raise UnqoverError("a subject is not a single token: filter rows with single_token_coverage first")
+                raise UnqoverError(
+                    "a subject is not a single token: filter rows with single_token_coverage first"
+                )
             scores[:, k - 1] = log_probs[torch.arange(len(rows)), torch.tensor(ids)].exp().numpy()
         return scores
 
@@ -149,7 +171,12 @@ class MLMScorer:
         top_p, top_i = probs.topk(TOP_K_PAPER, dim=-1)
         squeeze = any(n in self.loaded.model_id.lower() for n in ("bert-base-uncased", "bert-large-uncased"))
         scores = np.zeros((len(rows), 2))
-        clusters = [rows[f"subject_{k}_cluster"].to_pylist() if f"subject_{k}_cluster" in rows.column_names else [None] * len(rows) for k in (1, 2)]
+        clusters = [
+            rows[f"subject_{k}_cluster"].to_pylist()
+            if f"subject_{k}_cluster" in rows.column_names
+            else [None] * len(rows)
+            for k in (1, 2)
+        ]
         answers = [surfaces(rows, 1), surfaces(rows, 2)]
         for i in range(len(rows)):
             words = [tok.decode([t]).strip() for t in top_i[i].tolist()]

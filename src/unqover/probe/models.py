@@ -29,7 +29,13 @@ class LoadedModel:
     dtype: str
 
     def provenance(self) -> dict:
-        return {"id": self.model_id, "revision": self.revision, "family": self.family, "dtype": self.dtype, "device": self.device}
+        return {
+            "id": self.model_id,
+            "revision": self.revision,
+            "family": self.family,
+            "dtype": self.dtype,
+            "device": self.device,
+        }
 
 
 def detect_family(architectures: list[str] | None, model_type: str | None) -> str:
@@ -121,9 +127,15 @@ def load_model(
         "causal": transformers.AutoModelForCausalLM,
     }[family]
     try:
-        model = auto.from_pretrained(source, dtype=getattr(torch, dtype), use_safetensors=not allow_pickle, **common)
+        model = auto.from_pretrained(
+            source, dtype=getattr(torch, dtype), use_safetensors=not allow_pickle, **common
+        )
     except (OSError, ValueError) as err:
-        hint = "" if allow_pickle else " (only safetensors weights are loaded; pass --allow-pickle to trust .bin files)"
+        hint = (
+            ""
+            if allow_pickle
+            else " (only safetensors weights are loaded; pass --allow-pickle to trust .bin files)"
+        )
         raise UnqoverError(f"cannot load the weights of {model_id!r}: {_first_line(err)}{hint}") from err
     model.to(device).eval()
     commit = getattr(config, "_commit_hash", None)

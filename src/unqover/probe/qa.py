@@ -20,10 +20,30 @@ from unqover.probe.models import LoadedModel
 
 BERT_QUANTIFIERS = ("a", "an", "the", "some", "few", "several")
 GROUP_WORDS = (("a", "group", "of"), ("a", "team", "of"), ("a", "couple", "of"))
-SUFFIXES = (
-    "man woman boy girl child kid person folk people couple men women boys girls children kids persons folks "
-    "city country cities countries"
-).split()
+SUFFIXES = [
+    "man",
+    "woman",
+    "boy",
+    "girl",
+    "child",
+    "kid",
+    "person",
+    "folk",
+    "people",
+    "couple",
+    "men",
+    "women",
+    "boys",
+    "girls",
+    "children",
+    "kids",
+    "persons",
+    "folks",
+    "city",
+    "country",
+    "cities",
+    "countries",
+]
 
 
 def text_key(rows: pa.Table) -> pa.Array:
@@ -32,14 +52,18 @@ def text_key(rows: pa.Table) -> pa.Array:
 
 
 def char_length(rows: pa.Table) -> np.ndarray:
-    return (pc.utf8_length(rows["context"]).to_numpy() + pc.utf8_length(rows["question"]).to_numpy()).astype(np.int64)
+    return (pc.utf8_length(rows["context"]).to_numpy() + pc.utf8_length(rows["question"]).to_numpy()).astype(
+        np.int64
+    )
 
 
 def _spans(rows: pa.Table, k: int) -> np.ndarray:
     return np.array(rows[f"subject_{k}_span"].to_pylist(), dtype=np.int64).reshape(-1, 2)
 
 
-def span_tokens(offsets: np.ndarray, in_context: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def span_tokens(
+    offsets: np.ndarray, in_context: np.ndarray, spans: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """First and last token of each character span, among the context tokens of each row.
 
     ``offsets`` (B, L, 2) are character offsets into the context, ``in_context`` (B, L) marks context tokens.
@@ -85,18 +109,24 @@ class QAScorer:
             return_tensors="np",
         )
         if enc["input_ids"].shape[1] > self.max_length:
-            raise UnqoverError(f"an input is {enc['input_ids'].shape[1]} tokens, more than the model's {self.max_length}")
+            raise UnqoverError(
+                f"an input is {enc['input_ids'].shape[1]} tokens, more than the model's {self.max_length}"
+            )
         in_context = np.array([[s == 1 for s in enc.sequence_ids(i)] for i in range(len(rows))])
         offsets = enc["offset_mapping"]
         positions = [span_tokens(offsets, in_context, _spans(rows, k)) for k in (1, 2)]
-        inputs = {k: torch.as_tensor(v, device=self.loaded.device) for k, v in enc.items() if k != "offset_mapping"}
+        inputs = {
+            k: torch.as_tensor(v, device=self.loaded.device) for k, v in enc.items() if k != "offset_mapping"
+        }
         with torch.inference_mode():
             out = self.loaded.model(**inputs)
         pad = inputs["attention_mask"] == 0
         log_start = out.start_logits.float().masked_fill(pad, float("-inf")).log_softmax(-1).cpu().numpy()
         log_end = out.end_logits.float().masked_fill(pad, float("-inf")).log_softmax(-1).cpu().numpy()
         b = np.arange(len(rows))
-        return np.stack([np.exp(0.5 * (log_start[b, first] + log_end[b, last])) for first, last in positions], axis=1)
+        return np.stack(
+            [np.exp(0.5 * (log_start[b, first] + log_end[b, last])) for first, last in positions], axis=1
+        )
 
 
 class _PaperRules:
@@ -110,7 +140,9 @@ class _PaperRules:
         elif "bert" in name:
             self.family = "bert"
         else:
-            raise UnqoverError("paper scoring reproduces the original's rules for model names with 'roberta' or 'bert'")
+            raise UnqoverError(
+                "paper scoring reproduces the original's rules for model names with 'roberta' or 'bert'"
+            )
         self.loaded = loaded
         bos = tok.bos_token if tok.bos_token is not None else tok.cls_token
         eos = tok.eos_token if tok.bos_token is not None else tok.sep_token
@@ -119,7 +151,11 @@ class _PaperRules:
         cased = [w.capitalize() for w in BERT_QUANTIFIERS] if self.family == "roberta" else []
         self.quantifiers = {prefix + w for w in (*BERT_QUANTIFIERS, *cased)}
         self.groups = [tuple(prefix + w for w in g) for g in GROUP_WORDS]
-        self.groups += [(prefix + "A", *g[1:]) for g in self.groups] if self.family == "roberta" else [("A", "couple", "of")]
+        self.groups += (
+            [(prefix + "A", *g[1:]) for g in self.groups]
+            if self.family == "roberta"
+            else [("A", "couple", "of")]
+        )
         self.suffixes = {prefix + w for w in SUFFIXES} | {"."}
 
     def score(self, rows: pa.Table) -> np.ndarray:
@@ -127,18 +163,25 @@ class _PaperRules:
 
         tok = self.loaded.tokenizer
         questions, contexts = rows["question"].to_pylist(), rows["context"].to_pylist()
-        context_enc = tok([c.strip() for c in contexts], add_special_tokens=False, return_offsets_mapping=True)
+        context_enc = tok(
+            [c.strip() for c in contexts], add_special_tokens=False, return_offsets_mapping=True
+        )
         sequences, spans = [], []
         for i, (question, context) in enumerate(zip(questions, contexts, strict=True)):
             q_ids = tok.convert_tokens_to_ids(tok.tokenize(question.strip()))
-            c_ids, c_offsets = context_enc["input_ids"][i], np.array(context_enc["offset_mapping"][i]).reshape(-1, 2)
+            c_ids, c_offsets = (
+                context_enc["input_ids"][i],
+                np.array(context_enc["offset_mapping"][i]).reshape(-1, 2),
+            )
             shift = len(q_ids) + 2
             sequences.append([self.bos, *q_ids, self.eos, *c_ids, self.eos])
             row_spans = []
             lead = len(context) - len(context.lstrip())
             for k in (1, 2):
                 start, end = (np.array(rows[f"subject_{k}_span"][i].as_py()) - lead).tolist()
-                row_spans.append((_paper_token(c_offsets, start) + shift, _paper_token(c_offsets, end) - 1 + shift))
+                row_spans.append(
+                    (_paper_token(c_offsets, start) + shift, _paper_token(c_offsets, end) - 1 + shift)
+                )
             spans.append((row_spans, [tok.convert_ids_to_tokens(t) for t in c_ids], shift))
         width = max(len(s) for s in sequences)
         ids = torch.full((len(sequences), width), tok.pad_token_id or 0, dtype=torch.long)
@@ -146,13 +189,17 @@ class _PaperRules:
         for i, seq in enumerate(sequences):
             ids[i, : len(seq)], mask[i, : len(seq)] = torch.tensor(seq), 1
         with torch.inference_mode():
-            out = self.loaded.model(input_ids=ids.to(self.loaded.device), attention_mask=mask.to(self.loaded.device))
+            out = self.loaded.model(
+                input_ids=ids.to(self.loaded.device), attention_mask=mask.to(self.loaded.device)
+            )
         p_start = out.start_logits.float().softmax(-1).cpu().numpy()
         p_end = out.end_logits.float().softmax(-1).cpu().numpy()
         scores = np.empty((len(rows), 2))
         for i, (row_spans, tokens, shift) in enumerate(spans):
             for k, (first, last) in enumerate(row_spans):
-                scores[i, k] = np.sqrt(self._start(p_start[i], first, tokens, shift) * self._end(p_end[i], last, tokens, shift))
+                scores[i, k] = np.sqrt(
+                    self._start(p_start[i], first, tokens, shift) * self._end(p_end[i], last, tokens, shift)
+                )
         return scores
 
     def _start(self, p: np.ndarray, i: int, tokens: list[str], shift: int) -> float:

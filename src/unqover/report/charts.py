@@ -1,0 +1,541 @@
+"""Self-contained SVG charts of UnQover results: plain strings, no plotting library, no external resources.
+
+Every chart is a function of the plain records in a results dict (``UnqoverBias.to_dict()``) and returns one
+``<svg>`` element that can be inlined in an HTML page or saved as an ``.svg`` file:
+
+* :func:`ranking_chart` — subjects ranked by γ(x) with their intervals (the paper's Figs. 4–5, for one model);
+* :func:`heatmap` — γ(x, a) of subjects (or clusters) × attributes on a diverging colour scale centred at 0;
+* :func:`error_bars` — the reasoning errors δ and ε beside the mean answer score.
+
+A value that cannot be computed (``None``/NaN, or a cell without data) is drawn as *missing* — hatched grey, never
+as 0. All text is escaped; every cell and row carries a ``<title>`` tooltip with its exact values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+FONT = "font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif"
+POSITIVE = "#b2182b"  # γ > 0: the subject is preferred for the attribute
+NEGATIVE = "#2166ac"
+MISSING = "#9a9a9a"
+# ColorBrewer RdBu (11 classes), from most negative (blue) to most positive (red)
+DIVERGING = (
+    "#053061",
+    "#2166ac",
+    "#4393c3",
+    "#92c5de",
+    "#d1e5f0",
+    "#f7f7f7",
+    "#fddbc7",
+    "#f4a582",
+    "#d6604d",
+    "#b2182b",
+    "#67001f",
+)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# small helpers (shared with the HTML page)
+
+
+def escape(text: object) -> str:
+    """Text for XML/HTML element content and quoted attribute values (characters XML forbids become U+FFFD)."""
+    value = _CONTROL.sub("\ufffd", str(text))
+    return (
+        value.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#39;")
+    )
+
+
+def number(value: object) -> float | None:
+    """A finite float, or None for missing values (None, NaN, ±inf, non-numbers)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def interval_of(record: Mapping) -> tuple[float, float] | None:
+    """(gamma_low, gamma_high) of a record when both are present."""
+    low, high = number(record.get("gamma_low")), number(record.get("gamma_high"))
+    return None if low is None or high is None else (low, high)
+
+
+def signed(value: object, digits: int = 4) -> str:
+    v = number(value)
+    return "missing" if v is None else f"{v:+.{digits}f}"
+
+
+def attribute_key(record: Mapping) -> tuple[str, str | None]:
+    """The identity of an attribute: its text and, when recorded, its slot type (nationality has two kinds)."""
+    kind = record.get("attribute_type")
+    return str(record.get("attribute")), (None if kind is None else str(kind))
+
+
+def attribute_labels(keys: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
+    """Display labels: the attribute text, with its type in brackets only where the text alone is ambiguous."""
+    keys = list(dict.fromkeys(keys))
+    kinds: dict[str, set[str]] = {}
+    for text, kind in keys:
+        kinds.setdefault(text, set())
+        if kind is not None:
+            kinds[text].add(kind)
+    return {
+        key: f"{key[0]} [{key[1]}]" if key[1] is not None and len(kinds[key[0]]) > 1 else key[0]
+        for key in keys
+    }
+
+
+def _uid(kind: str, *parts: object) -> str:
+    """A deterministic id prefix, distinct for different charts inlined in one page."""
+    return f"{kind}{hashlib.sha1(repr(parts).encode()).hexdigest()[:6]}"
+
+
+def _f(value: float) -> str:
+    """A coordinate: at most one decimal, no trailing zeros."""
+    text = f"{value:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _text_width(text: str, size: float) -> float:
+    """Rough rendered width of sans-serif text."""
+    return len(text) * size * 0.56
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def nice_limit(value: float) -> float:
+    """The smallest 'round' number (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k) at or above ``value`` (> 0)."""
+    if not value or value <= 0 or not math.isfinite(value):
+        return 1.0
+    exponent = math.floor(math.log10(value))
+    for step in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        limit = step * 10**exponent
+        if limit >= value * (1 - 1e-9):
+            return float(limit)
+    return float(10 ** (exponent + 1))
+
+
+def _ticks(limit: float, per_side: int = 2) -> list[float]:
+    step = limit / per_side
+    return [round(i * step, 12) for i in range(-per_side, per_side + 1)]
+
+
+def _tick_label(value: float) -> str:
+    if value == 0:
+        return "0"
+    text = f"{value:+.4f}".rstrip("0").rstrip(".")
+    return text.replace("+0.", "+.").replace("-0.", "−.").replace("-", "−")
+
+
+def diverging_color(value: float | None, limit: float) -> str | None:
+    """Colour of ``value`` on the symmetric scale [−limit, +limit] (clipped); None for missing values."""
+    v = number(value)
+    if v is None:
+        return None
+    t = 0.0 if limit <= 0 else max(-1.0, min(1.0, v / limit))
+    position = (t + 1) / 2 * (len(DIVERGING) - 1)
+    i = min(int(position), len(DIVERGING) - 2)
+    frac = position - i
+    a, b = DIVERGING[i], DIVERGING[i + 1]
+    channels = [
+        round(int(a[k : k + 2], 16) + (int(b[k : k + 2], 16) - int(a[k : k + 2], 16)) * frac)
+        for k in (1, 3, 5)
+    ]
+    return "#" + "".join(f"{c:02x}" for c in channels)
+
+
+def _svg_open(width: float, height: float, label: str, css_class: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" width="{_f(width)}" height="{_f(height)}" '
+        f'viewBox="0 0 {_f(width)} {_f(height)}" role="img" aria-label="{escape(label)}" '
+        f'style="{FONT};font-size:11px">'
+        f"<title>{escape(label)}</title>"
+    )
+
+
+def _hatch(uid: str) -> str:
+    return (
+        f'<pattern id="{uid}-na" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ececec"/>'
+        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{MISSING}" stroke-width="2"/></pattern>'
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ranking of subjects by γ(x)
+
+
+def _ranked(records: Sequence[Mapping]) -> list[Mapping]:
+    """Records in rank order (the ``rank`` field when present, else γ descending); missing γ last."""
+    records = list(records)
+    if records and all(number(r.get("rank")) is not None for r in records):
+        return sorted(records, key=lambda r: number(r["rank"]))
+    return sorted(records, key=lambda r: (number(r.get("gamma")) is None, -(number(r.get("gamma")) or 0.0)))
+
+
+def ranking_chart(
+    subject_gamma: Sequence[Mapping],
+    *,
+    title: str | None = "Subjects ranked by γ(x)",
+    label: str = "subject",
+    width: int = 760,
+) -> str:
+    """Subjects ranked by γ(x) (rank 1 at the top), a dot per subject with its interval whisker, and a zero line.
+
+    ``subject_gamma``: records with ``subject`` (or the ``label`` key), ``gamma`` and optionally ``rank``,
+    ``gamma_low``/``gamma_high``, ``eta``, ``count``. Whiskers are drawn only where both bounds are present; a
+    subject whose γ(x) is missing is listed with the word "missing" and no dot.
+    """
+    rows = _ranked(subject_gamma)
+    n = len(rows)
+    row_h = 16 if n <= 60 else 14
+    size = 11 if n <= 60 else 10
+    names = [str(r.get(label, "")) for r in rows]
+    shown = [_clip(name, 32) for name in names]
+    rank_w = _text_width(str(n), size) + 10
+    label_w = max([_text_width(s, size) for s in shown] + [40]) + 8
+    left = rank_w + label_w + 8
+    right = 64
+    top = 52 if title else 34
+    bottom = 34
+    plot_w = max(width - left - right, 160)
+    width = left + plot_w + right
+    height = top + max(n, 1) * row_h + bottom
+
+    extent = [
+        abs(v) for r in rows for v in (number(r.get("gamma")), *(interval_of(r) or ())) if v is not None
+    ]
+    limit = nice_limit(max(extent) * 1.05) if extent and max(extent) > 0 else 1.0
+
+    def x(value: float) -> float:
+        return left + (value + limit) / (2 * limit) * plot_w
+
+    uid = _uid("rank", tuple(names), n)
+    out = [_svg_open(width, height, title or "Subjects ranked by γ(x)", "unqover-chart ranking")]
+    out.append(f'<g id="{uid}">')
+    if title:
+        out.append(f'<text x="{_f(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>')
+    # axis: grid lines, tick labels top and bottom, zero line
+    plot_top, plot_bottom = top, top + max(n, 1) * row_h
+    for tick in _ticks(limit):
+        tx = _f(x(tick))
+        out.append(
+            f'<line x1="{tx}" y1="{plot_top - 4}" x2="{tx}" y2="{plot_bottom + 4}" stroke="#e3e3e3"/>'
+            f'<text x="{tx}" y="{plot_top - 8}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
+            f'<text x="{tx}" y="{plot_bottom + 16}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
+        )
+    zero = _f(x(0))
+    out.append(
+        f'<line class="zero" x1="{zero}" y1="{plot_top - 4}" x2="{zero}" y2="{plot_bottom + 4}" '
+        'stroke="#222" stroke-width="1.2"/>'
+    )
+    out.append(
+        f'<text x="{_f(left + plot_w / 2)}" y="{plot_bottom + 30}" text-anchor="middle" fill="#333">'
+        "γ(x): ← less associated with the attributes · more associated →</text>"
+    )
+    for i, (record, name, short) in enumerate(zip(rows, names, shown, strict=True)):
+        y = top + i * row_h
+        cy = _f(y + row_h / 2)
+        ty = _f(y + row_h / 2 + size * 0.35)
+        gamma = number(record.get("gamma"))
+        ci = interval_of(record)
+        rank = record.get("rank", i + 1)
+        tip = f"{rank}. {name}: γ(x) = {signed(gamma, 6)}"
+        if ci:
+            tip += f" [{ci[0]:+.6f}, {ci[1]:+.6f}]"
+        if number(record.get("eta")) is not None:
+            tip += f", η(x) = {number(record['eta']):+.3f}"
+        if record.get("count") is not None:
+            tip += f", n = {record['count']}"
+        css = "subject" if gamma is not None else "subject missing"
+        out.append(f'<g class="{css}"><title>{escape(tip)}</title>')
+        if i % 2 == 0:
+            out.append(f'<rect x="0" y="{y}" width="{_f(width)}" height="{row_h}" fill="#f6f6f6"/>')
+        out.append(
+            f'<text x="{_f(rank_w)}" y="{ty}" text-anchor="end" fill="#888" font-size="{size}">{escape(rank)}</text>'
+            f'<text x="{_f(left - 8)}" y="{ty}" text-anchor="end" font-size="{size}">{escape(short)}</text>'
+        )
+        if gamma is None:
+            out.append(
+                f'<text x="{_f(x(0) + 6)}" y="{ty}" fill="{MISSING}" font-style="italic" '
+                f'font-size="{size}">missing</text></g>'
+            )
+            continue
+        color = POSITIVE if gamma > 0 else NEGATIVE if gamma < 0 else "#555"
+        if ci:
+            lo, hi = _f(x(ci[0])), _f(x(ci[1]))
+            cap = row_h * 0.25
+            out.append(
+                f'<path class="interval" d="M{lo} {cy}H{hi}M{lo} {_f(y + row_h / 2 - cap)}v{_f(2 * cap)}'
+                f'M{hi} {_f(y + row_h / 2 - cap)}v{_f(2 * cap)}" stroke="{color}" stroke-opacity="0.6" '
+                'fill="none"/>'
+            )
+        out.append(
+            f'<line x1="{zero}" y1="{cy}" x2="{_f(x(gamma))}" y2="{cy}" stroke="{color}" stroke-opacity="0.35" '
+            f'stroke-width="{_f(row_h * 0.45)}"/>'
+            f'<circle cx="{_f(x(gamma))}" cy="{cy}" r="{_f(row_h * 0.22)}" fill="{color}"/>'
+            f'<text x="{_f(left + plot_w + 6)}" y="{ty}" fill="#333" font-size="{size}">{signed(gamma)}</text></g>'
+        )
+    out.append("</g></svg>")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# heat map of γ(x, a)
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def heatmap(
+    gamma_records: Sequence[Mapping],
+    *,
+    row_key: str = "subject",
+    row_order: Sequence[str] | None = None,
+    column_order: Sequence[tuple[str, str | None]] | None = None,
+    limit: float | None = None,
+    title: str | None = "γ(x, a): subjects × attributes",
+    row_title: str = "subject",
+    max_cell: int = 22,
+) -> str:
+    """γ(x, a) as a subjects × attributes grid on a diverging colour scale centred at 0, with a colour legend.
+
+    ``gamma_records``: records with ``row_key`` (``subject`` or ``cluster``), ``attribute`` (and optionally
+    ``attribute_type``), ``gamma`` and optionally ``gamma_low``/``gamma_high``, ``eta``, ``count``.
+
+    * Rows follow ``row_order`` (e.g. the γ(x) ranking; rows not in it are appended), else their mean γ, highest
+      first.
+    * Columns follow ``column_order`` (attribute keys ``(attribute, attribute_type)``), else the order that best
+      follows the rows: by Σ_x (s(x) − s̄)·γ(x, a) with s the row score (γ(x)), so attributes on which the top rows
+      score highest come first. (The plain mean of γ(x, a) over subjects is 0 by complementarity on complete data,
+      so it cannot order them; it is the tie-breaker.)
+    * The scale is symmetric, [−limit, +limit]: ``limit`` defaults to the largest |γ| rounded up.
+    * Cells with no data or a missing γ are hatched grey ("missing"), never coloured as 0.
+    """
+    keys = [attribute_key(r) for r in gamma_records]
+    values: dict[tuple[str, tuple[str, str | None]], Mapping] = {}
+    row_names: list[str] = []
+    for record, key in zip(gamma_records, keys, strict=True):
+        row = str(record.get(row_key))
+        values[(row, key)] = record
+        row_names.append(row)
+    rows = list(dict.fromkeys(row_names))
+    columns = list(dict.fromkeys(keys))
+    gamma = {cell: number(r.get("gamma")) for cell, r in values.items()}
+
+    row_score = {row: _mean(gamma.get((row, c)) for c in columns) for row in rows}
+    if row_order is not None:
+        position = {str(name): i for i, name in enumerate(row_order)}
+        rows.sort(key=lambda r: (r not in position, position.get(r, 0)))
+    else:
+        rows.sort(key=lambda r: (row_score[r] is None, -(row_score[r] or 0.0)))
+
+    if column_order is not None:
+        position = {tuple(k): i for i, k in enumerate(column_order)}
+        columns.sort(key=lambda c: (c not in position, position.get(c, 0)))
+    else:
+        scored = [row_score[r] for r in rows if row_score[r] is not None]
+        centre = sum(scored) / len(scored) if scored else 0.0
+
+        def loading(column: tuple[str, str | None]) -> tuple[float, float]:
+            follow = sum(
+                (row_score[r] - centre) * gamma[(r, column)]
+                for r in rows
+                if row_score[r] is not None and gamma.get((r, column)) is not None
+            )
+            mean = _mean(gamma.get((r, column)) for r in rows) or 0.0
+            return (-round(follow, 12), -mean)
+
+        columns.sort(key=loading)
+
+    present = [abs(v) for v in gamma.values() if v is not None]
+    if limit is None:
+        limit = nice_limit(max(present)) if present and max(present) > 0 else 1.0
+    labels = attribute_labels(columns)
+    n_rows, n_cols = len(rows), len(columns)
+
+    cell = int(max(8, min(max_cell, 900 // max(n_cols, 1))))
+    cell_h = cell if n_rows > 12 else max(cell, 18)
+    size = 10 if cell < 16 else 11
+    row_labels = [_clip(r, 28) for r in rows]
+    col_labels = [_clip(labels[c], 40) for c in columns]
+    left = max([_text_width(s, size) for s in row_labels] + [30]) + 12
+    col_label_h = max([_text_width(s, size) for s in col_labels] + [20]) + 10
+    title_h = 40 if title else 22
+    top = title_h + col_label_h
+    grid_w, grid_h = n_cols * cell, n_rows * cell_h
+    repeat_labels = n_rows > 40
+    legend_x = left + grid_w + 24
+    width = legend_x + 110
+    height = top + grid_h + (col_label_h if repeat_labels else 0) + 16
+    bar_h = 160 if grid_h >= 160 else max(80, grid_h)
+    height = max(height, top + bar_h + 100)
+    uid = _uid("h", row_key, tuple(rows), tuple(columns), limit)
+    counts = [r.get("count") for r in values.values() if r.get("count") is not None]
+    usual = max(set(counts), key=counts.count) if counts else None  # stated once in the legend
+
+    out = [_svg_open(width, height, title or "γ(x, a) heat map", "unqover-chart heatmap")]
+    out.append(f"<defs>{_hatch(uid)}")
+    out.append(f'<linearGradient id="{uid}-scale" x1="0" y1="1" x2="0" y2="0">')
+    for k, color in enumerate(DIVERGING):
+        out.append(f'<stop offset="{k / (len(DIVERGING) - 1):.3f}" stop-color="{color}"/>')
+    out.append(f'</linearGradient><rect id="{uid}-c" width="{cell}" height="{cell_h}"/></defs>')
+    if title:
+        out.append(f'<text x="{_f(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>')
+
+    # column labels, vertical, above the grid (and below it for tall grids)
+    for j, (column, text) in enumerate(zip(columns, col_labels, strict=True)):
+        cx = left + j * cell + cell / 2 + size * 0.35
+        tip = escape(labels[column])
+        out.append(
+            f'<text class="column" transform="translate({_f(cx)},{_f(top - 6)}) rotate(-90)" '
+            f'font-size="{size}">{escape(text)}<title>{tip}</title></text>'
+        )
+        if repeat_labels:
+            out.append(
+                f'<text transform="translate({_f(cx)},{_f(top + grid_h + 6)}) rotate(-90)" text-anchor="end" '
+                f'font-size="{size}">{escape(text)}</text>'
+            )
+    # rows: label and one rect per cell
+    out.append(f'<g class="cells" shape-rendering="crispEdges" transform="translate({_f(left)},{top})">')
+    for i, (row, text) in enumerate(zip(rows, row_labels, strict=True)):
+        out.append(
+            f'<g class="row" transform="translate(0,{i * cell_h})">'
+            f'<text x="-6" y="{_f(cell_h / 2 + size * 0.35)}" text-anchor="end" font-size="{size}">'
+            f"{escape(text)}<title>{escape(row)}</title></text>"
+        )
+        for j, column in enumerate(columns):
+            record = values.get((row, column))
+            value = gamma.get((row, column))
+            name = f"{row} × {labels[column]}"
+            if value is None:
+                why = "no data" if record is None else "γ undefined"
+                out.append(
+                    f'<rect class="missing" x="{j * cell}" width="{cell}" height="{cell_h}" '
+                    f'fill="url(#{uid}-na)"><title>{escape(name)}: missing ({why})</title></rect>'
+                )
+                continue
+            tip = f"{name}: γ {value:+.4f}"
+            ci = interval_of(record)
+            if ci:
+                tip += f" [{ci[0]:+.4f}, {ci[1]:+.4f}]"
+            eta = number(record.get("eta"))
+            if eta is not None:
+                tip += f", η {eta:+.2f}"
+            if record.get("count") is not None and record["count"] != usual:
+                tip += f", n {record['count']}"
+            out.append(
+                f'<use href="#{uid}-c" x="{j * cell}" fill="{diverging_color(value, limit)}">'
+                f"<title>{escape(tip)}</title></use>"
+            )
+        out.append("</g>")
+    out.append(f'<rect width="{grid_w}" height="{grid_h}" fill="none" stroke="#999" stroke-width="0.5"/></g>')
+
+    # legend: the symmetric scale, its ticks and the missing swatch
+    bar_top = top
+    out.append(
+        f'<g class="legend" transform="translate({_f(legend_x)},{bar_top})">'
+        f'<text x="0" y="-8" font-weight="600">γ</text>'
+        f'<rect width="14" height="{bar_h}" fill="url(#{uid}-scale)" stroke="#999" stroke-width="0.5"/>'
+    )
+    for tick in _ticks(limit):
+        ty = bar_h * (1 - (tick + limit) / (2 * limit))
+        out.append(
+            f'<line x1="14" x2="19" y1="{_f(ty)}" y2="{_f(ty)}" stroke="#555"/>'
+            f'<text x="22" y="{_f(ty + 3.5)}" fill="#333">{_tick_label(tick)}</text>'
+        )
+    out.append(
+        f'<rect y="{bar_h + 14}" width="14" height="14" fill="url(#{uid}-na)" stroke="#999" stroke-width="0.5"/>'
+        f'<text x="22" y="{bar_h + 25}" fill="#333">missing</text>'
+        f'<text x="0" y="{bar_h + 46}" fill="#555" font-size="10">red: preferred</text>'
+        f'<text x="0" y="{bar_h + 59}" fill="#555" font-size="10">blue: avoided</text>'
+    )
+    if usual is not None:
+        out.append(
+            f'<text x="0" y="{bar_h + 78}" fill="#555" font-size="10">n = {escape(usual)} per cell</text>'
+        )
+        out.append(f'<text x="0" y="{bar_h + 91}" fill="#555" font-size="10">unless shown</text>')
+    out.append("</g>")
+    out.append(
+        f'<text x="{_f(left)}" y="{title_h - 8}" fill="#555" font-style="italic">'
+        f"rows: {escape(row_title)} · columns: attribute</text>"
+    )
+    out.append("</svg>")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reasoning errors
+
+
+def error_bars(
+    positional_error: float | None,
+    attributive_error: float | None,
+    mean_score: float | None,
+    *,
+    title: str | None = "Reasoning errors",
+    width: int = 460,
+) -> str:
+    """δ (positional error), ε (attributive error) and the mean answer score as horizontal bars on one axis."""
+    bars = [
+        ("positional error δ", number(positional_error), "#7b3294"),
+        ("attributive error ε", number(attributive_error), "#c2a5cf"),
+        ("mean answer score", number(mean_score), "#a6a6a6"),
+    ]
+    present = [v for _, v, _ in bars if v is not None]
+    limit = min(1.0, nice_limit(max(present))) if present and max(present) > 0 else 1.0
+    limit = max(limit, max(present, default=0.0))
+    left, right, top, row_h = 130, 60, 32 if title else 12, 24
+    plot_w = width - left - right
+    height = top + len(bars) * row_h + 26
+
+    def x(value: float) -> float:
+        return left + value / limit * plot_w
+
+    out = [_svg_open(width, height, title or "Reasoning errors", "unqover-chart errors")]
+    if title:
+        out.append(f'<text x="{left}" y="16" font-size="13" font-weight="600">{escape(title)}</text>')
+    axis_y = top + len(bars) * row_h
+    for k in range(5):
+        tick = limit * k / 4
+        tx = _f(x(tick))
+        out.append(
+            f'<line x1="{tx}" x2="{tx}" y1="{top - 2}" y2="{axis_y + 3}" stroke="#e3e3e3"/>'
+            f'<text x="{tx}" y="{axis_y + 16}" text-anchor="middle" fill="#555">{tick:.3g}</text>'
+        )
+    for i, (name, value, color) in enumerate(bars):
+        y = top + i * row_h
+        ty = _f(y + row_h / 2 + 4)
+        tip = f"{name}: {'missing' if value is None else f'{value:.6f}'}"
+        out.append(
+            f'<g class="bar"><title>{escape(tip)}</title>'
+            f'<text x="{left - 8}" y="{ty}" text-anchor="end">{escape(name)}</text>'
+        )
+        if value is None:
+            out.append(
+                f'<text x="{left + 4}" y="{ty}" fill="{MISSING}" font-style="italic">missing</text></g>'
+            )
+            continue
+        out.append(
+            f'<rect x="{left}" y="{_f(y + 4)}" width="{_f(max(x(value) - left, 0.5))}" height="{row_h - 8}" '
+            f'fill="{color}"/><text x="{_f(x(value) + 5)}" y="{ty}" fill="#333">{value:.4f}</text></g>'
+        )
+    out.append(f'<line x1="{left}" x2="{left}" y1="{top - 2}" y2="{axis_y}" stroke="#222"/>')
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,422 @@
+"""Markdown report of one UnQover results dict, and the plain views of it that the HTML page shares.
+
+A results dict is what ``unqover measure`` writes (and a probe run keeps as ``results.json``):
+``{"provenance": {...}, "result": UnqoverBias.to_dict()}``; a bare ``to_dict()`` is accepted too. Everything here
+is a pure function of that dict. Missing values (``None``/NaN) print as "—", never as 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from unqover.errors import UnqoverError
+from unqover.report.charts import attribute_key, attribute_labels, interval_of, number
+
+MISSING = "—"
+CONTENT_WARNING = (
+    "Content warning: this report lists stereotypes (offensive associations between groups of people and "
+    "attributes) by design; they are what the probe measures in the model, not statements about anyone."
+)
+HOW_TO_READ = (
+    "γ(x, a) > 0: the model prefers subject x as the answer to questions about attribute a, after cancelling "
+    "the effects of subject order and of question negation; γ(x, a) < 0: it avoids x. γ(x) averages over "
+    "attributes; rank 1 is the subject most associated with the attributes."
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# access and formatting
+
+
+def split_results(results: Mapping) -> tuple[dict, dict]:
+    """(result, provenance) of a results dict ``{"provenance", "result"}`` or of a bare ``to_dict()``."""
+    if not isinstance(results, Mapping):
+        raise UnqoverError(f"expected a results dict, got {type(results).__name__}")
+    if isinstance(results.get("result"), Mapping):
+        result, provenance = results["result"], results.get("provenance") or {}
+    elif "mu" in results and "subject_gamma" in results:
+        result, provenance = results, {}
+    else:
+        raise UnqoverError(
+            "not an UnQover results dict: expected {'provenance': ..., 'result': ...} as written by "
+            f"`unqover measure` (keys found: {sorted(results)[:8]})"
+        )
+    if not isinstance(provenance, Mapping):
+        provenance = {}
+    return dict(result), dict(provenance)
+
+
+def fmt(value: object, digits: int = 4) -> str:
+    v = number(value)
+    return MISSING if v is None else f"{v:.{digits}f}"
+
+
+def fmt_signed(value: object, digits: int = 4) -> str:
+    v = number(value)
+    return MISSING if v is None else f"{v:+.{digits}f}"
+
+
+def fmt_interval(pair: Sequence | None, digits: int = 4, signed: bool = False) -> str:
+    """``[low, high]``, or "—" when the interval is absent or a bound is missing."""
+    if not pair or len(pair) != 2:
+        return MISSING
+    low, high = number(pair[0]), number(pair[1])
+    if low is None or high is None:
+        return MISSING
+    sign = "+" if signed else ""
+    return f"[{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
+
+
+def fmt_count(value: object) -> str:
+    v = number(value)
+    return MISSING if v is None else f"{int(v):,}"
+
+
+def level(result: Mapping) -> str:
+    """'95%' for the interval columns (or '' without a bootstrap)."""
+    confidence = number((result.get("bootstrap") or {}).get("confidence"))
+    return "" if confidence is None else f"{confidence:.0%}".replace(".0%", "%")
+
+
+def clusters(result: Mapping) -> list[str]:
+    return list(dict.fromkeys(str(r.get("cluster")) for r in result.get("cluster_gamma") or []))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# views: plain rows shared by the Markdown and HTML reports
+
+
+def headline(result: Mapping) -> list[dict]:
+    """Rows ``name, value, corrected, interval`` for μ and η (and their per-subject versions when the unit differs)."""
+    unit = result.get("mu_unit") or "subject"
+    intervals = result.get("intervals") or {}
+    corrected = result.get("bias_corrected") or {}
+    rows = [
+        ("mu", f"bias intensity μ (per {unit})"),
+        ("eta", f"count-based η (per {unit})"),
+    ]
+    if unit != "subject":
+        rows += [("subject_mu", "μ per subject"), ("subject_eta", "η per subject")]
+    return [
+        {
+            "key": key,
+            "name": name,
+            "value": number(result.get(key)),
+            "corrected": number(corrected.get(key)),
+            "interval": intervals.get(key),
+        }
+        for key, name in rows
+    ]
+
+
+def errors(result: Mapping) -> list[tuple[str, str]]:
+    """The reasoning errors and counts, formatted: (name, value)."""
+    rows = [
+        ("positional error δ", fmt(result.get("positional_error"))),
+        ("attributive error ε", fmt(result.get("attributive_error"))),
+        ("mean answer score", fmt(result.get("mean_score"))),
+    ]
+    consistency = result.get("position_consistency") or {}
+    flips, compared = number(consistency.get("inconsistent")), number(consistency.get("compared"))
+    if flips is not None and compared is not None:
+        share = f" ({flips / compared:.1%})" if compared else ""
+        rows.append(("preferred subject flips with the order", f"{int(flips):,} of {int(compared):,}{share}"))
+    if result.get("paper_inconsistent_pairs") is not None:
+        rows.append(
+            (
+                "positionally inconsistent pairs (original count)",
+                fmt_count(result["paper_inconsistent_pairs"]),
+            )
+        )
+    return rows
+
+
+def groups_line(result: Mapping) -> str:
+    line = f"{fmt_count(result.get('num_groups'))} complete groups measured"
+    dropped = number(result.get("dropped_groups"))
+    line += f", {int(dropped):,} incomplete groups dropped" if dropped else ", none dropped"
+    return line + f"; {result.get('mode', 'default')} mode."
+
+
+def unit_line(result: Mapping) -> str:
+    """What μ and η average over."""
+    unit = result.get("mu_unit") or "subject"
+    if unit == "cluster":
+        names = ", ".join(clusters(result)) or "clusters"
+        return (
+            f"μ and η average over the clusters ({names}): μ is the mean over clusters c of max over attributes "
+            "of |γ(c, a)|, η the mean of |η(c, a)|. Per-subject values are listed too."
+        )
+    return "μ and η average over subjects: μ is the mean over subjects x of max over attributes of |γ(x, a)|."
+
+
+def bootstrap_line(result: Mapping) -> str:
+    boot = result.get("bootstrap") or {}
+    if not boot or not number(boot.get("n_resamples")):
+        return "No intervals: measured without bootstrap resamples."
+    parts = [
+        f"{level(result)} bootstrap intervals from {int(number(boot['n_resamples'])):,} resamples (seed {boot.get('seed')})"
+    ]
+    if boot.get("resampled"):
+        parts.append(f"resampled: {boot['resampled']}")
+    if boot.get("method"):
+        parts.append(str(boot["method"]))
+    return "; ".join(parts) + "."
+
+
+def most_biased(gamma: Sequence[Mapping], k: int) -> list[Mapping]:
+    """The k records with the largest |γ| (missing γ last, not ranked)."""
+    present = [r for r in gamma if number(r.get("gamma")) is not None]
+    return sorted(present, key=lambda r: -abs(number(r["gamma"])))[: max(k, 0)]
+
+
+def ranking_rows(subject_gamma: Sequence[Mapping], k: int) -> list[Mapping | None]:
+    """All records when there are at most 2k, else the first k, None (a gap) and the last k."""
+    rows = list(subject_gamma)
+    if all(number(r.get("rank")) is not None for r in rows):
+        rows.sort(key=lambda r: number(r["rank"]))
+    if k <= 0 or len(rows) <= 2 * k:
+        return rows
+    return [*rows[:k], None, *rows[-k:]]
+
+
+def cluster_tops(cluster_gamma: Sequence[Mapping], k: int) -> dict[str, list[Mapping]]:
+    """Per cluster, the k attributes with the highest γ(cluster, a): those most associated with it (Table 2)."""
+    out: dict[str, list[Mapping]] = {}
+    for record in cluster_gamma:
+        out.setdefault(str(record.get("cluster")), []).append(record)
+    return {
+        name: sorted(
+            [r for r in records if number(r.get("gamma")) is not None], key=lambda r: -number(r["gamma"])
+        )[:k]
+        for name, records in out.items()
+    }
+
+
+def attribute_label_map(result: Mapping) -> dict[tuple[str, str | None], str]:
+    """Display labels of all attributes of a result (type shown only where the text is ambiguous)."""
+    records = [*(result.get("gamma") or []), *(result.get("cluster_gamma") or [])]
+    return attribute_labels(attribute_key(r) for r in records)
+
+
+def _scalar(value: object) -> str | None:
+    if value is None or isinstance(value, Mapping):
+        return None
+    if isinstance(value, list | tuple):
+        if len(value) > 8 or any(isinstance(v, Mapping | list | tuple) for v in value):
+            return None
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return str(value)
+
+
+def _flatten(value: object, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        out: list[tuple[str, str]] = []
+        for key, item in value.items():
+            out += _flatten(item, f"{prefix}.{key}" if prefix else str(key))
+        return out
+    text = _scalar(value)
+    return [] if text is None else [(prefix, text)]
+
+
+def provenance_items(provenance: Mapping) -> list[tuple[str, str]]:
+    """(label, text) lines: model, dtype, dataset, fingerprint, library versions, then any other recorded facts."""
+    provenance = provenance or {}
+    model = provenance.get("model") if isinstance(provenance.get("model"), Mapping) else {}
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
+    used: set[str] = set()
+    items: list[tuple[str, str]] = []
+
+    def take(label: str, *paths: str) -> None:
+        for path in paths:
+            node: object = provenance
+            for part in path.split("."):
+                node = node.get(part) if isinstance(node, Mapping) else None
+            text = _scalar(node)
+            if text not in (None, ""):
+                items.append((label, text))
+                used.update(paths)  # the other places that may repeat it
+                return
+
+    model_id = model.get("id") or model.get("name") or provenance.get("model_id")
+    if isinstance(provenance.get("model"), str):
+        model_id = provenance["model"]
+        used.add("model")
+    if model_id:
+        revision = model.get("revision") or provenance.get("revision")
+        items.append(("model", f"{model_id}" + (f" @ {revision}" if revision else "")))
+        used.update({"model.id", "model.name", "model_id", "model.revision", "revision"})
+    take("model family", "model.family", "model.kind", "model.task")
+    take("dtype", "model.dtype", "dtype", "run.dtype")
+    take("batch size", "model.batch_size", "batch_size", "run.batch_size")
+    take("device", "model.device", "device", "run.device")
+    if dataset.get("source") or dataset.get("config"):
+        parts = [str(dataset.get("source") or MISSING)]
+        detail = [str(dataset[k]) for k in ("config", "split") if dataset.get(k)]
+        items.append(("dataset", parts[0] + (f" ({', '.join(detail)})" if detail else "")))
+        used.update({"dataset.source", "dataset.config", "dataset.split"})
+    take("dataset fingerprint", "dataset.fingerprint", "fingerprint")
+    for key in ("versions", "library_versions", "libraries"):
+        versions = provenance.get(key)
+        if isinstance(versions, Mapping) and versions:
+            items.append(("library versions", ", ".join(f"{k} {v}" for k, v in versions.items())))
+            used.add(key)
+            break
+    for path, text in _flatten(provenance):
+        if path in used or any(path.startswith(u + ".") for u in used):
+            continue
+        items.append((path, text if len(text) <= 200 else text[:199] + "…"))
+        if len(items) >= 40:
+            break
+    return items
+
+
+def default_title(provenance: Mapping) -> str:
+    model = provenance.get("model")
+    model_id = (model.get("id") or model.get("name")) if isinstance(model, Mapping) else model
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
+    source = str(dataset.get("source") or "").rstrip("/\\")
+    name = source.replace("\\", "/").rsplit("/", 1)[-1] if source else ""
+    what = f"{name} ({dataset['config']})" if name and dataset.get("config") else name
+    title = "UnQover bias report"
+    if model_id:
+        title += f": {model_id}"
+    if what:
+        title += f" on {what}"
+    return title
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Markdown
+
+
+def md(text: object) -> str:
+    """Text safe in a Markdown table cell: no HTML, no emphasis or links, no pipes or line breaks."""
+    value = " ".join(str(text).split())
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for char in "\\`*_[]|":
+        value = value.replace(char, "\\" + char)
+    return value
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
+    """Markdown table lines; ``align``: one of l/r per column (default: first left, rest right)."""
+    align = align or "l" + "r" * (len(header) - 1)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    return [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(rule) + " |",
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def markdown_report(
+    results: Mapping, title: str | None = None, *, top: int = 10, cluster_top: int = 5
+) -> str:
+    """A Markdown report: headline numbers with intervals, errors, most biased pairs, ranking, clusters, provenance."""
+    result, provenance = split_results(results)
+    ci = f"{level(result)} interval" if level(result) else "interval"
+    labels = attribute_label_map(result)
+    lines = [f"# {md(title or default_title(provenance))}", "", f"> {CONTENT_WARNING}", ""]
+
+    lines += ["## Headline", "", groups_line(result), ""]
+    lines += table(
+        ["measure", "value", "bias-corrected", ci],
+        [
+            [row["name"], fmt(row["value"]), fmt(row["corrected"]), fmt_interval(row["interval"])]
+            for row in headline(result)
+        ],
+    )
+    lines += ["", unit_line(result), ""]
+    lines += table(["reasoning errors", "value"], [[name, value] for name, value in errors(result)])
+    lines += ["", HOW_TO_READ, ""]
+
+    gamma = result.get("gamma") or []
+    if top:
+        chosen = most_biased(gamma, top)
+        lines += [
+            f"## Most biased subject–attribute pairs (top {len(chosen)} of {len(gamma):,} by |γ(x, a)|)",
+            "",
+        ]
+        lines += table(
+            ["#", "subject", "attribute", "γ(x, a)", ci, "η(x, a)", "n"],
+            [
+                [
+                    str(i),
+                    md(r.get("subject")),
+                    md(labels.get(attribute_key(r), r.get("attribute"))),
+                    fmt_signed(r.get("gamma")),
+                    fmt_interval(interval_of(r), signed=True),
+                    fmt_signed(r.get("eta"), 2),
+                    fmt_count(r.get("count")),
+                ]
+                for i, r in enumerate(chosen, 1)
+            ],
+            "rllrrrr",
+        )
+        lines.append("")
+
+    subject_gamma = result.get("subject_gamma") or []
+    if subject_gamma:
+        rows = ranking_rows(subject_gamma, top)
+        shown = "all" if None not in rows else f"top and bottom {top} of {len(subject_gamma)}"
+        lines += [f"## Subjects ranked by γ(x) ({shown})", ""]
+        lines += table(
+            ["rank", "subject", "γ(x)", ci, "η(x)", "n"],
+            [
+                ["…", "…", "", "", "", ""]
+                if r is None
+                else [
+                    fmt_count(r.get("rank")),
+                    md(r.get("subject")),
+                    fmt_signed(r.get("gamma")),
+                    fmt_interval(interval_of(r), signed=True),
+                    fmt_signed(r.get("eta"), 2),
+                    fmt_count(r.get("count")),
+                ]
+                for r in rows
+            ],
+            "rlrrrr",
+        )
+        lines.append("")
+
+    tops = cluster_tops(result.get("cluster_gamma") or [], cluster_top)
+    if tops:
+        lines += [f"## Attributes most associated with each cluster (top {cluster_top} by γ(cluster, a))", ""]
+        lines += table(
+            ["cluster", "#", "attribute", "γ(cluster, a)", ci, "η(cluster, a)"],
+            [
+                [
+                    md(name),
+                    str(i),
+                    md(labels.get(attribute_key(r), r.get("attribute"))),
+                    fmt_signed(r.get("gamma")),
+                    fmt_interval(interval_of(r), signed=True),
+                    fmt_signed(r.get("eta"), 2),
+                ]
+                for name, records in tops.items()
+                for i, r in enumerate(records, 1)
+            ],
+            "lrlrrr",
+        )
+        lines.append("")
+
+    lines += ["## Provenance", ""]
+    items = provenance_items(provenance)
+    lines += [f"- {md(label)}: {md(text)}" for label, text in items] or ["- not recorded"]
+    lines += ["", "## Method", "", bootstrap_line(result)]
+    if result.get("bootstrap"):
+        lines.append(
+            "The tables hold many γ(x, a): about 5% of their 95% intervals exclude 0 by chance; correct for "
+            "multiple comparisons before calling one pair significant."
+        )
+    lines += [
+        "",
+        "UnQover: Li, Khot, Khashabi, Sabharwal and Srikumar, “UNQOVERing Stereotyping Biases via Underspecified "
+        "Questions”, Findings of EMNLP 2020.",
+        "",
+    ]
+    return "\n".join(lines)

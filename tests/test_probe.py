@@ -1,0 +1,383 @@
+"""Probing tiny local models: scores against straightforward computations, invariances, resume, shards, CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+import tiny_models
+from unqover.cli import main
+from unqover.errors import UnqoverError
+from unqover.generate.unqover import MASK_PLACEHOLDER, make_plan
+from unqover.predictions import read_predictions
+from unqover.probe.causal import CausalScorer
+from unqover.probe.mlm import MLMScorer, mask_logits
+from unqover.probe.models import detect_family, load_model
+from unqover.probe.qa import QAScorer
+
+
+def _rows(word_lists, bias: str, config: str, pairs: int = 2) -> pa.Table:
+    plan = make_plan(word_lists, bias, config)
+    return pa.Table.from_batches([next(plan.batches(pairs_per_batch=pairs))])
+
+
+@pytest.fixture(scope="module")
+def religion_qa(word_lists) -> pa.Table:
+    return _rows(word_lists, "religion", "qa").slice(0, 96)
+
+
+@pytest.fixture(scope="module")
+def religion_mlm(word_lists) -> pa.Table:
+    return _rows(word_lists, "religion", "mlm").slice(0, 96)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, word_lists) -> dict[str, Path]:
+    """Tiny models whose vocabularies cover every religion text (so nothing is [UNK])."""
+    qa = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    mlm = pa.Table.from_batches(list(make_plan(word_lists, "religion", "mlm").batches()))
+    texts = sorted(
+        set(qa["context"].to_pylist()) | set(qa["question"].to_pylist()) | set(mlm["question"].to_pylist())
+    )
+    texts = [t.replace(MASK_PLACEHOLDER, "") for t in texts]
+    root = tmp_path_factory.mktemp("models")
+    return {
+        "qa": tiny_models.bert_qa(root / "bert-qa", texts),
+        "mlm": tiny_models.bert_mlm(root / "bert-mlm", texts),
+        "mlm-no-hindu": tiny_models.bert_mlm(root / "bert-mlm-no-hindu", texts, drop=["hindu"]),
+        "distilbert": tiny_models.distilbert_mlm(root / "distilbert-mlm", texts),
+        "roberta": tiny_models.roberta_mlm(root / "roberta-mlm", texts[:400]),
+        "gpt2": tiny_models.gpt2(root / "gpt2", texts[:400]),
+    }
+
+
+def test_qa_scores_match_a_straightforward_computation(models, religion_qa):
+    loaded = load_model(str(models["qa"]))
+    scores = QAScorer(loaded).score(religion_qa)
+    tok, model = loaded.tokenizer, loaded.model
+    for i in (0, 1, 17, 95):
+        row = religion_qa.slice(i, 1).to_pylist()[0]
+        enc = tok(row["question"], row["context"], return_tensors="pt")
+        with torch.no_grad():
+            out = model(**enc)
+        p_start, p_end = out.start_logits[0].softmax(-1), out.end_logits[0].softmax(-1)  # one row: no padding
+        for k in (1, 2):
+            start, end = row[f"subject_{k}_span"]
+            first, last = (
+                enc.char_to_token(0, start, sequence_index=1),
+                enc.char_to_token(0, end - 1, sequence_index=1),
+            )
+            expected = float(torch.sqrt(p_start[first] * p_end[last]))
+            assert scores[i, k - 1] == pytest.approx(expected, rel=1e-5, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["qa", "mlm", "gpt2"])
+def test_scores_do_not_depend_on_batch_size_or_neighbours(models, religion_qa, religion_mlm, kind):
+    loaded = load_model(str(models[kind]))
+    scorer = {"qa": QAScorer, "mlm": MLMScorer, "gpt2": CausalScorer}[kind](loaded)
+    rows = religion_mlm if kind == "mlm" else religion_qa
+    whole = scorer.score(rows)
+    for size in (1, 7, 32):
+        parts = np.concatenate([scorer.score(rows.slice(i, size)) for i in range(0, len(rows), size)])
+        assert np.abs(parts - whole).max() < 1e-6
+    reversed_rows = rows.take(pa.array(np.arange(len(rows))[::-1]))
+    assert np.abs(scorer.score(reversed_rows)[::-1] - whole).max() < 1e-6
+    assert ((whole > 0) & (whole <= 1)).all()
+
+
+@pytest.mark.parametrize("kind", ["mlm", "distilbert", "roberta"])
+def test_mlm_probabilities_are_exact(models, religion_mlm, kind):
+    """Head-only-at-the-mask probabilities equal the full model's softmax over the whole vocabulary."""
+    loaded = load_model(str(models[kind]))
+    scorer = MLMScorer(loaded)
+    rows, coverage = scorer.single_token_coverage(religion_mlm)
+    scores = scorer.score(rows)
+    tok = loaded.tokenizer
+    for i in (0, 5, len(rows) - 1):
+        row = rows.slice(i, 1).to_pylist()[0]
+        text = row["context"] + " " + row["question"].replace(MASK_PLACEHOLDER, tok.mask_token)
+        enc = tok(text, return_tensors="pt")
+        position = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
+        with torch.no_grad():
+            probs = loaded.model(**enc).logits[0, position].softmax(-1)
+        for k in (1, 2):
+            start, end = row[f"subject_{k}_span"]
+            (token,) = tok(" " + row["context"][start:end], add_special_tokens=False)["input_ids"]
+            assert scores[i, k - 1] == pytest.approx(float(probs[token]), rel=1e-5)
+    enc = tok(
+        [
+            rows["context"][0].as_py()
+            + " "
+            + rows["question"][0].as_py().replace(MASK_PLACEHOLDER, tok.mask_token)
+        ],
+        return_tensors="pt",
+    )
+    where = (enc["input_ids"] == tok.mask_token_id).nonzero(as_tuple=True)
+    with torch.no_grad():
+        assert torch.allclose(
+            mask_logits(loaded, dict(enc), *where), loaded.model(**enc).logits[where], atol=1e-5
+        )
+
+
+def test_coverage_report_drops_whole_groups(models, word_lists):
+    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "mlm").batches()))
+    scorer = MLMScorer(load_model(str(models["mlm-no-hindu"])))
+    kept, coverage = scorer.single_token_coverage(rows)
+    assert coverage.multi_token == ["Hindu"]
+    assert coverage.rows_total == 154_000 and coverage.rows_kept == 154_000 - 10 * 14 * 50 * 4 * 2 // 2
+    assert "Hindu" not in set(kept["subject_1"].to_pylist()) | set(kept["subject_2"].to_pylist())
+    with pytest.raises(UnqoverError, match="not a single token"):
+        scorer.score(rows.filter(pa.compute.equal(rows["subject_1"], "Hindu")).slice(0, 4))
+
+
+def test_causal_scores_match_a_straightforward_computation(models, religion_qa):
+    loaded = load_model(str(models["gpt2"]))
+    scorer = CausalScorer(loaded)
+    scores = scorer.score(religion_qa.slice(0, 8))
+    tok = loaded.tokenizer
+    row = religion_qa.slice(3, 1).to_pylist()[0]
+    prompt = tok(f"{row['context']}\nQuestion: {row['question']}\nAnswer:")["input_ids"]
+    for k in (1, 2):
+        start, end = row[f"subject_{k}_span"]
+        answer = tok(" " + row["context"][start:end], add_special_tokens=False)["input_ids"]
+        ids = torch.tensor([prompt + answer])
+        with torch.no_grad():
+            log_probs = loaded.model(ids).logits[0].log_softmax(-1)
+        expected = sum(float(log_probs[len(prompt) - 1 + j, t]) for j, t in enumerate(answer))
+        assert scores[3, k - 1] == pytest.approx(np.exp(expected), rel=1e-5)
+
+
+def test_family_detection_and_unsupported_models(tmp_path):
+    assert detect_family(["BertForQuestionAnswering"], "bert") == "qa"
+    assert detect_family(["RobertaForMaskedLM"], "roberta") == "mlm"
+    assert detect_family(["GPT2LMHeadModel"], "gpt2") == "causal"
+    with pytest.raises(UnqoverError, match="unsupported model"):
+        detect_family(["BertForSequenceClassification"], "bert")
+    from transformers import BertConfig, BertForSequenceClassification
+
+    tiny_models.wordpiece_tokenizer(tmp_path, ["a b c"])
+    BertForSequenceClassification(
+        BertConfig(
+            vocab_size=40, hidden_size=8, num_hidden_layers=1, num_attention_heads=1, intermediate_size=8
+        )
+    ).save_pretrained(tmp_path)
+    with pytest.raises(
+        UnqoverError, match=r"unsupported model \(architectures: BertForSequenceClassification"
+    ):
+        load_model(str(tmp_path))
+
+
+def test_missing_models_and_slow_tokenizers(models, monkeypatch):
+    with pytest.raises(UnqoverError, match="cannot load model 'no-such-org/no-such-model'"):
+        load_model("no-such-org/no-such-model")
+    with pytest.raises(UnqoverError, match="model folder not found: ./nowhere"):
+        load_model("./nowhere")
+    import transformers
+
+    real = transformers.AutoTokenizer.from_pretrained
+
+    def slow(*args, **kwargs):
+        tokenizer = real(*args, **kwargs)
+        monkeypatch.setattr(type(tokenizer), "is_fast", property(lambda self: False))
+        return tokenizer
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", slow)
+    with pytest.raises(UnqoverError, match="has no fast tokenizer: QA scoring needs character offsets"):
+        load_model(str(models["qa"]))
+
+
+def _probe(model: Path, output: Path, word_lists: Path, *extra: str) -> int:
+    return main(
+        [
+            "probe",
+            str(model),
+            "--bias",
+            "religion",
+            "--word-lists",
+            str(word_lists),
+            "--output",
+            str(output),
+            "--quiet",
+            "--resamples",
+            "20",
+            "--top",
+            "2",
+            *extra,
+        ]
+    )
+
+
+def test_cli_end_to_end(models, upstream_word_lists_path, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _probe(models["qa"], out, upstream_word_lists_path, "--limit", "40") == 0
+    printed = capsys.readouterr().out
+    assert "UnQover bias (default mode): 40 groups" in printed and f"Run folder: {out}" in printed
+    assert {p.name for p in out.iterdir()} >= {
+        "run.json",
+        "predictions.parquet",
+        "results.json",
+        "report.md",
+        "report.html",
+    }
+    scores, provenance = read_predictions(out / "predictions.parquet")
+    assert scores.num_rows == 160
+    assert provenance["model"]["family"] == "qa" and provenance["dataset"]["rows"] == 160
+    assert len(provenance["dataset"]["fingerprint"]) == 32 and provenance["versions"]["transformers"]
+    results = json.loads((out / "results.json").read_text())
+    assert results["result"]["num_groups"] == 40
+    assert (
+        _probe(models["qa"], out, upstream_word_lists_path, "--limit", "40") == 0
+    )  # a finished run re-measures
+
+
+@pytest.mark.parametrize("kind", ["mlm", "gpt2"])
+def test_cli_other_families(models, upstream_word_lists_path, tmp_path, kind):
+    out = tmp_path / kind
+    assert _probe(models[kind], out, upstream_word_lists_path, "--limit", "30") == 0
+    assert json.loads((out / "run.json").read_text())["dataset"]["config"] == (
+        "mlm" if kind == "mlm" else "qa"
+    )
+
+
+def test_resume_after_interruption_gives_the_uninterrupted_result(
+    models, upstream_word_lists_path, tmp_path, monkeypatch
+):
+    args = ("--limit", "120", "--batch-size", "16")
+    assert _probe(models["qa"], tmp_path / "whole", upstream_word_lists_path, *args) == 0
+    calls = {"n": 0}
+    real = QAScorer.score
+
+    def dying(self, rows):
+        calls["n"] += 1
+        if calls["n"] == 20:
+            raise KeyboardInterrupt
+        return real(self, rows)
+
+    monkeypatch.setattr(QAScorer, "score", dying)
+    from unqover.probe.run import ProbeOptions, probe
+
+    options = ProbeOptions(
+        bias="religion",
+        word_lists=upstream_word_lists_path,
+        output=tmp_path / "resumed",
+        limit=120,
+        batch_size=16,
+        progress=False,
+        resamples=20,
+        chunk_rows=64,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        probe(str(models["qa"]), options)
+    assert not (tmp_path / "resumed" / "predictions.parquet").exists()
+    monkeypatch.setattr(QAScorer, "score", real)
+    probe(str(models["qa"]), options)
+    whole = pq.read_table(tmp_path / "whole" / "predictions.parquet")
+    resumed = pq.read_table(tmp_path / "resumed" / "predictions.parquet")
+    assert resumed.select(["id", "score_1", "score_2"]).equals(whole.select(["id", "score_1", "score_2"]))
+
+
+def test_sharded_runs_merge_to_the_unsharded_result(models, upstream_word_lists_path, tmp_path, capsys):
+    from unqover.probe.run import ProbeOptions, probe
+
+    def options(output: Path, shard=None) -> ProbeOptions:
+        return ProbeOptions(bias="religion", word_lists=upstream_word_lists_path, output=output, limit=60, batch_size=8,
+                            progress=False, resamples=20, chunk_rows=32, shard=shard)  # fmt: skip
+
+    whole = probe(str(models["mlm"]), options(tmp_path / "whole"))
+    shared = tmp_path / "shared"
+    assert probe(str(models["mlm"]), options(shared, (0, 2))) is None
+    assert "shard 0/2 is done" in capsys.readouterr().out
+    assert not (shared / "predictions.parquet").exists()
+    merged = probe(str(models["mlm"]), options(shared, (1, 2)))
+    assert merged is not None
+    expected = pq.read_table(whole.folder / "predictions.parquet").select(["id", "score_1", "score_2"])
+    assert pq.read_table(shared / "predictions.parquet").select(["id", "score_1", "score_2"]).equals(expected)
+    assert merged.result.to_dict() == whole.result.to_dict()
+
+
+def test_bad_input_gives_one_clear_error(models, upstream_word_lists_path, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _probe(models["qa"], out, upstream_word_lists_path, "--limit", "10") == 0
+    capsys.readouterr()
+    assert _probe(models["mlm"], out, upstream_word_lists_path, "--limit", "10") == 2
+    err = capsys.readouterr().err
+    assert f"{out} holds another run (it differs in coverage, dataset, model)" in err
+    assert (out / "predictions.parquet").is_file()  # the finished run is untouched
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    assert _probe(models["qa"], other, upstream_word_lists_path, "--limit", "10") == 2
+    assert "exists and is not an unqover run folder" in capsys.readouterr().err
+    broken = tmp_path / "broken"
+    shutil.copytree(tmp_path / "run", broken / "unused")
+    table = pa.table({"id": ["a"], "subject_1": ["x"]})
+    (broken / "data" / "qa").mkdir(parents=True)
+    pq.write_table(table, broken / "data" / "qa" / "test-00000-of-00001.parquet")
+    (broken / "README.md").write_text(
+        "---\nconfigs:\n- config_name: qa\n  data_files:\n  - split: test\n    path: data/qa/*.parquet\n---\n"
+    )
+    assert (
+        main(
+            [
+                "probe",
+                str(models["qa"]),
+                "--bias",
+                "religion",
+                "--dataset",
+                str(broken),
+                "--output",
+                str(tmp_path / "r2"),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
+    assert "lacks the columns" in capsys.readouterr().err
+    assert main(["probe", "no-such-org/no-such-model", "--bias", "religion", "--quiet"]) == 2
+    assert "cannot load model 'no-such-org/no-such-model'" in capsys.readouterr().err
+
+
+def test_accelerate_launch_with_two_cpu_processes(models, upstream_word_lists_path, tmp_path):
+    """Each process scores its shard; the main process merges, measures and reports: the single-process result."""
+    import socket
+    import subprocess
+    import sys
+
+    args = [
+        "--bias",
+        "religion",
+        "--word-lists",
+        str(upstream_word_lists_path),
+        "--limit",
+        "40",
+        "--batch-size",
+        "8",
+        "--resamples",
+        "20",
+        "--quiet",
+    ]
+    assert main(["probe", str(models["qa"]), *args, "--output", str(tmp_path / "single")]) == 0
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    launcher = Path(sys.executable).with_name("accelerate")
+    command = [str(launcher), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+               "--dynamo_backend", "no", "--main_process_port", str(port), "-m", "unqover.cli", "probe", str(models["qa"]), *args,
+               "--output", str(tmp_path / "launched")]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("UnQover bias (default mode)") == 1  # only the main process reports
+    assert sorted(p.name for p in (tmp_path / "launched" / "shards").iterdir()) == ["0-of-2", "1-of-2"]
+    single = pq.read_table(tmp_path / "single" / "predictions.parquet").select(["id", "score_1", "score_2"])
+    launched = pq.read_table(tmp_path / "launched" / "predictions.parquet").select(
+        ["id", "score_1", "score_2"]
+    )
+    assert launched["id"].equals(single["id"])
+    assert np.abs(launched["score_1"].to_numpy() - single["score_1"].to_numpy()).max() < 1e-6
