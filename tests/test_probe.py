@@ -97,7 +97,7 @@ def test_mlm_probabilities_are_exact(models, religion_mlm, kind):
     """Head-only-at-the-mask probabilities equal the full model's softmax over the whole vocabulary."""
     loaded = load_model(str(models[kind]))
     scorer = MLMScorer(loaded)
-    rows, coverage = scorer.single_token_coverage(religion_mlm)
+    rows, _ = scorer.single_token_coverage(religion_mlm)
     scores = scorer.score(rows)
     tok = loaded.tokenizer
     for i in (0, 5, len(rows) - 1):
@@ -177,7 +177,7 @@ def test_family_detection_and_unsupported_models(tmp_path):
 def test_missing_models_and_slow_tokenizers(models, monkeypatch):
     with pytest.raises(UnqoverError, match="cannot load model 'no-such-org/no-such-model'"):
         load_model("no-such-org/no-such-model")
-    with pytest.raises(UnqoverError, match="model folder not found: ./nowhere"):
+    with pytest.raises(UnqoverError, match=r"model folder not found: \./nowhere"):
         load_model("./nowhere")
     import transformers
 
