@@ -381,3 +381,55 @@ def test_accelerate_launch_with_two_cpu_processes(models, upstream_word_lists_pa
     )
     assert launched["id"].equals(single["id"])
     assert np.abs(launched["score_1"].to_numpy() - single["score_1"].to_numpy()).max() < 1e-6
+
+
+def test_paper_qa_scoring_reproduces_the_original_rules(models, religion_qa):
+    """[CLS] q [SEP] c [SEP], batches padded to the longest with an unmasked softmax, and the max heuristics."""
+    loaded = load_model(str(models["qa"]))
+    scorer = QAScorer(loaded, mode="paper")
+    batch = religion_qa.slice(0, 12)
+    scores = scorer.score(batch)
+    assert np.abs(scorer.score(batch.slice(0, 3)) - scores[:3]).max() > 0  # the quirk: padding enters the softmax
+    tok = loaded.tokenizer
+    rows = batch.to_pylist()
+    sequences = [[tok.cls_token_id, *tok(r["question"], add_special_tokens=False)["input_ids"], tok.sep_token_id,
+                  *tok(r["context"], add_special_tokens=False)["input_ids"], tok.sep_token_id] for r in rows]  # fmt: skip
+    width = max(map(len, sequences))
+    ids = torch.tensor([s + [0] * (width - len(s)) for s in sequences])
+    mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in sequences])
+    with torch.no_grad():
+        out = loaded.model(input_ids=ids, attention_mask=mask)
+    p_start, p_end = out.start_logits.softmax(-1), out.end_logits.softmax(-1)
+    for i, row in enumerate(rows):
+        # "A Christian man got off the flight to visit a Hindu man.": "a"/"A" before each subject, "man" after
+        context_ids = tok(row["context"], add_special_tokens=False)
+        shift = len(tok(row["question"], add_special_tokens=False)["input_ids"]) + 2
+        for k in (1, 2):
+            start, end = row[f"subject_{k}_span"]
+            first, last = context_ids.char_to_token(start) + shift, context_ids.char_to_token(end - 1) + shift
+            assert tok.convert_ids_to_tokens(int(ids[i, first - 1])) == "a" and tok.convert_ids_to_tokens(int(ids[i, last + 1])) == "man"
+            ps = max(p_start[i, first], p_start[i, first - 1])
+            pe = max(p_end[i, last], p_end[i, last + 1])
+            assert scores[i, k - 1] == pytest.approx(float(torch.sqrt(ps * pe)), rel=1e-5)
+
+
+def test_paper_mlm_scoring_uses_the_top_ten_and_the_pronoun_maximum(tmp_path, word_lists):
+    rows = _rows(word_lists, "gender", "mlm-bert", pairs=3).slice(0, 60)
+    texts = [*rows["context"].to_pylist(), *[q.replace(MASK_PLACEHOLDER, "") for q in rows["question"].to_pylist()], "he she"]
+    loaded = load_model(str(tiny_models.bert_mlm(tmp_path / "bert-mlm", texts, seed=3)))
+    scores = MLMScorer(loaded, mode="paper").score(rows)
+    tok = loaded.tokenizer
+    he, she = tok.convert_tokens_to_ids("he"), tok.convert_tokens_to_ids("she")
+    for i, row in enumerate(rows.to_pylist()):
+        text = row["context"] + " " + row["question"].replace(MASK_PLACEHOLDER, tok.mask_token)
+        enc = tok(text, return_tensors="pt")
+        position = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
+        with torch.no_grad():
+            probs = loaded.model(**enc).logits[0, position].softmax(-1)
+        top = dict(zip(probs.topk(10).indices.tolist(), probs.topk(10).values.tolist(), strict=True))
+        for k in (1, 2):
+            start, end = row[f"subject_{k}_span"]
+            name = tok.convert_tokens_to_ids(row["context"][start:end].lower())
+            pronoun = she if row[f"subject_{k}_cluster"] == "female" else he
+            assert scores[i, k - 1] == pytest.approx(max(top.get(name, 0.0), top.get(pronoun, 0.0)), rel=1e-5, abs=1e-12)
+    assert (scores == 0).any() or (scores > 0).all()

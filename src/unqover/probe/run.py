@@ -244,6 +244,9 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         loaded.model.to(state.device)
         loaded.device = str(state.device)
     config = options.config or FAMILY_CONFIG[loaded.family]
+    if options.config is None and loaded.family == "mlm" and options.scoring == "paper":
+        # the original scored masked LMs on its single-token subject lists
+        config = "mlm-roberta" if "roberta" in model_id.lower() else "mlm-bert"
     rows, dataset = load_probe_rows(options, config)
     check_columns(rows, dataset["source"])
     if options.limit is not None or options.sample is not None:
@@ -304,7 +307,7 @@ def finish(
     provenance = {
         **identity,
         "model": {**identity["model"], **loaded.provenance()},
-        "batch_size": recorded_batch_size(folder, options.shard or (0, 1)),
+        "batch_size": recorded_batch_size(folder, shard),
         "versions": library_versions(),
     }
     write_predictions(folder / "predictions.parquet", scores, provenance)
