@@ -389,7 +389,9 @@ def test_paper_qa_scoring_reproduces_the_original_rules(models, religion_qa):
     scorer = QAScorer(loaded, mode="paper")
     batch = religion_qa.slice(0, 12)
     scores = scorer.score(batch)
-    assert np.abs(scorer.score(batch.slice(0, 3)) - scores[:3]).max() > 0  # the quirk: padding enters the softmax
+    assert (
+        np.abs(scorer.score(batch.slice(0, 3)) - scores[:3]).max() > 0
+    )  # the quirk: padding enters the softmax
     tok = loaded.tokenizer
     rows = batch.to_pylist()
     sequences = [[tok.cls_token_id, *tok(r["question"], add_special_tokens=False)["input_ids"], tok.sep_token_id,
@@ -407,7 +409,10 @@ def test_paper_qa_scoring_reproduces_the_original_rules(models, religion_qa):
         for k in (1, 2):
             start, end = row[f"subject_{k}_span"]
             first, last = context_ids.char_to_token(start) + shift, context_ids.char_to_token(end - 1) + shift
-            assert tok.convert_ids_to_tokens(int(ids[i, first - 1])) == "a" and tok.convert_ids_to_tokens(int(ids[i, last + 1])) == "man"
+            assert (
+                tok.convert_ids_to_tokens(int(ids[i, first - 1])) == "a"
+                and tok.convert_ids_to_tokens(int(ids[i, last + 1])) == "man"
+            )
             ps = max(p_start[i, first], p_start[i, first - 1])
             pe = max(p_end[i, last], p_end[i, last + 1])
             assert scores[i, k - 1] == pytest.approx(float(torch.sqrt(ps * pe)), rel=1e-5)
@@ -415,7 +420,11 @@ def test_paper_qa_scoring_reproduces_the_original_rules(models, religion_qa):
 
 def test_paper_mlm_scoring_uses_the_top_ten_and_the_pronoun_maximum(tmp_path, word_lists):
     rows = _rows(word_lists, "gender", "mlm-bert", pairs=3).slice(0, 60)
-    texts = [*rows["context"].to_pylist(), *[q.replace(MASK_PLACEHOLDER, "") for q in rows["question"].to_pylist()], "he she"]
+    texts = [
+        *rows["context"].to_pylist(),
+        *[q.replace(MASK_PLACEHOLDER, "") for q in rows["question"].to_pylist()],
+        "he she",
+    ]
     loaded = load_model(str(tiny_models.bert_mlm(tmp_path / "bert-mlm", texts, seed=3)))
     scores = MLMScorer(loaded, mode="paper").score(rows)
     tok = loaded.tokenizer
@@ -431,5 +440,6 @@ def test_paper_mlm_scoring_uses_the_top_ten_and_the_pronoun_maximum(tmp_path, wo
             start, end = row[f"subject_{k}_span"]
             name = tok.convert_tokens_to_ids(row["context"][start:end].lower())
             pronoun = she if row[f"subject_{k}_cluster"] == "female" else he
-            assert scores[i, k - 1] == pytest.approx(max(top.get(name, 0.0), top.get(pronoun, 0.0)), rel=1e-5, abs=1e-12)
-    assert (scores == 0).any() or (scores > 0).all()
+            assert scores[i, k - 1] == pytest.approx(
+                max(top.get(name, 0.0), top.get(pronoun, 0.0)), rel=1e-5, abs=1e-12
+            )

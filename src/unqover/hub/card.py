@@ -227,7 +227,8 @@ positive and the negated question. The paper's Table 1 counts groups.
 ```python
 from datasets import load_dataset
 
-rows = load_dataset("unqover/{bias}", "{first}", split="test")   # or a local folder: "datasets/unqover/{bias}"
+# or a local folder: load_dataset("datasets/unqover/{bias}", "{first}", split="test")
+rows = load_dataset("unqover/{bias}", "{first}", split="test")
 ```
 
 ## Structure

@@ -294,11 +294,17 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
             )
             return None
         raise
-    return finish(folder, rows, scores, identity, loaded, options)
+    return finish(folder, rows, scores, identity, loaded, options, shard)
 
 
 def finish(
-    folder: Path, rows: pa.Table, scores: pa.Table, identity: dict, loaded, options: ProbeOptions
+    folder: Path,
+    rows: pa.Table,
+    scores: pa.Table,
+    identity: dict,
+    loaded,
+    options: ProbeOptions,
+    shard: tuple[int, int] = (0, 1),
 ) -> ProbeRun:
     """Write predictions, measure, and write results and the report."""
     from unqover.probe.runner import recorded_batch_size
