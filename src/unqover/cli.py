@@ -37,8 +37,7 @@ def _build_datasets(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    import json
-
+    from unqover.files import write_json_atomic
     from unqover.pipeline import measure_predictions
     from unqover.report.text import summary
 
@@ -55,11 +54,7 @@ def _measure(args: argparse.Namespace) -> int:
     )
     print(summary(result, top=args.top))
     output = args.output or args.predictions.with_name(args.predictions.stem + ".bias.json")
-    tmp = output.with_name(f".{output.name}.tmp")
-    tmp.write_text(
-        json.dumps({"provenance": provenance, "result": result.to_dict()}, indent=1, allow_nan=False)
-    )
-    tmp.replace(output)
+    write_json_atomic(output, {"provenance": provenance, "result": result.to_dict()})
     print(f"\nFull results: {output}")
     return 0
 

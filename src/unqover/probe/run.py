@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from unqover import __version__
 from unqover.errors import UnqoverError
+from unqover.files import write_json_atomic
 from unqover.generate.ids import parse_hex_ids
 from unqover.generate.unqover import BIAS_CLASSES
 from unqover.measure.unqover import UnqoverBias, unqover_bias
@@ -184,9 +185,7 @@ def _claim(folder: Path, identity: dict) -> None:
     if folder.exists() and any(folder.iterdir()):
         raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / ".run.json.tmp"
-    tmp.write_text(json.dumps(identity, indent=1, sort_keys=True))
-    tmp.replace(manifest)
+    write_json_atomic(manifest, identity)
 
 
 def _distributed():
@@ -326,8 +325,6 @@ def finish(
         seed=options.seed,
     )
     results = {"provenance": provenance, "result": result.to_dict()}
-    tmp = folder / ".results.json.tmp"
-    tmp.write_text(json.dumps(results, indent=1, allow_nan=False))
-    tmp.replace(folder / "results.json")
+    write_json_atomic(folder / "results.json", results)
     write_report(folder, results)
     return ProbeRun(folder, result, provenance)

@@ -560,7 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         comparison = compare_results(a, b, name_a, name_b, top=args.top)
         print(compare_text(comparison))
         if args.output:
-            from unqover.report.html import write_text_atomic
+            from unqover.files import write_text_atomic
 
             written = write_text_atomic(args.output, compare_markdown(comparison))
             print(f"\nComparison written to {written}")
