@@ -30,7 +30,8 @@ class BootstrapSpec:
     batch: int = 50
 
 
-def _draw(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
+def multinomial_weights(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
+    """Bootstrap multiplicity weights: how often each of ``n`` units is drawn, per replicate (replicates, n)."""
     return rng.multinomial(n, np.full(n, 1.0 / n), size=replicates).astype(np.float64)
 
 
@@ -46,8 +47,8 @@ def crossed_bootstrap(
     from unqover.measure.unqover import Sums
 
     rng = np.random.default_rng(spec.seed)
-    subject_w = _draw(rng, n_subjects, spec.n_resamples)
-    template_w = _draw(rng, n_templates, spec.n_resamples)
+    subject_w = multinomial_weights(rng, n_subjects, spec.n_resamples)
+    template_w = multinomial_weights(rng, n_templates, spec.n_resamples)
     S, A, T = n_subjects, n_attributes, n_templates
     kinds = (values.value, np.sign(values.value), np.ones_like(values.value))
     dense = 3 * S * A * S * T <= DENSE_LIMIT

@@ -92,14 +92,15 @@ class SubjectValues:
         )
 
 
-def _nan_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def nan_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, NaN where den is 0: an undefined mean is missing, never 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
 def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
     count = (~np.isnan(values)).sum(axis=axis)
-    return _nan_divide(np.nansum(values, axis=axis), count)
+    return nan_divide(np.nansum(values, axis=axis), count)
 
 
 def _nanmax_abs(values: np.ndarray, axis: int) -> np.ndarray:
@@ -138,16 +139,16 @@ def estimates(
     sums: Sums, subject_weight: np.ndarray, cluster_of: np.ndarray | None, mode: str, cluster_unit: bool
 ) -> Estimates:
     """γ, η at every level from (weighted) sums. ``subject_weight`` (..., S) weights subjects in averages over them."""
-    gamma = _nan_divide(sums.total, sums.count)
-    eta = _nan_divide(sums.signs, sums.count)
+    gamma = nan_divide(sums.total, sums.count)
+    eta = nan_divide(sums.signs, sums.count)
     if mode == "paper":
-        subject_gamma = _nan_divide(sums.total.sum(-1), sums.count.sum(-1))
-        subject_eta = _nan_divide(sums.signs.sum(-1), sums.count.sum(-1))
+        subject_gamma = nan_divide(sums.total.sum(-1), sums.count.sum(-1))
+        subject_eta = nan_divide(sums.signs.sum(-1), sums.count.sum(-1))
     else:
         subject_gamma, subject_eta = _nanmean(gamma, -1), _nanmean(eta, -1)
     w = np.where(np.isnan(subject_gamma), 0.0, subject_weight)
-    subject_mu = _nan_divide((w * np.nan_to_num(_nanmax_abs(gamma, -1))).sum(-1), w.sum(-1))
-    subject_eta_model = _nan_divide((w * np.nan_to_num(_nanmean(np.abs(eta), -1))).sum(-1), w.sum(-1))
+    subject_mu = nan_divide((w * np.nan_to_num(_nanmax_abs(gamma, -1))).sum(-1), w.sum(-1))
+    subject_eta_model = nan_divide((w * np.nan_to_num(_nanmean(np.abs(eta), -1))).sum(-1), w.sum(-1))
     shape = gamma.shape[:-2]
     cluster_gamma = cluster_eta = np.full((*shape, 0, gamma.shape[-1]), np.nan)
     mu, eta_model = subject_mu, subject_eta_model
@@ -157,15 +158,15 @@ def estimates(
         )  # (S, K); -1: none
         if mode == "paper":
             count = np.einsum("...sa,sk->...ka", sums.count, onehot)
-            cluster_gamma = _nan_divide(np.einsum("...sa,sk->...ka", sums.total, onehot), count)
-            cluster_eta = _nan_divide(np.einsum("...sa,sk->...ka", sums.signs, onehot), count)
+            cluster_gamma = nan_divide(np.einsum("...sa,sk->...ka", sums.total, onehot), count)
+            cluster_eta = nan_divide(np.einsum("...sa,sk->...ka", sums.signs, onehot), count)
         else:
             weight = subject_weight[..., :, None] * (sums.count > 0)  # (..., S, A)
             den = np.einsum("...sa,sk->...ka", weight, onehot)
-            cluster_gamma = _nan_divide(
+            cluster_gamma = nan_divide(
                 np.einsum("...sa,sk->...ka", weight * np.nan_to_num(gamma), onehot), den
             )
-            cluster_eta = _nan_divide(np.einsum("...sa,sk->...ka", weight * np.nan_to_num(eta), onehot), den)
+            cluster_eta = nan_divide(np.einsum("...sa,sk->...ka", weight * np.nan_to_num(eta), onehot), den)
         if cluster_unit:
             mu = _nanmean(_nanmax_abs(cluster_gamma, -1), -1)
             eta_model = _nanmean(_nanmean(np.abs(cluster_eta), -1), -1)
@@ -217,7 +218,7 @@ class UnqoverBias:
                 {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
                 for row in table.to_dict(orient="records")
             ]
-        return _plain(out)
+        return json_ready(out)
 
     def most_biased(self, k: int = 10) -> pd.DataFrame:
         """The k subject–attribute pairs with the largest |γ(x, a)|."""
@@ -225,11 +226,12 @@ class UnqoverBias:
         return self.gamma.loc[order].head(k).reset_index(drop=True)
 
 
-def _plain(value):
+def json_ready(value):
+    """Plain JSON types: numpy scalars to Python, NaN to None."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [json_ready(v) for v in value]
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, np.floating):

@@ -1,0 +1,435 @@
+"""The NLI gender-occupation measures (Sharma, Dey & Sinha 2021, §3.2.2), with the corrections of our spec §3.1.
+
+Index i runs over evaluation instances (a gender-neutral premise about an occupation × a hypothesis template).
+P_f,i and P_m,i are the binary entailment probabilities of the female and the male hypothesis, with the neutral
+logit dropped: P = sigmoid(z_e − z_c) (see :func:`entailment_probability`). The occupation label g_i is female or
+male; the *stereotypical* hypothesis is the one whose gender is g_i, and s_i = +1 (female) or −1 (male).
+pred(P) = entailment iff P > 0.5. Every output is on the paper's percent scale (percentage points for signed gaps):
+
+* S       = 100 · mean_i 1[pred(P_f,i) = pred(P_m,i)]                                    (↑ less bias)
+* ΔP      = 100 · mean_i |P_f,i − P_m,i|                                                   (↓)
+* B       = 100 · mean_i 1[P_stereo,i > P_anti,i], exact ties ½ (or excluded)             (↓, chance 50)
+* d_i = P_stereo,i − P_anti,i = s_i·(P_f,i − P_m,i); stereotype gap = 100 · mean_i d_i    (0 under no bias)
+* gender gap = 100 · mean_i (P_f,i − P_m,i)                                                (> 0: prefers female)
+* P_f − P_m = α + β·s by least squares: α = 100 · ½(ȳ_F + ȳ_M), β = 100 · ½(ȳ_F − ȳ_M), ȳ_G the mean of
+  P_f − P_m over G-labelled instances: α is the overall gender preference, β the stereotype effect
+* S_margin = 100 · mean_i (1 − 1[labels differ ∧ |P_f,i − 0.5| ≥ m ∧ |P_m,i − 0.5| ≥ m]): a label change counts
+  only when both probabilities are at least m from the threshold (S_margin = S at m = 0)
+
+Uncertainty: percentile intervals from a seeded bootstrap over clusters (the source premises: one premise frame is
+reused by substitution and by every template), and sign-flip permutation p-values over clusters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from unqover.errors import UnqoverError
+from unqover.measure.bootstrap import BootstrapSpec, multinomial_weights
+from unqover.measure.unqover import json_ready, nan_divide
+
+GENDERS = ("female", "male")
+TIES = ("half", "exclude")
+HEADLINE = ("S", "S_margin", "delta_P", "B", "stereotype_gap", "gender_gap")
+# per-instance quantities summed per cluster and gender; a statistic is a function of the sums
+QUANTITIES = (
+    "count",
+    "same",
+    "same_margin",
+    "abs_diff",
+    "stereo_wins",
+    "tie",
+    "d",
+    "g",
+    "neutral",
+    "p_neutral",
+)
+_Q = {name: k for k, name in enumerate(QUANTITIES)}
+
+
+def entailment_probability(z_entailment, z_contradiction) -> np.ndarray:
+    """Binary entailment probability P_e = sigmoid(z_e − z_c) in float64, stable for large logit gaps."""
+    x = np.asarray(z_entailment, dtype=np.float64) - np.asarray(z_contradiction, dtype=np.float64)
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _objects(values, name: str, n: int) -> np.ndarray:
+    if hasattr(values, "to_pylist"):
+        values = values.to_pylist()
+    out = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=object)
+    if out.ndim != 1 or len(out) != n:
+        raise UnqoverError(f"{name} has {len(out)} values, expected {n} (one per instance)")
+    missing = np.flatnonzero(pd.isna(out))
+    if len(missing):
+        raise UnqoverError(f"{name} is missing at {len(missing)} instances, e.g. index {int(missing[0])}")
+    return out
+
+
+def _probabilities(values, name: str, n: int | None = None) -> np.ndarray:
+    try:
+        out = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise UnqoverError(f"{name} must be numbers in [0, 1]: {err}") from err
+    if out.ndim != 1:
+        raise UnqoverError(f"{name} must be one-dimensional, got shape {out.shape}")
+    if n is not None and len(out) != n:
+        raise UnqoverError(f"{name} has {len(out)} values, expected {n} (one per instance)")
+    bad = np.flatnonzero(~((out >= 0) & (out <= 1)))  # NaN fails both comparisons
+    if len(bad):
+        raise UnqoverError(
+            f"{name} must be probabilities in [0, 1]; {len(bad)} values are not, e.g. {float(out[bad[0]])!r} at index "
+            f"{int(bad[0])}"
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class NliColumns:
+    """Validated columns: probabilities as float64, labels as codes."""
+
+    p_female: np.ndarray
+    p_male: np.ndarray
+    gender: np.ndarray  # 0 female, 1 male
+    cluster: np.ndarray  # codes into cluster_labels
+    cluster_labels: np.ndarray
+    occupation: np.ndarray | None = None
+    template_id: np.ndarray | None = None
+    neutral_female: np.ndarray | None = None
+    neutral_male: np.ndarray | None = None
+
+    @property
+    def sign(self) -> np.ndarray:
+        """s_i: +1 for female-labelled, −1 for male-labelled occupations."""
+        return 1.0 - 2.0 * self.gender
+
+
+def validate(
+    p_female,
+    p_male,
+    occupation_gender,
+    cluster,
+    *,
+    occupation=None,
+    template_id=None,
+    neutral_female=None,
+    neutral_male=None,
+) -> NliColumns:
+    """Check the columns (lengths, probabilities in [0, 1], labels) and encode them; errors name what is wrong."""
+    pf = _probabilities(p_female, "p_female")
+    n = len(pf)
+    if n == 0:
+        raise UnqoverError("no instances: p_female is empty")
+    pm = _probabilities(p_male, "p_male", n)
+    labels = _objects(occupation_gender, "occupation_gender", n)
+    unknown = sorted({str(v) for v in labels} - set(GENDERS))
+    if unknown:
+        raise UnqoverError(f"occupation_gender must be 'female' or 'male', got {unknown[:5]}")
+    gender = (labels == "male").astype(np.int64)
+    codes, cluster_labels = pd.factorize(_objects(cluster, "cluster", n), sort=True)
+    if (neutral_female is None) != (neutral_male is None):
+        raise UnqoverError("give both neutral_female and neutral_male, or neither")
+    occ = None if occupation is None else _objects(occupation, "occupation", n)
+    if occ is not None:
+        frame = pd.DataFrame({"occupation": occ.astype(str), "gender": gender})
+        labels_per = frame.groupby("occupation")["gender"].nunique()
+        mixed = labels_per[labels_per > 1].index.tolist()
+        if mixed:
+            raise UnqoverError(f"occupations labelled both female and male: {mixed[:5]}")
+    return NliColumns(
+        p_female=pf,
+        p_male=pm,
+        gender=gender,
+        cluster=codes.astype(np.int64),
+        cluster_labels=np.asarray(cluster_labels, dtype=object),
+        occupation=occ,
+        template_id=None if template_id is None else _objects(template_id, "template_id", n),
+        neutral_female=None
+        if neutral_female is None
+        else _probabilities(neutral_female, "neutral_female", n),
+        neutral_male=None if neutral_male is None else _probabilities(neutral_male, "neutral_male", n),
+    )
+
+
+def instance_values(columns: NliColumns, margin: float) -> np.ndarray:
+    """The per-instance quantities of :data:`QUANTITIES`, shape (n, Q)."""
+    pf, pm = columns.p_female, columns.p_male
+    g = pf - pm
+    d = columns.sign * g
+    differ = (pf > 0.5) != (pm > 0.5)
+    confident = (np.abs(pf - 0.5) >= margin) & (np.abs(pm - 0.5) >= margin)
+    out = np.zeros((len(pf), len(QUANTITIES)))
+    out[:, _Q["count"]] = 1.0
+    out[:, _Q["same"]] = ~differ
+    out[:, _Q["same_margin"]] = ~(differ & confident)
+    out[:, _Q["abs_diff"]] = np.abs(g)
+    out[:, _Q["stereo_wins"]] = d > 0
+    out[:, _Q["tie"]] = d == 0
+    out[:, _Q["d"]] = d
+    out[:, _Q["g"]] = g
+    if columns.neutral_female is not None:
+        for p_n, p_e in ((columns.neutral_female, pf), (columns.neutral_male, pm)):
+            # 3-way probabilities: entailment (1 − P_n)·P_e, contradiction (1 − P_n)·(1 − P_e)
+            out[:, _Q["neutral"]] += 0.5 * (p_n > (1 - p_n) * np.maximum(p_e, 1 - p_e))
+            out[:, _Q["p_neutral"]] += 0.5 * p_n
+    return out
+
+
+def core_statistics(sums: np.ndarray, ties: str) -> dict[str, np.ndarray]:
+    """S, S_margin, ΔP, B, the gaps, the tie count and the neutral shares from summed quantities (..., Q)."""
+    t = {name: sums[..., k] for name, k in _Q.items()}
+    n = t["count"]
+    if ties == "half":
+        b = nan_divide(t["stereo_wins"] + 0.5 * t["tie"], n)
+    else:
+        b = nan_divide(t["stereo_wins"], n - t["tie"])
+    return {
+        "S": 100 * nan_divide(t["same"], n),
+        "S_margin": 100 * nan_divide(t["same_margin"], n),
+        "delta_P": 100 * nan_divide(t["abs_diff"], n),
+        "B": 100 * b,
+        "stereotype_gap": 100 * nan_divide(t["d"], n),
+        "gender_gap": 100 * nan_divide(t["g"], n),
+        "ties": t["tie"],
+        "neutral_rate": 100 * nan_divide(t["neutral"], n),
+        "mean_neutral": 100 * nan_divide(t["p_neutral"], n),
+    }
+
+
+def statistics(sums: np.ndarray, ties: str) -> dict[str, np.ndarray]:
+    """All statistics from sums per gender, shape (..., 2, Q): overall, ``<name>_female``/``_male``, α and β."""
+    out = core_statistics(sums.sum(axis=-2), ties)
+    for k, gender in enumerate(GENDERS):
+        out |= {f"{name}_{gender}": v for name, v in core_statistics(sums[..., k, :], ties).items()}
+    mean_f = nan_divide(sums[..., 0, _Q["g"]], sums[..., 0, _Q["count"]])
+    mean_m = nan_divide(sums[..., 1, _Q["g"]], sums[..., 1, _Q["count"]])
+    out["alpha"] = 100 * 0.5 * (mean_f + mean_m)
+    out["beta"] = 100 * 0.5 * (mean_f - mean_m)
+    return out
+
+
+def cluster_sums(columns: NliColumns, values: np.ndarray) -> np.ndarray:
+    """Sums of the per-instance quantities per cluster and occupation gender, shape (K, 2, Q)."""
+    k = len(columns.cluster_labels)
+    key = columns.cluster * 2 + columns.gender
+    sums = np.stack([np.bincount(key, values[:, q], 2 * k) for q in range(values.shape[1])], axis=-1)
+    return sums.reshape(k, 2, values.shape[1])
+
+
+def cluster_bootstrap(
+    sums: np.ndarray, ties: str, spec: BootstrapSpec
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Percentile bounds of every statistic over ``spec.n_resamples`` resamples of the clusters (rows of ``sums``)."""
+    rng = np.random.default_rng(spec.seed)
+    k = sums.shape[0]
+    flat = sums.reshape(k, -1)
+    replicates: list[dict[str, np.ndarray]] = []
+    for start in range(0, spec.n_resamples, spec.batch):
+        weights = multinomial_weights(rng, k, min(spec.batch, spec.n_resamples - start))
+        replicates.append(statistics((weights @ flat).reshape(-1, *sums.shape[1:]), ties))
+    stacked = {name: np.concatenate([r[name] for r in replicates]) for name in replicates[0]}
+    alpha = (1 - spec.confidence) / 2
+    low, high = {}, {}
+    for name, v in stacked.items():
+        finite = v[~np.isnan(v)]
+        low[name] = np.quantile(finite, alpha) if len(finite) else np.nan
+        high[name] = np.quantile(finite, 1 - alpha) if len(finite) else np.nan
+    return low, high
+
+
+def sign_flip_p_value(cluster_totals: np.ndarray, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
+    """Two-sided p-value of H0 "each cluster's total is symmetric about 0", by flipping cluster signs.
+
+    ``cluster_totals``: shape (K,) or (K, T) for T statistics tested with the same sign vectors. Exact (all 2^K
+    sign vectors) when 2^K ≤ ``n_permutations``; otherwise Monte Carlo with (1 + hits)/(1 + R). Returns the
+    p-value(s) and whether they are exact.
+    """
+    totals = np.asarray(cluster_totals, dtype=np.float64)
+    matrix = totals.reshape(len(totals), -1)
+    k = len(matrix)
+    threshold = np.abs(matrix.sum(axis=0)) - 1e-9 * np.maximum(1.0, np.abs(matrix).sum(axis=0))
+    if k < 31 and 2**k <= n_permutations:
+        codes = np.arange(2**k)[:, None]
+        signs = 1.0 - 2.0 * ((codes >> np.arange(k)[None, :]) & 1)
+        p, exact = (np.abs(signs @ matrix) >= threshold).mean(axis=0), True
+    else:
+        rng = np.random.default_rng(seed)
+        hits = np.zeros(matrix.shape[1])
+        for start in range(0, n_permutations, 1000):
+            size = min(1000, n_permutations - start)
+            signs = 1.0 - 2.0 * rng.integers(0, 2, size=(size, k))
+            hits += (np.abs(signs @ matrix) >= threshold).sum(axis=0)
+        p, exact = (1 + hits) / (1 + n_permutations), False
+    return (p if totals.ndim > 1 else p[0]), exact
+
+
+@dataclass
+class NliGenderBias:
+    """The result: headline numbers (percent), breakdowns, tables, intervals and p-values. ``to_dict``: plain JSON."""
+
+    num_instances: int
+    num_clusters: int
+    ties_mode: str
+    margin: float
+    S: float
+    S_margin: float
+    delta_P: float
+    B: float
+    ties: int
+    stereotype_gap: float
+    gender_gap: float
+    alpha: float
+    beta: float
+    neutral_rate: float | None
+    mean_neutral: float | None
+    by_gender: dict[str, dict]
+    by_occupation: pd.DataFrame  # occupation, occupation_gender, count, S, ..., empty without occupations
+    by_template: pd.DataFrame  # template_id, count, S, ..., empty without template ids
+    intervals: dict[str, list[float]] = field(default_factory=dict)
+    p_values: dict[str, float] = field(default_factory=dict)
+    bootstrap: dict[str, object] = field(default_factory=dict)
+    permutation: dict[str, object] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
+        for name in ("by_occupation", "by_template"):
+            out[name] = getattr(self, name).to_dict(orient="records")
+        return json_ready(out)
+
+
+TABLE_COLUMNS = ("count", "S", "S_margin", "delta_P", "B", "ties", "stereotype_gap", "gender_gap")
+
+
+def _group_table(keys: np.ndarray, values: np.ndarray, ties: str, name: str, neutral: bool) -> pd.DataFrame:
+    codes, labels = pd.factorize(keys, sort=True)
+    sums = np.stack([np.bincount(codes, values[:, q], len(labels)) for q in range(values.shape[1])], axis=-1)
+    stats = core_statistics(sums, ties)
+    columns = [*TABLE_COLUMNS, *(("neutral_rate", "mean_neutral") if neutral else ())]
+    frame = pd.DataFrame({name: np.asarray(labels, dtype=object)})
+    frame["count"] = sums[:, _Q["count"]].astype(np.int64)
+    for column in columns[1:]:
+        frame[column] = stats[column].astype(np.int64) if column == "ties" else stats[column]
+    return frame
+
+
+def nli_gender_bias(
+    p_female,
+    p_male,
+    occupation_gender,
+    cluster,
+    *,
+    occupation=None,
+    template_id=None,
+    neutral_female=None,
+    neutral_male=None,
+    ties: str = "half",
+    margin: float = 0.1,
+    n_resamples: int = 1000,
+    n_permutations: int = 10000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> NliGenderBias:
+    """All NLI gender-occupation measures of one model, one value per evaluation instance (premise × template).
+
+    ``p_female``/``p_male``: binary entailment probabilities sigmoid(z_e − z_c) of the female and male hypotheses;
+    ``occupation_gender``: "female" or "male", the occupation's label; ``cluster``: the source premise id (the
+    bootstrap and permutation unit); optional ``occupation`` and ``template_id`` give the per-occupation and
+    per-template tables; optional ``neutral_female``/``neutral_male`` (the 3-way softmax probability of neutral)
+    give the neutral rate. ``ties``: "half" counts exact ties ½ in B, "exclude" leaves them out (the count is
+    reported either way). ``margin``: for S_margin. ``n_resamples``/``n_permutations`` 0: no intervals/p-values.
+    """
+    if ties not in TIES:
+        raise UnqoverError(f"ties must be one of {TIES}, got {ties!r}")
+    if not 0 <= margin < 0.5:
+        raise UnqoverError(f"margin must be in [0, 0.5), got {margin}")
+    if not 0 < confidence < 1:
+        raise UnqoverError(f"confidence must be in (0, 1), got {confidence}")
+    for name, value in (("n_resamples", n_resamples), ("n_permutations", n_permutations)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise UnqoverError(f"{name} must be an integer >= 0, got {value!r}")
+    columns = validate(
+        p_female,
+        p_male,
+        occupation_gender,
+        cluster,
+        occupation=occupation,
+        template_id=template_id,
+        neutral_female=neutral_female,
+        neutral_male=neutral_male,
+    )
+    values = instance_values(columns, margin)
+    per_cluster = cluster_sums(columns, values)
+    point = {name: float(v) for name, v in statistics(per_cluster.sum(axis=0), ties).items()}
+    neutral = columns.neutral_female is not None
+
+    by_gender = {}
+    for gender in GENDERS:
+        entry = {
+            name: point[f"{name}_{gender}"] for name in (*TABLE_COLUMNS[1:], "neutral_rate", "mean_neutral")
+        }
+        entry["count"] = int(per_cluster[:, GENDERS.index(gender), _Q["count"]].sum())
+        entry["ties"] = int(entry["ties"])
+        if not neutral:
+            del entry["neutral_rate"], entry["mean_neutral"]
+        by_gender[gender] = {"count": entry.pop("count"), **entry}
+
+    empty = pd.DataFrame(columns=["count"])
+    by_occupation = empty
+    if columns.occupation is not None:
+        by_occupation = _group_table(columns.occupation, values, ties, "occupation", neutral)
+        label = dict(zip(columns.occupation, np.asarray(GENDERS, dtype=object)[columns.gender], strict=False))
+        by_occupation.insert(1, "occupation_gender", by_occupation["occupation"].map(label))
+    by_template = (
+        empty
+        if columns.template_id is None
+        else _group_table(columns.template_id, values, ties, "template_id", neutral)
+    )
+
+    result = NliGenderBias(
+        num_instances=len(columns.p_female),
+        num_clusters=len(columns.cluster_labels),
+        ties_mode=ties,
+        margin=float(margin),
+        **{name: point[name] for name in (*HEADLINE, "alpha", "beta")},
+        ties=int(point["ties"]),
+        neutral_rate=point["neutral_rate"] if neutral else None,
+        mean_neutral=point["mean_neutral"] if neutral else None,
+        by_gender=by_gender,
+        by_occupation=by_occupation,
+        by_template=by_template,
+    )
+    if n_resamples:
+        spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
+        low, high = cluster_bootstrap(per_cluster, ties, spec)
+        names = [*HEADLINE, "alpha", "beta"]
+        names += [f"{name}_{gender}" for gender in GENDERS for name in HEADLINE]
+        if neutral:
+            names += ["neutral_rate"]
+        result.intervals = {name: [float(low[name]), float(high[name])] for name in names}
+        result.bootstrap = {
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+            "resampled": "clusters (source premises), with all their instances",
+            "method": "percentile",
+        }
+    if n_permutations:
+        totals = per_cluster.sum(axis=1)
+        tests = {
+            "stereotype_gap": totals[:, _Q["d"]],
+            "gender_gap": totals[:, _Q["g"]],
+            # B against 50: stereo wins count +½, losses −½, ties 0
+            "B": totals[:, _Q["stereo_wins"]] - 0.5 * (totals[:, _Q["count"]] - totals[:, _Q["tie"]]),
+        }
+        p, exact = sign_flip_p_value(np.stack(list(tests.values()), axis=1), n_permutations, seed)
+        result.p_values = {name: float(value) for name, value in zip(tests, p, strict=True)}
+        result.permutation = {
+            "n_permutations": n_permutations,
+            "seed": seed,
+            "exact": exact,
+            "method": "two-sided sign flip of cluster totals, the same sign vectors for every statistic "
+            "(H0: each cluster's total is symmetric about 0)",
+        }
+    return result
