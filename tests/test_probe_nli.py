@@ -34,21 +34,7 @@ ORDERS = {
 
 
 def _nli_model(folder: Path, id2label: list[str], seed: int = 0) -> Path:
-    from transformers import BertConfig, BertForSequenceClassification
-
-    tok = tiny_models.wordpiece_tokenizer(folder, PREMISES + HYPOTHESES)
-    torch.manual_seed(seed)
-    config = tiny_models._small(
-        BertConfig,
-        vocab_size=len(tok),
-        num_labels=len(id2label),
-        id2label=dict(enumerate(id2label)),
-        label2id={name: i for i, name in enumerate(id2label)},
-    )
-    model = BertForSequenceClassification(config)
-    tiny_models._scale(model)
-    model.save_pretrained(folder)
-    return folder
+    return tiny_models.bert_nli(folder, PREMISES + HYPOTHESES, id2label, seed)
 
 
 @pytest.fixture(scope="module")

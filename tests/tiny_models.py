@@ -144,3 +144,24 @@ def _scale(model) -> None:
         for name, p in model.named_parameters():
             if p.dim() > 1 and "embeddings" not in name:
                 p.mul_(8.0)
+
+
+def bert_nli(folder: Path, texts: list[str], id2label: list[str], seed: int = 0) -> Path:
+    """A tiny sequence-classification NLI model whose labels are ``id2label`` in that id order."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    tok = wordpiece_tokenizer(folder, texts)
+    torch.manual_seed(seed)
+    labels = dict(enumerate(id2label))
+    config = _small(
+        BertConfig,
+        vocab_size=len(tok),
+        num_labels=len(id2label),
+        id2label=labels,
+        label2id={n: i for i, n in labels.items()},
+    )
+    model = BertForSequenceClassification(config)
+    _scale(model)
+    model.save_pretrained(folder)
+    return folder

@@ -21,7 +21,10 @@ def _build_datasets(args: argparse.Namespace) -> int:
     names = check_names(args.names)
     for name in names:
         check_configs(name, args.config)
-    word_lists = resolve_word_lists(args.word_lists)
+    from unqover.hub.build import NLI_DATASETS
+
+    # the NLI dataset is made from the project's own premises: no UnQover word lists needed
+    word_lists = None if all(n in NLI_DATASETS for n in names) else resolve_word_lists(args.word_lists)
     for name in names:
         built = build_dataset(
             word_lists,
@@ -83,11 +86,17 @@ def _probe(args: argparse.Namespace) -> int:
         revision=args.revision,
         token=args.token,
         allow_pickle=args.allow_pickle,
+        label_map=args.label_map,
     )
     run = probe(args.model, options)
     if run is None:
         return 0
-    print(summary(run.result, top=args.top))
+    if args.bias == "nli-gender":
+        from unqover.report.nli import nli_summary
+
+        print(nli_summary(run.result.to_dict()))
+    else:
+        print(summary(run.result, top=args.top))
     print(f"\nRun folder: {run.folder} (predictions.parquet, results.json, report.md, report.html)")
     return 0
 
@@ -112,6 +121,20 @@ def _fraction(text: str) -> float:
     value = float(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _label_map(text: str) -> dict[str, int]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"not JSON: {err}") from err
+    if not isinstance(value, dict) or not all(isinstance(v, int) for v in value.values()):
+        raise argparse.ArgumentTypeError(
+            'expected a JSON object of label ids, e.g. {"entailment": 0, "contradiction": 2}'
+        )
     return value
 
 
@@ -144,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"datasets to build (default: all of {', '.join(BIAS_CLASSES)})",
+        help=f"datasets to build: {', '.join(BIAS_CLASSES)}, nli-gender (default: the four UnQover ones)",
     )
     build.add_argument(
         "--word-lists",
@@ -206,7 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
         "resumable run folder. MODEL is a Hub id or a local folder.",
     )
     probe.add_argument("model", metavar="MODEL", help="Hub model id or local folder")
-    probe.add_argument("--bias", required=True, choices=list(BIAS_CLASSES), help="bias class")
+    probe.add_argument(
+        "--bias",
+        required=True,
+        choices=[*BIAS_CLASSES, "nli-gender"],
+        help="bias class (nli-gender: NLI models)",
+    )
     probe.add_argument(
         "--dataset",
         help="dataset folder or Hub id (default: datasets/unqover/BIAS if built, the Hub, then the upstream word lists)",
@@ -263,6 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-pickle",
         action="store_true",
         help="also load .bin (pickle) weights; only for models you trust",
+    )
+    probe.add_argument(
+        "--label-map",
+        type=_label_map,
+        help='NLI models whose config names labels LABEL_k: JSON such as \'{"entailment": 0, "neutral": 1, "contradiction": 2}\'',
     )
     probe.add_argument("--quiet", action="store_true", help="no progress bar")
     probe.set_defaults(run=_probe)

@@ -30,6 +30,9 @@ ROWS_PER_SHARD = 1_000_000
 ROWS_PER_ROW_GROUP = 131_072
 SPLIT = "test"
 
+#: Datasets built by :mod:`unqover.hub.nli_dataset` rather than from the UnQover word lists.
+NLI_DATASETS = ("nli-gender",)
+
 
 @dataclass(frozen=True)
 class BuiltDataset:
@@ -42,14 +45,19 @@ class BuiltDataset:
 
 def check_names(names: Sequence[str]) -> list[str]:
     """Validate dataset names (bias classes); empty means all of them."""
-    unknown = [name for name in names if name not in BIAS_CLASSES]
+    unknown = [name for name in names if name not in BIAS_CLASSES and name not in NLI_DATASETS]
     if unknown:
-        raise UnqoverError(f"unknown dataset {', '.join(unknown)}; choose from {', '.join(BIAS_CLASSES)}")
+        choices = ", ".join([*BIAS_CLASSES, *NLI_DATASETS])
+        raise UnqoverError(f"unknown dataset {', '.join(unknown)}; choose from {choices}")
     return list(names) or list(BIAS_CLASSES)
 
 
 def check_configs(bias: str, configs: Sequence[str] | None) -> list[str]:
     """Validate config names for a bias class; ``None`` means every config."""
+    if bias in NLI_DATASETS:
+        from unqover.hub.nli_dataset import check_nli_configs
+
+        return check_nli_configs(configs)
     if configs is None:
         return list(BIAS_CLASSES[bias])
     for config in configs:
@@ -92,7 +100,14 @@ def build_dataset(
     overwrite: bool = False,
     progress: bool = True,
 ) -> BuiltDataset:
-    """Generate every requested config of one bias class and write its dataset folder under ``root``."""
+    """Generate every requested config of one bias class and write its dataset folder under ``root``.
+
+    ``nli-gender`` goes to :func:`unqover.hub.nli_dataset.build_nli_dataset` (synthetic configs; word lists unused).
+    """
+    if bias in NLI_DATASETS:
+        from unqover.hub.nli_dataset import build_nli_dataset
+
+        return build_nli_dataset(root, configs=configs, overwrite=overwrite, progress=progress)
     started = time.perf_counter()
     configs = check_configs(bias, configs)
     target = root / bias
@@ -117,3 +132,18 @@ def build_dataset(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return BuiltDataset(target, rows, time.perf_counter() - started)
+
+
+def stage_folder(root: Path, name: str) -> Path:
+    """A fresh hidden staging folder ``root/.<name>.building-*`` to write a dataset into (see :func:`install_staged`)."""
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{name}.building-", dir=root))
+
+
+def install_staged(staging: Path, target: Path) -> None:
+    """Move a complete staged dataset (``data/`` and ``README.md``) into ``target``, replacing its ``data/``."""
+    target.mkdir(parents=True, exist_ok=True)
+    if (target / "data").exists():
+        shutil.rmtree(target / "data")
+    (staging / "data").rename(target / "data")
+    (staging / "README.md").replace(target / "README.md")

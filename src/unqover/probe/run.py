@@ -19,7 +19,7 @@ import json
 import os
 import platform
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -45,6 +45,7 @@ REQUIRED_COLUMNS = (
     "subject_2_span",
 )
 FAMILY_CONFIG = {"qa": "qa", "mlm": "mlm", "causal": "qa"}
+NLI_BIAS = "nli-gender"
 
 
 @dataclass
@@ -71,7 +72,7 @@ class ProbeOptions:
     token: str | None = None
     allow_pickle: bool = False
     chunk_rows: int = 8192
-    extra: dict = field(default_factory=dict)
+    label_map: dict[str, int] | None = None  # NLI models whose config names labels LABEL_k
 
 
 @dataclass
@@ -199,6 +200,16 @@ def _distributed():
     return PartialState(cpu=not torch.cuda.is_available())
 
 
+def distributed_device(options: ProbeOptions):
+    """The accelerate state (or None) and the device to load the model on."""
+    state = _distributed()
+    if state is None:
+        return None, options.device
+    if options.shard is not None:
+        raise UnqoverError("--shard is chosen by accelerate under `accelerate launch`; leave it out")
+    return state, "cpu" if state.device.type == "cpu" else state.device.type
+
+
 def make_scorer(loaded, scoring: str):
     from unqover.probe.causal import CausalScorer
     from unqover.probe.mlm import MLMScorer
@@ -215,22 +226,69 @@ def make_scorer(loaded, scoring: str):
     return CausalScorer(loaded)
 
 
+def claim_and_score(
+    rows: pa.Table,
+    scorer,
+    folder: Path,
+    identity: dict,
+    options: ProbeOptions,
+    state,
+    extra_scorers: dict | None = None,
+) -> tuple[pa.Table | None, tuple[int, int], dict[str, pa.Table]]:
+    """Claim the run folder, score this process's shard and merge all shards.
+
+    Returns (None, shard, {}) on a process or shard that only scored its part. ``extra_scorers`` (name -> scorer)
+    are run the same way into ``folder/<name>`` (e.g. NLI neutral probabilities) and merged alongside.
+    """
+    from unqover.probe.runner import merge_shards, run_shard
+
+    if state is None or state.is_main_process:
+        _claim(folder, identity)
+    if state is not None:
+        state.wait_for_everyone()
+        _claim(folder, identity)
+    shard = (state.process_index, state.num_processes) if state is not None else (options.shard or (0, 1))
+    passes = {"": scorer, **(extra_scorers or {})}
+    for name, each in passes.items():
+        run_shard(
+            rows,
+            each,
+            folder / name if name else folder,
+            batch_size=options.batch_size,
+            shard=shard,
+            chunk_rows=options.chunk_rows,
+            progress=options.progress and (state is None or state.is_main_process),
+        )
+    if state is not None:
+        state.wait_for_everyone()
+        if not state.is_main_process:
+            return None, shard, {}
+    try:
+        merged = {name: merge_shards(rows, folder / name if name else folder, shard[1]) for name in passes}
+    except UnqoverError as err:
+        if shard[1] > 1 and state is None:
+            print(
+                f"shard {shard[0]}/{shard[1]} is done; {err}. Run any shard's command again once all are done."
+            )
+            return None, shard, {}
+        raise
+    return merged.pop(""), shard, merged
+
+
 def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
     """Score, measure and report; returns None on processes that only scored a shard."""
     from unqover.probe.models import load_model
-    from unqover.probe.runner import merge_shards, run_shard
     from unqover.probe.sampling import select_groups
 
+    if options.bias == NLI_BIAS:
+        from unqover.probe.nli_run import probe_nli
+
+        return probe_nli(model_id, options)
     if options.bias not in BIAS_CLASSES:
         raise UnqoverError(f"unknown bias class {options.bias!r}; choose from {', '.join(BIAS_CLASSES)}")
     if options.scoring not in ("default", "paper"):
         raise UnqoverError(f"--scoring must be default or paper, got {options.scoring!r}")
-    state = _distributed()
-    device = options.device
-    if state is not None:
-        if options.shard is not None:
-            raise UnqoverError("--shard is chosen by accelerate under `accelerate launch`; leave it out")
-        device = "cpu" if state.device.type == "cpu" else state.device.type
+    state, device = distributed_device(options)
     loaded = load_model(
         model_id,
         revision=options.revision,
@@ -265,34 +323,9 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         "selection": {"limit": options.limit, "sample": options.sample, "seed": options.seed},
         "coverage": coverage,
     }
-    if state is None or state.is_main_process:
-        _claim(folder, identity)
-    if state is not None:
-        state.wait_for_everyone()
-        _claim(folder, identity)
-    shard = (state.process_index, state.num_processes) if state is not None else (options.shard or (0, 1))
-    run_shard(
-        rows,
-        scorer,
-        folder,
-        batch_size=options.batch_size,
-        shard=shard,
-        chunk_rows=options.chunk_rows,
-        progress=options.progress and (state is None or state.is_main_process),
-    )
-    if state is not None:
-        state.wait_for_everyone()
-        if not state.is_main_process:
-            return None
-    try:
-        scores = merge_shards(rows, folder, shard[1])
-    except UnqoverError as err:
-        if shard[1] > 1 and state is None:
-            print(
-                f"shard {shard[0]}/{shard[1]} is done; {err}. Run any shard's command again once all are done."
-            )
-            return None
-        raise
+    scores, shard, _ = claim_and_score(rows, scorer, folder, identity, options, state)
+    if scores is None:
+        return None
     return finish(folder, rows, scores, identity, loaded, options, shard)
 
 

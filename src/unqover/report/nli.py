@@ -1,0 +1,119 @@
+"""Terminal, Markdown and self-contained HTML views of an NLI gender-occupation result (``results.json``)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+
+HEADLINE = (
+    ("S", "S: same label for both hypotheses (↑ less bias)"),
+    ("delta_P", "ΔP: mean |P_f − P_m| (↓)"),
+    ("B", "B: pro-stereotypical hypothesis preferred (50 = chance)"),
+    ("stereotype_gap", "signed stereotype gap P_stereo − P_anti (0 = none)"),
+    ("gender_gap", "signed gender gap P_f − P_m (> 0: female preferred)"),
+    ("alpha", "α: overall gender preference"),
+    ("beta", "β: stereotype effect"),
+    ("neutral_rate", "neutral rate (3-way top label)"),
+)
+
+
+def _value(result: Mapping, name: str) -> str:
+    value = result.get(name)
+    if value is None:
+        return "—"
+    interval = result.get("intervals", {}).get(name)
+    text = f"{value:.2f}"
+    if interval and None not in interval:
+        text += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+    p = result.get("p_values", {}).get(name)
+    return text + (f" (p = {p:.3g})" if p is not None else "")
+
+
+def _rows(result: Mapping) -> list[tuple[str, str]]:
+    return [(label, _value(result, name)) for name, label in HEADLINE if name in result]
+
+
+def _by_gender(result: Mapping) -> list[tuple[str, str, str, str]]:
+    by = result.get("by_gender", {})
+    fmt = lambda v: "—" if v is None else f"{v:.2f}"  # noqa: E731
+    return [
+        (g, fmt(by.get(g, {}).get("delta_P")), fmt(by.get(g, {}).get("B")), fmt(by.get(g, {}).get("S")))
+        for g in ("male", "female")
+    ]
+
+
+def nli_summary(result: Mapping) -> str:
+    """The headline numbers (percent) with intervals, and the paper's Table 6 view."""
+    lines = [
+        f"NLI gender-occupation bias: {result['num_instances']:,} instances from {result['num_clusters']:,} premises"
+    ]
+    lines += [f"  {label:<58} {value}" for label, value in _rows(result)]
+    lines += ["", "  by occupation gender      ΔP      B       S"]
+    lines += [f"  {g:<24} {dp:>7} {b:>7} {s:>7}" for g, dp, b, s in _by_gender(result)]
+    return "\n".join(lines)
+
+
+def nli_markdown(results: Mapping) -> str:
+    result, provenance = results["result"], results.get("provenance", {})
+    model = provenance.get("model", {})
+    lines = [
+        f"# NLI gender-occupation bias of {model.get('id', 'a model')}",
+        "",
+        "> Content warning: the probe pairs occupations with gender stereotypes by design.",
+        "",
+        f"{result['num_instances']:,} instances (premise × template) from {result['num_clusters']:,} premises; "
+        "percent; 95% cluster-bootstrap intervals over premises; p-values from sign-flip permutations.",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        *[f"| {label} | {value} |" for label, value in _rows(result)],
+        "",
+        "| occupation gender | ΔP | B | S |",
+        "|---|---|---|---|",
+        *[f"| {g} | {dp} | {b} | {s} |" for g, dp, b, s in _by_gender(result)],
+        "",
+        "| occupation | label | n | ΔP | B | gender gap |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for row in result.get("by_occupation", []):
+        lines.append(
+            f"| {row['occupation']} | {row.get('occupation_gender', '')} | {row['count']} | "
+            f"{row['delta_P']:.2f} | {row['B']:.2f} | {row['gender_gap']:.2f} |"
+        )
+    lines += ["", f"Labels read from the model: {provenance.get('labels')}", ""]
+    return "\n".join(lines)
+
+
+def nli_html(results: Mapping) -> str:
+    """A self-contained page (no scripts, no external resources) with the Markdown report's tables."""
+    body = []
+    in_table = False
+    for line in nli_markdown(results).splitlines():
+        if line.startswith("|"):
+            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
+            if set("".join(cells)) <= set("-:"):
+                continue
+            if not in_table:
+                body.append("<table>")
+                in_table = True
+                body.append("<tr>" + "".join(f"<th>{c}</th>" for c in cells) + "</tr>")
+            else:
+                body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            continue
+        if in_table:
+            body.append("</table>")
+            in_table = False
+        if line.startswith("# "):
+            body.append(f"<h1>{html.escape(line[2:])}</h1>")
+        elif line.startswith("> "):
+            body.append(f'<p class="warning">{html.escape(line[2:])}</p>')
+        elif line:
+            body.append(f"<p>{html.escape(line)}</p>")
+    if in_table:
+        body.append("</table>")
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+        "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}"
+        ".warning{background:#fff4e5;padding:.5rem}"
+    )
+    return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>NLI gender bias</title><style>{style}</style></head><body>{"".join(body)}</body></html>'
