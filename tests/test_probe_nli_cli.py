@@ -133,3 +133,10 @@ def test_label_map_makes_generic_models_usable(nli_model, tmp_path):
     provenance = json.loads((out / "results.json").read_text())["provenance"]
     assert provenance["labels"] == {"entailment": 0, "neutral": 1, "contradiction": 2}
     assert provenance["model"]["label_source"] == "label_map"
+
+
+def test_compare_refuses_nli_results(tmp_path, capsys):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"provenance": {}, "result": {"S": 50.0, "B": 60.0}}))
+    assert main(["compare", str(results), str(results)]) == 2
+    assert "not an UnQover probe result" in capsys.readouterr().err

@@ -226,6 +226,12 @@ def compare_results(a: Mapping, b: Mapping, name_a: str = "A", name_b: str = "B"
     """
     ra, pa = split_results(a)
     rb, pb = split_results(b)
+    for name, result in ((name_a, ra), (name_b, rb)):
+        if "mu" not in result:
+            raise UnqoverError(
+                f"{name} is not an UnQover probe result (no μ); `unqover compare` compares UnQover runs — compare "
+                "NLI runs by the S, ΔP and B in their results.json"
+            )
     if name_a == name_b:
         name_a, name_b = f"{name_a} (A)", f"{name_b} (B)"
     names = (name_a, name_b)
