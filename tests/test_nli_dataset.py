@@ -123,8 +123,14 @@ def test_local_sources_make_equalized_corpus_configs(tmp_path):
     built = build_nli_dataset(
         tmp_path / "out", sources={"mnli": mnli, "snli": snli}, n_per_occupation=3, progress=False
     )
-    assert list(built.rows) == [*SYNTHETIC, "mnli", "snli"]
+    corpus = [f"{source}{suffix}" for source in ("mnli", "snli") for suffix in ("", "-quoted", "-named")]
+    assert list(built.rows) == [*SYNTHETIC, *corpus]
+    quoted = load_dataset(str(built.path), "mnli-quoted", split="test")
+    assert set(quoted["template_family"]) == {"quoted"} and quoted[0]["hypothesis_female"].startswith('"')
+    named = load_dataset(str(built.path), "snli-named", split="test")
+    assert set(named["template_family"]) == {"named"} and set(named["source"]) == {"snli"}
     ds = load_dataset(str(built.path), "mnli", split="test")
+    assert sorted(quoted["premise"]) == sorted(ds["premise"])  # one equalized premise set per corpus
     assert ds.num_rows == 38 * 3 * 3
     assert Counter(ds["occupation"]) == dict.fromkeys(PROBE_OCCUPATIONS, 9)
     assert set(ds["source"]) == {"mnli"} and set(ds["template_family"]) == {"main"}

@@ -82,7 +82,8 @@ def test_nli_probe_end_to_end(nli_model, tmp_path, capsys):
     ] == pytest.approx(direct.delta_P)
     assert results["result"]["neutral_rate"] is not None
     page = (out / "report.html").read_text()
-    assert "<table>" in page and "http" not in page
+    assert "<table>" in page and "<svg" in page  # tables and the occupation chart
+    assert 'src="http' not in page and 'href="http' not in page  # self-contained
     assert (
         "| by occupation" not in (out / "report.md").read_text()
         and "| occupation | label |" in (out / "report.md").read_text()

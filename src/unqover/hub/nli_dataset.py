@@ -129,7 +129,13 @@ SOURCES: dict[str, SourceSpec] = {
     ),
 }
 
-ALL_CONFIGS: tuple[str, ...] = (*SYNTHETIC_CONFIGS, *SOURCES)
+#: corpus configs: ``<source>`` (main templates) and ``<source>-quoted`` / ``<source>-named`` (appendix templates)
+CORPUS_CONFIGS: dict[str, tuple[str, str]] = {
+    f"{source}{suffix}": (source, family)
+    for source in SOURCES
+    for suffix, family in (("", "main"), ("-quoted", "quoted"), ("-named", "named"))
+}
+ALL_CONFIGS: tuple[str, ...] = (*SYNTHETIC_CONFIGS, *CORPUS_CONFIGS)
 
 _COLUMN_ALIASES = {"premise": ("premise", "sentence1"), "sentence": ("sentence",)}
 _LOCAL_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv", ".tsv")
@@ -346,16 +352,17 @@ def make_nli_configs(
             raise UnqoverError(f"unknown premise source {source!r}: use one of {', '.join(SOURCES)}")
     occupation_labels(labels)  # validates the scheme
     if configs is None:
-        wanted = [*SYNTHETIC_CONFIGS, *(s for s in SOURCES if s in sources)]
+        wanted = [*SYNTHETIC_CONFIGS, *(c for c, (s, _) in CORPUS_CONFIGS.items() if s in sources)]
     else:
         wanted = check_nli_configs(configs)
-        missing = [c for c in wanted if c in SOURCES and c not in sources]
+        missing = [c for c in wanted if c in CORPUS_CONFIGS and CORPUS_CONFIGS[c][0] not in sources]
         if missing:
             raise UnqoverError(
                 f"config {', '.join(missing)} needs a premise source: pass sources={{'{missing[0]}': PATH}} "
                 "(or None to load it from the Hub)"
             )
     out: dict[str, NliConfigBuild] = {}
+    prepared: dict[str, tuple] = {}
     synthetic = None
     for name in wanted:
         if name in SYNTHETIC_CONFIGS:
@@ -366,18 +373,28 @@ def make_nli_configs(
                 name, family, "synthetic", nli_rows(synthetic, family, labels), len(synthetic), 0
             )
             continue
-        sentences = load_source_sentences(name, sources[name])
-        verdicts = filter_premises(sentences, source=name)
-        accepted = kept(verdicts)
-        try:
-            premises = equalize(accepted, n_per_occupation, seed=seed)
-        except UnqoverError as exc:
-            raise UnqoverError(f"{name}: {exc}") from None
+        source, family = CORPUS_CONFIGS[name]
+        if (
+            source not in prepared
+        ):  # one filtering and equalization per corpus, shared by its template families
+            sentences = load_source_sentences(source, sources[source])
+            verdicts = filter_premises(sentences, source=source)
+            accepted = kept(verdicts)
+            try:
+                prepared[source] = (
+                    sentences,
+                    verdicts,
+                    accepted,
+                    equalize(accepted, n_per_occupation, seed=seed),
+                )
+            except UnqoverError as exc:
+                raise UnqoverError(f"{name}: {exc}") from None
+        sentences, verdicts, accepted, premises = prepared[source]
         out[name] = NliConfigBuild(
             name,
-            "main",
-            name,
-            nli_rows(premises, "main", labels),
+            family,
+            source,
+            nli_rows(premises, family, labels),
             len(premises),
             sum(p.is_substituted for p in premises),
             candidates=len(sentences),

@@ -193,6 +193,7 @@ def ranking_chart(
     title: str | None = "Subjects ranked by γ(x)",
     label: str = "subject",
     width: int = 760,
+    axis: str = "γ(x): ← less associated with the attributes · more associated →",
 ) -> str:
     """Subjects ranked by γ(x) (rank 1 at the top), a dot per subject with its interval whisker, and a zero line.
 
@@ -245,7 +246,7 @@ def ranking_chart(
     )
     out.append(
         f'<text x="{_f(left + plot_w / 2)}" y="{plot_bottom + 30}" text-anchor="middle" fill="#333">'
-        "γ(x): ← less associated with the attributes · more associated →</text>"
+        f"{escape(axis)}</text>"
     )
     for i, (record, name, short) in enumerate(zip(rows, names, shown, strict=True)):
         y = top + i * row_h

@@ -5,9 +5,11 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 
+from unqover.report.charts import ranking_chart
+
 HEADLINE = (
     ("S", "S: same label for both hypotheses (↑ less bias)"),
-    ("delta_P", "ΔP: mean |P_f − P_m| (↓)"),
+    ("delta_P", "ΔP: mean absolute difference P_f − P_m (↓)"),
     ("B", "B: pro-stereotypical hypothesis preferred (50 = chance)"),
     ("stereotype_gap", "signed stereotype gap P_stereo − P_anti (0 = none)"),
     ("gender_gap", "signed gender gap P_f − P_m (> 0: female preferred)"),
@@ -111,6 +113,15 @@ def nli_html(results: Mapping) -> str:
             body.append(f"<p>{html.escape(line)}</p>")
     if in_table:
         body.append("</table>")
+    occupations = [
+        {"occupation": f"{r['occupation']} ({r.get('occupation_gender', '?')})", "gamma": r.get("gender_gap")}
+        for r in results["result"].get("by_occupation", [])
+    ]
+    if occupations:
+        chart = ranking_chart(
+            occupations, title="Occupations by signed gender gap P_f − P_m (points)", label="occupation"
+        )
+        body.append(f"<h2>Occupations</h2>{chart}")
     style = (
         "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
         "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}"
