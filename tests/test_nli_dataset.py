@@ -209,3 +209,48 @@ def test_cli_builds_nli_gender_offline_without_word_lists(tmp_path, capsys):
         "synthetic-named",
         "synthetic-quoted",
     ]
+
+
+def test_cli_corpus_sources_and_data_labels(tmp_path, capsys):
+    from unqover.cli import main
+
+    mnli = tmp_path / "mnli.parquet"
+    pq.write_table(pa.table({"premise": PREMISES}), mnli)
+    out = tmp_path / "out"
+    args = [
+        "build-datasets",
+        "nli-gender",
+        "--output",
+        str(out),
+        "--quiet",
+        "--source",
+        f"mnli={mnli}",
+        "--labels",
+        "data",
+    ]
+    assert (
+        main([*args, "--config", "mnli", "--config", "synthetic"]) == 2
+    )  # 50 per occupation: too few premises
+    assert "mnli" in capsys.readouterr().err
+    assert main(["build-datasets", "religion", "--output", str(out), "--labels", "data"]) == 2
+    assert "--source and --labels apply to the nli-gender dataset" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "build-datasets",
+                "nli-gender",
+                "--output",
+                str(out),
+                "--quiet",
+                "--labels",
+                "data",
+                "--config",
+                "synthetic",
+            ]
+        )
+        == 0
+    )
+    rows = load_dataset(str(out / "nli-gender"), "synthetic", split="test")
+    assert {r["occupation_gender"] for r in rows if r["occupation"] == "baker"} == {
+        "female"
+    }  # 65% female (BLS)

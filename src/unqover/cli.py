@@ -15,28 +15,37 @@ DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
-    from unqover.hub.build import build_dataset, check_configs, check_names
+    from unqover.hub.build import NLI_DATASETS, build_dataset, check_configs, check_names
+    from unqover.hub.nli_dataset import build_nli_dataset
     from unqover.lexicon import resolve_word_lists
 
     names = check_names(args.names)
     for name in names:
         check_configs(name, args.config)
-    from unqover.hub.build import NLI_DATASETS
-
-    # the NLI dataset is made from the project's own premises: no UnQover word lists needed
+    if (args.source or args.labels != "paper") and not any(n in NLI_DATASETS for n in names):
+        raise UnqoverError("--source and --labels apply to the nli-gender dataset")
+    # the NLI dataset is made from the project's own premises or NLI corpora: no UnQover word lists needed
     word_lists = None if all(n in NLI_DATASETS for n in names) else resolve_word_lists(args.word_lists)
     for name in names:
-        built = build_dataset(
-            word_lists,
-            name,
-            args.output,
-            configs=args.config,
-            overwrite=args.overwrite,
-            progress=not args.quiet,
-        )
+        options = {"configs": args.config, "overwrite": args.overwrite, "progress": not args.quiet}
+        if name in NLI_DATASETS:
+            built = build_nli_dataset(
+                args.output, sources=dict(args.source or []), labels=args.labels, **options
+            )
+        else:
+            built = build_dataset(word_lists, name, args.output, **options)
         rows = ", ".join(f"{config} {n:,}" for config, n in built.rows.items())
         print(f"{built.path}: {rows} rows in {built.seconds:.1f} s")
     return 0
+
+
+def _source(text: str) -> tuple[str, str | None]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=PATH or NAME=hub (e.g. mnli=data/mnli.parquet), got {text!r}"
+        )
+    return name, None if path == "hub" else path
 
 
 def _measure(args: argparse.Namespace) -> int:
@@ -186,6 +195,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="build only this config (repeatable; default: all of qa, qa-newsqa, mlm, mlm-bert, mlm-roberta)",
     )
     build.add_argument("--overwrite", action="store_true", help="replace data that is already built")
+    build.add_argument(
+        "--source",
+        type=_source,
+        action="append",
+        metavar="NAME=PATH",
+        help="nli-gender: premises from an NLI corpus (mnli, snli, anli, qnli) in a local file, or NAME=hub (repeatable)",
+    )
+    build.add_argument(
+        "--labels",
+        choices=("paper", "data"),
+        default="paper",
+        help="nli-gender: occupation labels, the paper's (default) or data-driven from the BLS shares",
+    )
     build.add_argument("--quiet", action="store_true", help="no progress bar")
     build.set_defaults(run=_build_datasets)
 
