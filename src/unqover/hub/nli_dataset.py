@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 import yaml
 from tqdm.auto import tqdm
 
+from unqover.env import offline
 from unqover.errors import UnqoverError
 from unqover.generate.nli import (
     ROW_SCHEMA,
@@ -185,18 +186,6 @@ def _dedup(texts: Iterable[object]) -> list[str]:
     return out
 
 
-def _offline() -> bool:
-    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if (os.environ.get(name) or "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
-            return True
-    try:
-        from huggingface_hub import constants
-
-        return bool(constants.is_offline_mode())
-    except (ImportError, AttributeError):
-        return False
-
-
 def _how_to_pass(source: str) -> str:
     spec = SOURCES[source]
     return (
@@ -263,7 +252,7 @@ def _read_local(path: Path, column: str) -> list[object]:
 
 def _read_hub(source: str) -> list[object]:
     spec = SOURCES[source]
-    if _offline():
+    if offline():
         raise UnqoverError(
             f"cannot load {source} from the Hub ({spec.hub_id}) while offline; {_how_to_pass(source)}"
         )

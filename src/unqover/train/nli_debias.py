@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from unqover.env import offline
 from unqover.errors import UnqoverError
 from unqover.generate.gender_swap import PROBE_OCCUPATIONS, augment_pairs
 from unqover.probe.models import _first_line
@@ -33,18 +34,6 @@ HUB_SOURCES: dict[str, tuple[str, str]] = {
     "snli": ("stanfordnlp/snli", "plain_text"),
 }
 COLUMNS = ("premise", "hypothesis", "label")
-
-
-def _offline() -> bool:
-    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if (os.environ.get(name) or "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
-            return True
-    try:
-        from huggingface_hub import constants
-
-        return bool(constants.is_offline_mode())
-    except (ImportError, AttributeError):
-        return False
 
 
 def _label_id(value) -> int:
@@ -105,7 +94,7 @@ def _read_local(path: Path) -> list[dict]:
 
 def _read_hub(source: str, split: str) -> list[dict]:
     hub_id, config = HUB_SOURCES[source]
-    if _offline():
+    if offline():
         raise UnqoverError(
             f"offline mode: cannot download {source.upper()} ({hub_id}, {config}); pass a local file with "
             "premise, hypothesis, label columns (--train-file PATH), or set HF_HUB_OFFLINE=0"
