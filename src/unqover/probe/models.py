@@ -82,6 +82,72 @@ def choose_dtype(dtype: str, device: str) -> str:
     return "float16" if device == "mps" else "float32"
 
 
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model comes from (a local folder or a Hub id), and its safe loaders with one clear error each.
+
+    Every loader passes ``trust_remote_code=False``; weights are safetensors unless ``allow_pickle``.
+    """
+
+    model_id: str
+    location: str
+    revision: str | None = None
+    token: str | None = None
+
+    @property
+    def options(self) -> dict:
+        return {"revision": self.revision, "token": self.token, "trust_remote_code": False}
+
+    def config(self):
+        import transformers
+
+        try:
+            return transformers.AutoConfig.from_pretrained(self.location, **self.options)
+        except (OSError, ValueError) as err:
+            raise UnqoverError(f"cannot load model {self.model_id!r}: {first_line(err)}") from err
+
+    def tokenizer(self):
+        import transformers
+
+        try:
+            return transformers.AutoTokenizer.from_pretrained(self.location, **self.options)
+        except (OSError, ValueError, TypeError) as err:
+            raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
+
+    def weights(self, auto_class, dtype: str, allow_pickle: bool, **kwargs):
+        import torch
+
+        try:
+            return auto_class.from_pretrained(
+                self.location,
+                dtype=getattr(torch, dtype),
+                use_safetensors=not allow_pickle,
+                **kwargs,
+                **self.options,
+            )
+        except (OSError, ValueError) as err:
+            hint = (
+                ""
+                if allow_pickle
+                else " (only safetensors weights are loaded; pass --allow-pickle to trust .bin files)"
+            )
+            raise UnqoverError(
+                f"cannot load the weights of {self.model_id!r}: {first_line(err)}{hint}"
+            ) from err
+
+
+def model_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
+    """A local folder when ``model_id`` is one, else a Hub id; a path-like id that does not exist is an error."""
+    if not model_id or not isinstance(model_id, str):
+        raise UnqoverError("a model id or folder is needed")
+    local = Path(model_id).expanduser()
+    if local.is_dir():
+        return ModelSource(model_id, str(local), revision, token)
+    if model_id.startswith((".", "/", "~")) or model_id.count("/") > 1:
+        raise UnqoverError(f"model folder not found: {model_id}")
+    return ModelSource(model_id, model_id, revision, token)
+
+
 def load_model(
     model_id: str,
     *,
@@ -92,28 +158,12 @@ def load_model(
     allow_pickle: bool = False,
 ) -> LoadedModel:
     """Load config, tokenizer and model of a Hub id or a local folder, with one clear error per failure."""
-    import torch
     import transformers
 
-    if not model_id or not isinstance(model_id, str):
-        raise UnqoverError("a model id or folder is needed")
-    local = Path(model_id).expanduser()
-    if local.is_dir():
-        source = str(local)
-    elif model_id.startswith((".", "/", "~")) or model_id.count("/") > 1:
-        raise UnqoverError(f"model folder not found: {model_id}")
-    else:
-        source = model_id  # a Hub id
-    common = {"revision": revision, "token": token, "trust_remote_code": False}
-    try:
-        config = transformers.AutoConfig.from_pretrained(source, **common)
-    except (OSError, ValueError) as err:
-        raise UnqoverError(f"cannot load model {model_id!r}: {_first_line(err)}") from err
+    source = model_source(model_id, revision, token)
+    config = source.config()
     family = detect_family(getattr(config, "architectures", None), getattr(config, "model_type", None))
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
-    except (OSError, ValueError, TypeError) as err:
-        raise UnqoverError(f"cannot load the tokenizer of {model_id!r}: {_first_line(err)}") from err
+    tokenizer = source.tokenizer()
     if family == "qa" and not getattr(tokenizer, "is_fast", False):
         raise UnqoverError(
             f"{model_id!r} has no fast tokenizer: QA scoring needs character offsets (a tokenizer.json or a "
@@ -126,22 +176,13 @@ def load_model(
         "mlm": transformers.AutoModelForMaskedLM,
         "causal": transformers.AutoModelForCausalLM,
     }[family]
-    try:
-        model = auto.from_pretrained(
-            source, dtype=getattr(torch, dtype), use_safetensors=not allow_pickle, **common
-        )
-    except (OSError, ValueError) as err:
-        hint = (
-            ""
-            if allow_pickle
-            else " (only safetensors weights are loaded; pass --allow-pickle to trust .bin files)"
-        )
-        raise UnqoverError(f"cannot load the weights of {model_id!r}: {_first_line(err)}{hint}") from err
+    model = source.weights(auto, dtype, allow_pickle)
     model.to(device).eval()
     commit = getattr(config, "_commit_hash", None)
     return LoadedModel(model, tokenizer, family, model_id, revision or commit, device, dtype)
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message: library errors can be pages long."""
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__

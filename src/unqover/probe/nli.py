@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from unqover.errors import UnqoverError
-from unqover.probe.models import _first_line, choose_device, choose_dtype
+from unqover.probe.models import choose_device, choose_dtype, model_source
 
 LABELS = ("entailment", "neutral", "contradiction")
 # spellings seen in configs: ENTAILMENT, entailment, Entailed; CONTRADICTION, Contradict; NEUTRAL
@@ -147,23 +146,10 @@ def load_nli_model(
     label_map: dict[str, int] | None = None,
 ) -> LoadedNLIModel:
     """Load config, tokenizer and ``…ForSequenceClassification`` model of a Hub id or a local folder."""
-    import torch
     import transformers
 
-    if not model_id or not isinstance(model_id, str):
-        raise UnqoverError("a model id or folder is needed")
-    local = Path(model_id).expanduser()
-    if local.is_dir():
-        source = str(local)
-    elif model_id.startswith((".", "/", "~")) or model_id.count("/") > 1:
-        raise UnqoverError(f"model folder not found: {model_id}")
-    else:
-        source = model_id  # a Hub id
-    common = {"revision": revision, "token": token, "trust_remote_code": False}
-    try:
-        config = transformers.AutoConfig.from_pretrained(source, **common)
-    except (OSError, ValueError) as err:
-        raise UnqoverError(f"cannot load model {model_id!r}: {_first_line(err)}") from err
+    source = model_source(model_id, revision, token)
+    config = source.config()
     architectures = getattr(config, "architectures", None) or []
     if architectures and not any(a.endswith("ForSequenceClassification") for a in architectures):
         raise UnqoverError(
@@ -172,23 +158,10 @@ def load_nli_model(
         )
     id2label = {int(k): str(v) for k, v in (getattr(config, "id2label", None) or {}).items()}
     label_ids = nli_label_ids(id2label, label_map)
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
-    except (OSError, ValueError, TypeError) as err:
-        raise UnqoverError(f"cannot load the tokenizer of {model_id!r}: {_first_line(err)}") from err
+    tokenizer = source.tokenizer()
     device = choose_device(device)
     dtype = choose_dtype(dtype, device)
-    try:
-        model = transformers.AutoModelForSequenceClassification.from_pretrained(
-            source, dtype=getattr(torch, dtype), use_safetensors=not allow_pickle, **common
-        )
-    except (OSError, ValueError) as err:
-        hint = (
-            ""
-            if allow_pickle
-            else " (only safetensors weights are loaded; pass --allow-pickle to trust .bin files)"
-        )
-        raise UnqoverError(f"cannot load the weights of {model_id!r}: {_first_line(err)}{hint}") from err
+    model = source.weights(transformers.AutoModelForSequenceClassification, dtype, allow_pickle)
     model.to(device).eval()
     commit = getattr(config, "_commit_hash", None)
     return LoadedNLIModel(

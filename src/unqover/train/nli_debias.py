@@ -24,7 +24,7 @@ from pathlib import Path
 from unqover.env import offline
 from unqover.errors import UnqoverError
 from unqover.generate.gender_swap import PROBE_OCCUPATIONS, augment_pairs
-from unqover.probe.models import _first_line
+from unqover.probe.models import first_line, model_source
 from unqover.probe.nli import nli_label_ids
 
 DATASET_LABELS = ("entailment", "neutral", "contradiction")  # ids 0, 1, 2 of MNLI and SNLI
@@ -83,7 +83,7 @@ def _read_local(path: Path) -> list[dict]:
     except UnqoverError:
         raise
     except Exception as err:  # pyarrow raises ArrowInvalid and friends
-        raise UnqoverError(f"cannot read {path}: {_first_line(err)}") from err
+        raise UnqoverError(f"cannot read {path}: {first_line(err)}") from err
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
         raise UnqoverError(
@@ -105,7 +105,7 @@ def _read_hub(source: str, split: str) -> list[dict]:
         data = datasets.load_dataset(hub_id, config, split=split)
     except Exception as err:  # datasets raises many types (network, not found, bad split)
         raise UnqoverError(
-            f"cannot load {source.upper()} split {split!r} from {hub_id}: {_first_line(err)}; "
+            f"cannot load {source.upper()} split {split!r} from {hub_id}: {first_line(err)}; "
             "pass a local file with --train-file PATH"
         ) from err
     return [{c: row[c] for c in COLUMNS} for row in data]
@@ -177,20 +177,10 @@ def _is_classifier(config) -> bool:
 
 def _load(model_name_or_path: str, label_map, allow_pickle: bool, revision, token):
     """(model, tokenizer, label_ids) with the model's config naming its labels."""
-    import torch
     import transformers
 
-    local = Path(model_name_or_path).expanduser()
-    source = str(local) if local.is_dir() else model_name_or_path
-    if not local.is_dir() and (
-        model_name_or_path.startswith((".", "/", "~")) or model_name_or_path.count("/") > 1
-    ):
-        raise UnqoverError(f"model folder not found: {model_name_or_path}")
-    common = {"revision": revision, "token": token, "trust_remote_code": False}
-    try:
-        config = transformers.AutoConfig.from_pretrained(source, **common)
-    except (OSError, ValueError) as err:
-        raise UnqoverError(f"cannot load model {model_name_or_path!r}: {_first_line(err)}") from err
+    source = model_source(model_name_or_path, revision, token)
+    config = source.config()
     if _is_classifier(config):
         id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
         label_ids = nli_label_ids(id2label, label_map)
@@ -207,25 +197,8 @@ def _load(model_name_or_path: str, label_map, allow_pickle: bool, revision, toke
         names = dict(enumerate(DATASET_LABELS))
         extra = {"num_labels": 3}
     extra.update(id2label=names, label2id={v: k for k, v in names.items()})
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
-    except (OSError, ValueError, TypeError) as err:
-        raise UnqoverError(
-            f"cannot load the tokenizer of {model_name_or_path!r}: {_first_line(err)}"
-        ) from err
-    try:
-        model = transformers.AutoModelForSequenceClassification.from_pretrained(
-            source, dtype=torch.float32, use_safetensors=not allow_pickle, **extra, **common
-        )
-    except (OSError, ValueError) as err:
-        hint = (
-            ""
-            if allow_pickle
-            else " (only safetensors weights are loaded; allow pickled weights to use .bin files)"
-        )
-        raise UnqoverError(
-            f"cannot load the weights of {model_name_or_path!r}: {_first_line(err)}{hint}"
-        ) from err
+    tokenizer = source.tokenizer()
+    model = source.weights(transformers.AutoModelForSequenceClassification, "float32", allow_pickle, **extra)
     return model, tokenizer, label_ids
 
 
