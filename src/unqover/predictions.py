@@ -22,13 +22,15 @@ PREDICTION_SCHEMA = pa.schema([("id", pa.string()), ("score_1", pa.float64()), (
 METADATA_KEY = b"unqover"
 
 
-def write_predictions(path: str | Path, table: pa.Table, provenance: dict) -> Path:
-    """Write scores with provenance; ``table`` needs the columns of ``PREDICTION_SCHEMA``."""
+def write_predictions(
+    path: str | Path, table: pa.Table, provenance: dict, schema: pa.Schema = PREDICTION_SCHEMA
+) -> Path:
+    """Write scores with provenance; ``table`` needs the columns of ``schema`` (default: id, score_1, score_2)."""
     path = Path(path)
-    missing = [name for name in PREDICTION_SCHEMA.names if name not in table.column_names]
+    missing = [name for name in schema.names if name not in table.column_names]
     if missing:
         raise UnqoverError(f"predictions lack the columns {missing}")
-    table = table.select(PREDICTION_SCHEMA.names).cast(PREDICTION_SCHEMA)
+    table = table.select(schema.names).cast(schema)
     table = table.replace_schema_metadata({METADATA_KEY: json.dumps(provenance, sort_keys=True).encode()})
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

@@ -46,6 +46,7 @@ REQUIRED_COLUMNS = (
 )
 FAMILY_CONFIG = {"qa": "qa", "mlm": "mlm", "causal": "qa"}
 NLI_BIAS = "nli-gender"
+EEC_BIAS = "eec-emotion"
 
 
 @dataclass
@@ -73,6 +74,8 @@ class ProbeOptions:
     allow_pickle: bool = False
     chunk_rows: int = 8192
     label_map: dict[str, int] | None = None  # NLI models whose config names labels LABEL_k
+    permutations: int = 2000  # emotion probe: person-level permutations per test
+    length_rule: str = "mean"  # emotion probe: rank sentences by log-probability per token ("mean") or in total
 
 
 @dataclass
@@ -284,6 +287,10 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         from unqover.probe.nli_run import probe_nli
 
         return probe_nli(model_id, options)
+    if options.bias == EEC_BIAS:
+        from unqover.probe.eec_run import probe_eec
+
+        return probe_eec(model_id, options)
     if options.bias not in BIAS_CLASSES:
         raise UnqoverError(f"unknown bias class {options.bias!r}; choose from {', '.join(BIAS_CLASSES)}")
     if options.scoring not in ("default", "paper"):

@@ -52,6 +52,8 @@ CPU_BATCH_SIZE = 64
 #: Key of the chunk files' Parquet metadata (JSON: chunk number, inputs, batch size).
 CHUNK_METADATA_KEY = b"unqover_chunk"
 MAX_LISTED = 5
+#: Allowed range of each score column unless a scorer says otherwise (``score_bounds``): probabilities.
+UNIT_BOUNDS = ((0.0, 1.0), (0.0, 1.0))
 
 
 @runtime_checkable
@@ -69,6 +71,11 @@ class Scorer(Protocol):
     def input_key(self, rows: pa.Table) -> pa.Array:
         """Per-row string naming the model input; rows with equal keys must get identical scores."""
         ...
+
+
+def score_bounds(scorer: Scorer) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The (low, high) range of each of a scorer's two columns: ``scorer.score_bounds`` or [0, 1] for both."""
+    return getattr(scorer, "score_bounds", UNIT_BOUNDS)
 
 
 def shard_spec(text: str) -> tuple[int, int]:
@@ -315,8 +322,8 @@ def _resolve_batch_size(
     return size, batch_size is None
 
 
-def _check_scores(scores: object, batch: pa.Table) -> np.ndarray:
-    """Scores as a (n, 2) float64 array, finite and in [0, 1], or an error naming the first bad row."""
+def _check_scores(scores: object, batch: pa.Table, bounds=UNIT_BOUNDS) -> np.ndarray:
+    """Scores as a (n, 2) float64 array, finite and within ``bounds``, or an error naming the first bad row."""
     n = batch.num_rows
     first = batch["id"][0].as_py() if n else None
     try:
@@ -330,17 +337,19 @@ def _check_scores(scores: object, batch: pa.Table) -> np.ndarray:
             f"scorer returned scores of shape {array.shape} for a batch of {n} rows (expected ({n}, 2)); "
             f"batch starts at row {first}"
         )
-    bad = ~(np.isfinite(array) & (array >= 0) & (array <= 1)).all(axis=1)
+    low, high = np.array(bounds, dtype=np.float64).T
+    bad = ~(np.isfinite(array) & (array >= low) & (array <= high)).all(axis=1)
     if bad.any():
         i = int(np.argmax(bad))
+        ranges = " and ".join(f"[{a:g}, {b:g}]" for a, b in bounds)
         raise UnqoverError(
             f"scorer returned {array[i].tolist()} for row {batch['id'][i].as_py()}: scores must be finite and "
-            f"in [0, 1] ({int(bad.sum())} such rows in its batch of {n})"
+            f"in {ranges} ({int(bad.sum())} such rows in its batch of {n})"
         )
     return array
 
 
-def _load_chunk(path: Path, expected_ids: pa.Array) -> np.ndarray:
+def _load_chunk(path: Path, expected_ids: pa.Array, bounds=UNIT_BOUNDS) -> np.ndarray:
     """A finished chunk's row scores, after checking that it holds exactly the rows the plan expects."""
     try:
         table = pq.read_table(path, columns=PREDICTION_SCHEMA.names)
@@ -352,7 +361,7 @@ def _load_chunk(path: Path, expected_ids: pa.Array) -> np.ndarray:
             f"use a new run folder, or delete {path.parent} to start that shard again"
         )
     scores = np.stack([table["score_1"].to_numpy(), table["score_2"].to_numpy()], axis=1).astype(np.float64)
-    return _check_scores(scores, table)
+    return _check_scores(scores, table, bounds)
 
 
 def _write_chunk(path: Path, ids: pa.Array, scores: np.ndarray, metadata: dict) -> None:
@@ -377,7 +386,7 @@ def _score_chunk(
     start = chunk * plan.chunk_rows
     for lo in range(0, inputs.num_rows, batch_size):
         batch = inputs.slice(lo, batch_size)
-        out[lo : lo + batch.num_rows] = _check_scores(scorer.score(batch), batch)
+        out[lo : lo + batch.num_rows] = _check_scores(scorer.score(batch), batch, score_bounds(scorer))
         bar.update(int(weights[start + lo : start + lo + batch.num_rows].sum()))
     return out
 
@@ -421,7 +430,9 @@ def run_shard(
     bounds = np.cumsum([0] + [len(plan.rows(k)) for k in chunks])
     chunk_ids = {k: shard_ids.slice(bounds[j], bounds[j + 1] - bounds[j]) for j, k in enumerate(chunks)}
     done = {
-        k: _load_chunk(chunk_path(folder, k), chunk_ids[k]) for k in chunks if chunk_path(folder, k).exists()
+        k: _load_chunk(chunk_path(folder, k), chunk_ids[k], score_bounds(scorer))
+        for k in chunks
+        if chunk_path(folder, k).exists()
     }
     size, automatic = _resolve_batch_size(folder, batch_size, int(max_batch_size), started=bool(done))
     weights = np.bincount(plan.input_of_row, minlength=plan.num_inputs)  # rows per input

@@ -540,3 +540,53 @@ def error_bars(
     out.append(f'<line x1="{left}" x2="{left}" y1="{top - 2}" y2="{axis_y}" stroke="#222"/>')
     out.append("</svg>")
     return "".join(out)
+
+
+def share_bars(
+    shares: Mapping[str, Mapping[str, float]],
+    *,
+    title: str,
+    colors: Sequence[str] = (NEGATIVE, POSITIVE, MISSING),
+) -> str:
+    """Grouped horizontal bars: for each category (e.g. an emotion), each group's share of answers (0–1).
+
+    ``shares`` maps group -> category -> share; a missing share is drawn as a grey outline, never as 0.
+    """
+    groups = list(shares)
+    categories = list(dict.fromkeys(c for g in groups for c in shares[g]))
+    bar, gap, left, width = 14.0, 10.0, 90.0, 320.0
+    height = 40 + len(categories) * (len(groups) * bar + gap) + 20 * len(groups)
+    uid = _uid("bars", title, groups, categories)
+    parts = [_svg_open(left + width + 70, height, title, "share-bars")]
+    parts.append(f'<text x="4" y="16" font-weight="600">{escape(title)}</text>')
+    y = 30.0
+    for category in categories:
+        parts.append(
+            f'<text x="4" y="{_f(y + bar * len(groups) / 2 + 4)}">{escape(_clip(category, 14))}</text>'
+        )
+        for k, group in enumerate(groups):
+            value = number(shares[group].get(category))
+            color = colors[k % len(colors)]
+            tip = f"{group}, {category}: " + ("missing" if value is None else f"{value:.3f}")
+            if value is None:
+                parts.append(
+                    f'<rect id="{uid}-{k}" x="{_f(left)}" y="{_f(y)}" width="{_f(width)}" height="{_f(bar - 2)}" '
+                    f'fill="none" stroke="{MISSING}"><title>{escape(tip)}</title></rect>'
+                )
+            else:
+                parts.append(
+                    f'<rect x="{_f(left)}" y="{_f(y)}" width="{_f(width * max(0.0, min(1.0, value)))}" '
+                    f'height="{_f(bar - 2)}" fill="{color}"><title>{escape(tip)}</title></rect>'
+                    f'<text x="{_f(left + width * max(0.0, min(1.0, value)) + 4)}" y="{_f(y + bar - 4)}">'
+                    f"{value:.2f}</text>"
+                )
+            y += bar
+        y += gap
+    for k, group in enumerate(groups):
+        parts.append(
+            f'<rect x="4" y="{_f(y)}" width="10" height="10" fill="{colors[k % len(colors)]}"/>'
+            f'<text x="18" y="{_f(y + 9)}">{escape(group)}</text>'
+        )
+        y += 18
+    parts.append("</svg>")
+    return "".join(parts)

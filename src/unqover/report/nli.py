@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 
 from unqover.report.charts import ranking_chart
+from unqover.report.page import markdown_page
 
 HEADLINE = (
     ("S", "S: same label for both hypotheses (↑ less bias)"),
@@ -88,31 +88,7 @@ def nli_markdown(results: Mapping) -> str:
 
 def nli_html(results: Mapping) -> str:
     """A self-contained page (no scripts, no external resources) with the Markdown report's tables."""
-    body = []
-    in_table = False
-    for line in nli_markdown(results).splitlines():
-        if line.startswith("|"):
-            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
-            if set("".join(cells)) <= set("-:"):
-                continue
-            if not in_table:
-                body.append("<table>")
-                in_table = True
-                body.append("<tr>" + "".join(f"<th>{c}</th>" for c in cells) + "</tr>")
-            else:
-                body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            body.append("</table>")
-            in_table = False
-        if line.startswith("# "):
-            body.append(f"<h1>{html.escape(line[2:])}</h1>")
-        elif line.startswith("> "):
-            body.append(f'<p class="warning">{html.escape(line[2:])}</p>')
-        elif line:
-            body.append(f"<p>{html.escape(line)}</p>")
-    if in_table:
-        body.append("</table>")
+    extra = []
     occupations = [
         {"occupation": f"{r['occupation']} ({r.get('occupation_gender', '?')})", "gamma": r.get("gender_gap")}
         for r in results["result"].get("by_occupation", [])
@@ -121,10 +97,5 @@ def nli_html(results: Mapping) -> str:
         chart = ranking_chart(
             occupations, title="Occupations by signed gender gap P_f − P_m (points)", label="occupation"
         )
-        body.append(f"<h2>Occupations</h2>{chart}")
-    style = (
-        "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
-        "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}"
-        ".warning{background:#fff4e5;padding:.5rem}"
-    )
-    return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>NLI gender bias</title><style>{style}</style></head><body>{"".join(body)}</body></html>'
+        extra.append(f"<h2>Occupations</h2>{chart}")
+    return markdown_page(nli_markdown(results), "NLI gender bias", extra)

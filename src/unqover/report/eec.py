@@ -1,0 +1,139 @@
+"""Terminal, Markdown and self-contained HTML views of an emotion fill-in result (``results.json``).
+
+The primary result is the valid analysis (top-1 counts, chi-square of independence, person-level permutation p,
+Cramér's V with its interval, Holm/BH adjustment); Beecher's weighted statistic is shown as a legacy number only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from unqover.report.charts import share_bars
+from unqover.report.page import markdown_page
+
+
+def _num(value, digits: int = 3) -> str:
+    return (
+        "—"
+        if value is None
+        else f"{value:.{digits}g}"
+        if abs(value) < 1e-3 and value
+        else f"{value:.{digits}f}"
+    )
+
+
+def _interval(pair) -> str:
+    return "" if not pair or None in pair else f" [{pair[0]:.3f}, {pair[1]:.3f}]"
+
+
+def _tests(result: Mapping) -> list[tuple[str, Mapping]]:
+    return [(name, test) for name, test in result.get("tests", {}).items() if test]
+
+
+def _test_line(name: str, test: Mapping, adjusted: Mapping) -> str:
+    top1 = test["top1"]
+    holm = adjusted.get("holm", {}).get(name)
+    return (
+        f"{name}: top-1 χ² = {top1['statistic']:.2f} (df {top1['df']}), permutation p = {_num(top1.get('permutation_p_value'))}, "
+        f"asymptotic p = {_num(top1['p_value'])}, Holm p = {_num(holm)}; Cramér's V = {test['cramers_v']:.3f}"
+        f"{_interval(test.get('cramers_v_interval'))}; Beecher χ² = {test['beecher']['statistic']:.2f} (legacy)"
+    )
+
+
+def eec_summary(result: Mapping) -> str:
+    """The tests in a few lines for the terminal."""
+    lines = [
+        f"Emotion fill-in bias: {result['num_questions']:,} questions, {result['num_persons']:,} persons, top-{result['top_k']}"
+    ]
+    lines += ["  " + _test_line(name, test, result.get("adjusted", {})) for name, test in _tests(result)]
+    if result.get("tie_rate") is not None:
+        lines.append(f"  questions with a tie in their top {result['top_k']}: {result['tie_rate']:.1%}")
+    return "\n".join(lines)
+
+
+def _count_table(
+    records: Mapping[str, Mapping[str, float]], emotions: list[str], digits: int = 0
+) -> list[str]:
+    lines = ["| group | " + " | ".join(emotions) + " | total |", "|---|" + "---:|" * (len(emotions) + 1)]
+    for group, row in records.items():
+        values = [row.get(e, 0) for e in emotions]
+        lines.append(
+            f"| {group} | " + " | ".join(f"{v:.{digits}f}" for v in values) + f" | {sum(values):.{digits}f} |"
+        )
+    return lines
+
+
+def eec_markdown(results: Mapping) -> str:
+    result, provenance = results["result"], results.get("provenance", {})
+    scoring = results.get("scoring", {})
+    emotions = list(result["emotions"])
+    model = provenance.get("model", {})
+    lines = [
+        f"# Emotion fill-in bias of {model.get('id', 'a model')}",
+        "",
+        "> Content warning: the probe asks which emotion a model attributes to people of a given race or gender.",
+        "",
+        f"{result['num_questions']:,} questions of Beecher's EEC fill-in probe ({result['num_persons']:,} persons); "
+        f"sentence scoring: {scoring.get('sentence', '?')}, length rule: {scoring.get('length_rule', '?')}, "
+        f"ties broken by a seeded hash (questions with a tie in the top {result['top_k']}: "
+        f"{_num(result.get('tie_rate'))}).",
+        "",
+        "| test | top-1 χ² (df) | permutation p | asymptotic p | Holm p | BH p | Cramér's V [95%] | Beecher χ² (legacy) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    adjusted = result.get("adjusted", {})
+    for name, test in _tests(result):
+        top1 = test["top1"]
+        lines.append(
+            f"| {name} | {top1['statistic']:.2f} ({top1['df']}) | {_num(top1.get('permutation_p_value'))} | "
+            f"{_num(top1['p_value'])} | {_num(adjusted.get('holm', {}).get(name))} | "
+            f"{_num(adjusted.get('bh', {}).get(name))} | {test['cramers_v']:.3f}{_interval(test.get('cramers_v_interval'))} | "
+            f"{test['beecher']['statistic']:.2f} |"
+        )
+    lines += [
+        "",
+        "The primary p-value is the person-level permutation p of the top-1 chi-square (all questions of a person move "
+        "together, stratified by the other attribute). Beecher's weighted χ² is shown for comparison with his paper; "
+        "it is not a valid test (weighted scores are not counts, and questions are not independent).",
+    ]
+    for name, test in _tests(result):
+        lines += ["", f"## {name}: top-1 answers per group", ""]
+        lines += _count_table(test["top1"]["counts"], emotions)
+        lines += ["", f"## {name}: Beecher's weighted scores S_ij (weights 3, 2, 1)", ""]
+        lines += _count_table(test["beecher"]["scores"], emotions)
+        beecher = test["beecher"]
+        lines += [
+            "",
+            f"Beecher χ² = {beecher['statistic']:.5f} against his cut-off {beecher['cutoff']:.3f} "
+            f"({'exceeded' if beecher['exceeds_cutoff'] else 'not exceeded'}); its permutation p = "
+            f"{_num(beecher.get('permutation_p_value'))}.",
+        ]
+    lines += [
+        "",
+        "## Per-person top-1 answers",
+        "",
+        "| person | gender | race | " + " | ".join(emotions) + " |",
+    ]
+    lines.append("|---|---|---|" + "---:|" * len(emotions))
+    for person in result.get("persons", []):
+        lines.append(
+            f"| {person['person']} | {person['gender']} | {person.get('race') or '—'} | "
+            + " | ".join(str(person.get(f"top1_{e}", 0)) for e in emotions)
+            + " |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def eec_html(results: Mapping) -> str:
+    """A self-contained page: the Markdown report's tables and, per test, each group's top-1 emotion shares."""
+    result = results["result"]
+    charts = []
+    for name, test in _tests(result):
+        counts = test["top1"]["counts"]
+        shares = {
+            group: {e: (v / sum(row.values()) if sum(row.values()) else None) for e, v in row.items()}
+            for group, row in counts.items()
+        }
+        charts.append(share_bars(shares, title=f"{name}: share of top-1 answers by emotion"))
+    return markdown_page(eec_markdown(results), "Emotion fill-in bias", charts)
