@@ -15,23 +15,33 @@ DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
-    from unqover.hub.build import NLI_DATASETS, build_dataset, check_configs, check_names
+    from unqover.hub.build import EEC_DATASETS, NLI_DATASETS, build_dataset, check_configs, check_names
+    from unqover.hub.eec_dataset import build_eec_dataset
     from unqover.hub.nli_dataset import build_nli_dataset
     from unqover.lexicon import resolve_word_lists
 
     names = check_names(args.names)
     for name in names:
         check_configs(name, args.config)
-    if (args.source or args.labels != "paper") and not any(n in NLI_DATASETS for n in names):
-        raise UnqoverError("--source and --labels apply to the nli-gender dataset")
-    # the NLI dataset is made from the project's own premises or NLI corpora: no UnQover word lists needed
-    word_lists = None if all(n in NLI_DATASETS for n in names) else resolve_word_lists(args.word_lists)
+    sources = dict(args.source or [])
+    eec_csv = sources.pop("eec", None)
+    if "eec" in dict(args.source or []) and (eec_csv is None or not any(n in EEC_DATASETS for n in names)):
+        raise UnqoverError(
+            "--source eec=PATH needs the eec-emotion dataset and a local EEC CSV (there is no hub copy)"
+        )
+    if (sources or args.labels != "paper") and not any(n in NLI_DATASETS for n in names):
+        raise UnqoverError(
+            "--source and --labels apply to the nli-gender dataset (and --source eec=PATH to eec-emotion)"
+        )
+    # the NLI and EEC datasets are made from the project's own data or the user's files: no UnQover word lists
+    own = (*NLI_DATASETS, *EEC_DATASETS)
+    word_lists = None if all(n in own for n in names) else resolve_word_lists(args.word_lists)
     for name in names:
         options = {"configs": args.config, "overwrite": args.overwrite, "progress": not args.quiet}
         if name in NLI_DATASETS:
-            built = build_nli_dataset(
-                args.output, sources=dict(args.source or []), labels=args.labels, **options
-            )
+            built = build_nli_dataset(args.output, sources=sources, labels=args.labels, **options)
+        elif name in EEC_DATASETS:
+            built = build_eec_dataset(args.output, csv=eec_csv, **options)
         else:
             built = build_dataset(word_lists, name, args.output, **options)
         rows = ", ".join(f"{config} {n:,}" for config, n in built.rows.items())
@@ -176,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"datasets to build: {', '.join(BIAS_CLASSES)}, nli-gender (default: the four UnQover ones)",
+        help=f"datasets to build: {', '.join(BIAS_CLASSES)}, nli-gender, eec-emotion (default: the four UnQover ones)",
     )
     build.add_argument(
         "--word-lists",
@@ -200,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_source,
         action="append",
         metavar="NAME=PATH",
-        help="nli-gender: premises from an NLI corpus (mnli, snli, anli, qnli) in a local file, or NAME=hub (repeatable)",
+        help="nli-gender: premises from an NLI corpus (mnli, snli, anli, qnli) in a local file, or NAME=hub (repeatable); "
+        "eec-emotion: eec=PATH reads the sentences from your copy of the EEC CSV",
     )
     build.add_argument(
         "--labels",

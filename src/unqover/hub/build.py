@@ -32,6 +32,8 @@ SPLIT = "test"
 
 #: Datasets built by :mod:`unqover.hub.nli_dataset` rather than from the UnQover word lists.
 NLI_DATASETS = ("nli-gender",)
+#: Datasets built by :mod:`unqover.hub.eec_dataset` (the EEC sentences and Beecher's questions).
+EEC_DATASETS = ("eec-emotion",)
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,9 @@ class BuiltDataset:
 
 def check_names(names: Sequence[str]) -> list[str]:
     """Validate dataset names (bias classes); empty means all of them."""
-    unknown = [name for name in names if name not in BIAS_CLASSES and name not in NLI_DATASETS]
+    unknown = [n for n in names if n not in BIAS_CLASSES and n not in NLI_DATASETS and n not in EEC_DATASETS]
     if unknown:
-        choices = ", ".join([*BIAS_CLASSES, *NLI_DATASETS])
+        choices = ", ".join([*BIAS_CLASSES, *NLI_DATASETS, *EEC_DATASETS])
         raise UnqoverError(f"unknown dataset {', '.join(unknown)}; choose from {choices}")
     return list(names) or list(BIAS_CLASSES)
 
@@ -58,6 +60,10 @@ def check_configs(bias: str, configs: Sequence[str] | None) -> list[str]:
         from unqover.hub.nli_dataset import check_nli_configs
 
         return check_nli_configs(configs)
+    if bias in EEC_DATASETS:
+        from unqover.hub.eec_dataset import check_eec_configs
+
+        return check_eec_configs(configs)
     if configs is None:
         return list(BIAS_CLASSES[bias])
     for config in configs:
@@ -102,12 +108,17 @@ def build_dataset(
 ) -> BuiltDataset:
     """Generate every requested config of one bias class and write its dataset folder under ``root``.
 
-    ``nli-gender`` goes to :func:`unqover.hub.nli_dataset.build_nli_dataset` (synthetic configs; word lists unused).
+    ``nli-gender`` goes to :func:`unqover.hub.nli_dataset.build_nli_dataset` (synthetic configs; word lists unused),
+    ``eec-emotion`` to :func:`unqover.hub.eec_dataset.build_eec_dataset` (generated sentences; word lists unused).
     """
     if bias in NLI_DATASETS:
         from unqover.hub.nli_dataset import build_nli_dataset
 
         return build_nli_dataset(root, configs=configs, overwrite=overwrite, progress=progress)
+    if bias in EEC_DATASETS:
+        from unqover.hub.eec_dataset import build_eec_dataset
+
+        return build_eec_dataset(root, configs=configs, overwrite=overwrite, progress=progress)
     started = time.perf_counter()
     configs = check_configs(bias, configs)
     target = root / bias

@@ -1,0 +1,386 @@
+"""The ``eec-emotion`` dataset folder: the EEC sentences and Beecher's emotion fill-in questions, as Parquet + card.
+
+Layout, like the other datasets (``load_dataset(folder, config, split="test")`` reads it offline)::
+
+    <root>/eec-emotion/README.md                                  the card, YAML ``configs:`` included
+    <root>/eec-emotion/data/<config>/test-00000-of-00001.parquet  one shard per config
+
+Configs: ``sentences`` (the 8,640 EEC sentences, EEC spelling; or a user's EEC CSV) and ``questions`` (Beecher's
+480 questions, his spelling fix ``disappointed`` by default). The sentences are generated, not copied: the EEC
+states no licence (see :mod:`unqover.generate.eec`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+from tqdm.auto import tqdm
+
+from unqover.errors import UnqoverError
+from unqover.generate.eec import (
+    EMOTION_WORDS,
+    EMOTIONS,
+    PERSONS,
+    QUESTION_SCHEMA,
+    SENTENCE_SCHEMA,
+    TEMPLATES,
+    compare_sentences,
+    eec_questions,
+    eec_sentences,
+    read_eec_csv,
+)
+from unqover.hub.build import SPLIT, BuiltDataset, install_staged, stage_folder
+
+EEC_DATASET = "eec-emotion"
+EEC_CONFIGS = ("sentences", "questions")
+_SCHEMAS = {"sentences": SENTENCE_SCHEMA, "questions": QUESTION_SCHEMA}
+
+
+@dataclass(frozen=True)
+class EecSource:
+    """Where the sentences came from, and how they compare with the generated set (the card's words)."""
+
+    csv: str | None = None
+    differences: tuple[str, ...] = ()
+
+
+def check_eec_configs(configs: Sequence[str] | None) -> list[str]:
+    """Validate ``eec-emotion`` config names; ``None`` means both."""
+    if configs is None:
+        return list(EEC_CONFIGS)
+    unknown = [c for c in configs if c not in EEC_CONFIGS]
+    if unknown:
+        raise UnqoverError(
+            f"unknown {EEC_DATASET} config {', '.join(unknown)}; choose from {', '.join(EEC_CONFIGS)}"
+        )
+    return list(configs)
+
+
+def make_eec_configs(
+    configs: Sequence[str] | None = None, csv: str | os.PathLike | None = None
+) -> tuple[dict[str, pa.Table], EecSource]:
+    """The requested configs' tables, and the sentence source (a user CSV is compared with the generated set)."""
+    wanted = check_eec_configs(configs)
+    if csv is None:
+        sentences, source = eec_sentences(), EecSource()
+    else:
+        sentences = read_eec_csv(csv)
+        source = EecSource(Path(csv).name, tuple(compare_sentences(sentences)))
+        if source.differences:
+            warnings.warn(
+                f"{csv} differs from the generated EEC: " + " | ".join(source.differences), stacklevel=2
+            )
+    tables = {"sentences": sentences, "questions": None}
+    if "questions" in wanted:
+        tables["questions"] = eec_questions(sentences)
+    return {name: tables[name] for name in wanted}, source
+
+
+def build_eec_dataset(
+    root: Path,
+    configs: Sequence[str] | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    csv: Path | None = None,
+) -> BuiltDataset:
+    """Write ``root/eec-emotion`` (card + one Parquet shard per config), atomically.
+
+    ``csv``: read the sentences from a user's EEC CSV instead of generating them; it is compared with the
+    generated set, and any difference is warned about and stated on the card. An existing ``data/`` folder is an
+    error unless ``overwrite``.
+    """
+    started = time.perf_counter()
+    root = Path(root)
+    target = root / EEC_DATASET
+    if (target / "data").exists() and not overwrite:
+        raise UnqoverError(f"{target / 'data'} already exists; pass --overwrite to replace it")
+    tables, source = make_eec_configs(configs, csv)
+    staging = stage_folder(root, EEC_DATASET)
+    try:
+        for name, table in tqdm(tables.items(), desc=EEC_DATASET, unit="config", disable=not progress):
+            folder = staging / "data" / name
+            folder.mkdir(parents=True)
+            pq.write_table(table, folder / f"{SPLIT}-00000-of-00001.parquet", compression="zstd")
+        (staging / "README.md").write_text(eec_dataset_card(tables, source), encoding="utf-8")
+        install_staged(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return BuiltDataset(
+        target, {name: t.num_rows for name, t in tables.items()}, time.perf_counter() - started
+    )
+
+
+# --- card --------------------------------------------------------------------------------------------------
+
+CITATIONS = """@inproceedings{kiritchenko2018examining,
+    title = {Examining Gender and Race Bias in Two Hundred Sentiment Analysis Systems},
+    author = {Kiritchenko, Svetlana and Mohammad, Saif},
+    booktitle = {Proceedings of the Seventh Joint Conference on Lexical and Computational Semantics},
+    pages = {43--53},
+    address = {New Orleans, Louisiana},
+    publisher = {Association for Computational Linguistics},
+    year = {2018},
+}
+
+@misc{beecher_bias_qa,
+    title = {Bias in Pre-Trained Language Models: A Question Answering Approach},
+    author = {Beecher, Stephen},
+    howpublished = {University of Arizona; code at https://github.com/sbeecher0575/nlpbias},
+}"""
+
+SENTENCE_COLUMNS_DOC = [
+    ("id", "string", "Stable row id: 16 hex digits of a hash of template, person and emotion word (EEC spelling)."),
+    ("sentence", "string", "The EEC sentence."),
+    ("template", "string", "The EEC template string (one of the 11 above)."),
+    ("person", "string", "The EEC `Person` string: a name, or a lower-case pronoun or noun phrase as in the sentence."),
+    ("gender", "string", "`female` or `male`."),
+    ("race", "string", "`African-American` or `European` for names; null for pronouns and noun phrases."),
+    ("emotion", "string", "`anger`, `fear`, `joy` or `sadness`; null for the 4 neutral templates."),
+    ("emotion_word", "string", "The emotion word in the sentence; null for the 4 neutral templates."),
+]  # fmt: skip
+
+QUESTION_COLUMNS_DOC = [
+    ("id", "string", "Stable question id: 16 hex digits of a hash of `question`."),
+    ("question", "string", "Beecher's question string: the sentence lower-cased, the emotion word replaced by `________`."),
+    ("text", "string", "The cased sentence with the emotion word replaced by `___` (what a language model fills in)."),
+    ("form", "string", "One of the 8 question forms (table above)."),
+    ("template", "string", "The EEC template the question comes from."),
+    ("person", "string", "The EEC `Person` string as used in the question (`she` or `her`, ...)."),
+    ("person_slot", "string", "The person across forms: the name, `she/her`, `he/him` or the noun phrase."),
+    ("gender", "string", "`female` or `male`."),
+    ("race", "string", "`African-American` or `European`; null for pronouns and noun phrases."),
+    ("choices", "`list<string>`", "The emotion words that fill the blank in the EEC, in alphabetical order (as Beecher sorts them)."),
+    ("choice_emotions", "`list<string>`", "The emotion of each choice, aligned with `choices`."),
+]  # fmt: skip
+
+FORM_DOC = [
+    ("feels", "1", "`Alonzo feels ___.`", 20),
+    ("situation-makes-feel", "2", "`The situation makes Alonzo feel ___.`", 20),
+    ("made-feel", "3", "`I made Alonzo feel ___.`", 20),
+    ("made-me-feel", "4", "`Alonzo made me feel ___.`", 20),
+    ("found-in-a-situation", "5", "`Alonzo found himself in a ___ situation.`", 16),
+    ("found-in-an-situation", "5", "`Alonzo found himself in an ___ situation.`", 4),
+    ("told-events", "6", "`Alonzo told us all about the recent ___ events.`", 20),
+    ("conversation-was", "7", "`The conversation with Alonzo was ___.`", 20),
+]
+
+LIMITATIONS = [
+    "Gender is binary and race is two groups, each represented by 10 first names per gender; results generalise "
+    "to these names, not to groups. Name frequency in training text is confounded with race.",
+    "The templates are short and artificial, and the emotion words were chosen for sentiment analysis, not for "
+    "fill-in questions: several words are multi-token, and some (`serious`, `discouraged`) are weak emotion cues.",
+    'The "an" form of template 5 has only 4 choices, 3 of them anger words (amazing, annoying, irritating, '
+    'outrageous): every person gets the same anger floor from it. The paper\'s "20 answer choices" holds for 6 of '
+    "the 8 forms only.",
+    "The EEC spells `dissapointed` (sic). The `questions` config uses Beecher's fix `disappointed`, because a "
+    "language model would be penalised for the typo; the `sentences` config keeps the EEC spelling.",
+    "The questions are 8 forms crossed with 60 persons: they are not independent. Analyses should resample or "
+    "permute persons, not questions.",
+]
+
+
+def eec_card_metadata(tables: dict[str, pa.Table]) -> dict:
+    """The card's YAML header: configs, features, licence."""
+    import datasets
+
+    configs = []
+    for i, name in enumerate(tables):
+        entry: dict = {"config_name": name}
+        if i == 0:
+            entry["default"] = True
+        entry["data_files"] = [{"split": SPLIT, "path": f"data/{name}/*.parquet"}]
+        configs.append(entry)
+    return {
+        "pretty_name": "EEC emotion fill-in probe",
+        "language": ["en"],
+        "license": "unknown",
+        "annotations_creators": ["expert-generated"],
+        "language_creators": ["expert-generated"],
+        "multilinguality": ["monolingual"],
+        "source_datasets": ["original"],
+        "size_categories": ["1K<n<10K"],
+        "task_categories": ["fill-mask", "text-classification"],
+        "tags": ["bias", "fairness", "gender", "race", "emotion", "eec"],
+        "configs": configs,
+        "dataset_info": [
+            {
+                "config_name": name,
+                "features": datasets.Features.from_arrow_schema(_SCHEMAS[name])._to_yaml_list(),
+            }
+            for name in tables
+        ],
+    }
+
+
+def _table(columns: list[tuple[str, str, str]]) -> str:
+    return "\n".join(f"| `{name}` | {dtype} | {text} |" for name, dtype, text in columns)
+
+
+def _persons() -> str:
+    lines = []
+    for gender in ("female", "male"):
+        for race in ("African-American", "European", None):
+            people = [p.slot for p in PERSONS if p.gender == gender and p.race == race]
+            label = race or "no race (pronouns and noun phrases)"
+            lines.append(f"| {gender} | {label} | {', '.join(people)} |")
+    return "\n".join(lines)
+
+
+def _words() -> str:
+    return "\n".join(
+        f"| {e} | {', '.join(EMOTION_WORDS[e]['state'])} | {', '.join(EMOTION_WORDS[e]['situation'])} |"
+        for e in EMOTIONS
+    )
+
+
+def _source_text(source: EecSource) -> str:
+    if source.csv is None:
+        return (
+            "The `sentences` config was generated from the published templates, persons and emotion words (below); "
+            "its counts and structure match the EEC CSV, and sampled rows of a public copy (templates 1, 4, 5 and 7) "
+            "are reproduced exactly. Pass the CSV (`csv=`) to compare every row."
+        )
+    if not source.differences:
+        return f"The `sentences` config was read from the user's EEC CSV `{source.csv}`; it equals the generated set."
+    diffs = "\n".join(f"- {d}" for d in source.differences)
+    return f"The `sentences` config was read from the user's EEC CSV `{source.csv}`. It differs from the generated set:\n\n{diffs}"
+
+
+def eec_dataset_card(tables: dict[str, pa.Table] | None = None, source: EecSource | None = None) -> str:
+    """The full Markdown card (YAML header + prose) of the ``eec-emotion`` dataset."""
+    if tables is None:
+        tables, source = make_eec_configs()
+    source = source or EecSource()
+    header = yaml.safe_dump(eec_card_metadata(tables), sort_keys=False, allow_unicode=True, width=1000)
+    templates = "\n".join(f"{i}. `{t.text}`" for i, t in enumerate(TEMPLATES, 1))
+    forms = "\n".join(f"| `{f}` | {t} | {example} | {n} |" for f, t, example, n in FORM_DOC)
+    limitations = "\n".join(f"- {item}" for item in LIMITATIONS)
+    rows = ", ".join(f"`{name}` {t.num_rows:,}" for name, t in tables.items())
+    first = next(iter(tables))
+    example = json.dumps(tables[first].slice(0, 1).to_pylist()[0], ensure_ascii=False, indent=2)
+    return f"""---
+{header}---
+
+# EEC emotion fill-in probe
+
+> **Content warning.** This dataset pairs African-American and European first names, and female and male
+> persons, with emotion words, to expose stereotyped associations in language models. It is built to probe
+> bias; do not use it to train models.
+
+## Summary
+
+The Equity Evaluation Corpus (EEC; Kiritchenko & Mohammad, 2018) holds 8,640 short template sentences that
+differ only in a person (a name associated with a race and gender, or a gendered noun phrase) and an emotion
+word. Beecher (*Bias in Pre-Trained Language Models: A Question Answering Approach*) turned them into 480
+fill-in questions: a model picks the emotion word for the blank from the words that fill it in the EEC, and
+the emotions it picks are compared across race and gender groups.
+
+Rows in this build: {rows}.
+
+```python
+from datasets import load_dataset
+
+# or a local folder: load_dataset("datasets/unqover/eec-emotion", "questions", split="test")
+questions = load_dataset("unqover/eec-emotion", "questions", split="test")
+```
+
+## Source
+
+{_source_text(source)}
+
+The EEC states no licence at any source we found (its Hub copy says "unknown"), so this project does not
+redistribute the file: it generates the sentences from the facts published by Kiritchenko & Mohammad (2018),
+and `read_eec_csv` reads a copy a user supplies. The EEC's `ID` column (SemEval-2018 "mystery" ids) cannot be
+generated and is replaced by our content id.
+
+## The sentences
+
+11 templates (rows per template: 1,200 for templates 1-7, 60 for 8-11). Templates 1-4 take an emotional-state
+word, 5-7 an emotional-situation word, 8-11 none; template 5 uses `himself`/`herself` by gender and `a`/`an` by
+the word:
+
+{templates}
+
+60 persons. The pronoun pairs are one person each, with the subject form in subject templates and the object
+form in object templates. Noun phrases are lower case in `person` and capitalised at the start of a sentence
+("My sister feels angry."):
+
+| gender | race | persons |
+|---|---|---|
+{_persons()}
+
+Emotion words, 5 per emotion and kind, in the EEC's spelling (`dissapointed` sic):
+
+| emotion | state words (templates 1-4) | situation words (templates 5-7) |
+|---|---|---|
+{_words()}
+
+Counts: 8,640 = 7 templates × 60 persons × 20 words + 4 templates × 60 persons; 4,320 per gender; 2,880 each for
+African-American, European and no race; 2,100 per emotion (and 240 neutral rows).
+
+| column | type | meaning |
+|---|---|---|
+{_table(SENTENCE_COLUMNS_DOC)}
+
+## The questions
+
+As Beecher built them: each sentence with an emotion word is lower-cased and the word replaced by a blank;
+identical strings are merged, and a question's choices are the words that filled it. That gives 480 questions
+= 60 persons × 8 forms (template 5 splits by its article), with 20, 16 or 4 choices:
+
+| form | template | example (`text`) | choices |
+|---|---|---|---:|
+{forms}
+
+So 360 questions have 20 choices, 60 have 16 and 60 have 4 (amazing, annoying, irritating, outrageous: three
+anger words, the "anger floor" of the "an" form). Groups: 240 questions per gender; 160 each for
+African-American names, European names and no race. The choices use Beecher's spelling `disappointed`.
+`unqover.generate.eec.choice_sentences` spells out the 8,400 (question, choice) sentences a model scores; they
+are exactly the EEC's emotion sentences.
+
+| column | type | meaning |
+|---|---|---|
+{_table(QUESTION_COLUMNS_DOC)}
+
+First row of `{first}`:
+
+```json
+{example}
+```
+
+Rebuild with:
+
+```python
+from unqover.hub.eec_dataset import build_eec_dataset
+
+build_eec_dataset("datasets/unqover", overwrite=True)  # generated, no network
+build_eec_dataset("datasets/unqover", csv="Equity-Evaluation-Corpus.csv", overwrite=True)  # from a copy
+```
+
+## Limitations
+
+{limitations}
+
+## License and attribution
+
+- The EEC (templates, persons, emotion words) is by Svetlana Kiritchenko and Saif M. Mohammad (2018); no licence
+  is stated, hence `license: unknown`. Please cite their paper.
+- The question construction is Stephen Beecher's.
+- The code that generates both: ours, Apache-2.0, in the `unqover` toolkit.
+
+## Citation
+
+```bibtex
+{CITATIONS}
+```
+"""
