@@ -1,4 +1,4 @@
-"""Publish the built datasets to the Hugging Face Hub: ``python scripts/publish.py [NAME ...] [--dry-run]``.
+"""Publish the datasets, evaluate modules and Space to the Hugging Face Hub: ``python scripts/publish.py --dry-run``.
 
 A thin wrapper over :func:`unqover.hub.publish.main` (uses the installed ``unqover``); see ``--help``.
 """

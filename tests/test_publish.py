@@ -90,6 +90,7 @@ def hub_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "hf_home" / "token"))
     for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)  # the CLI's default metrics/ and space/ folders never see the repository's
 
 
 @pytest.fixture
@@ -338,7 +339,7 @@ def test_dry_run_prints_every_file_and_uploads_nothing(
 
     monkeypatch.setattr(pub, "publish", refuse)
     monkeypatch.setattr(huggingface_hub, "HfApi", refuse)
-    assert main(["--root", str(root), "--namespace", "me", "--dry-run"]) == 0
+    assert main(["--root", str(root), "--what", "datasets", "--namespace", "me", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "dataset me/gender" in out and "dataset me/nli-gender" in out
     for name in ("gender", "nli-gender"):
@@ -420,7 +421,7 @@ def test_offline_fails_at_once_without_calls(tmp_path: Path) -> None:
 def test_offline_cli_exits_2_quickly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     make_dataset(tmp_path / "datasets")
     started = time.perf_counter()
-    assert main(["--root", str(tmp_path / "datasets"), "--token", "hf_dummy"]) == 2
+    assert main(["--root", str(tmp_path / "datasets"), "--what", "datasets", "--token", "hf_dummy"]) == 2
     assert time.perf_counter() - started < 5
     assert "offline mode: set HF_HUB_OFFLINE=0" in capsys.readouterr().err
 
@@ -471,7 +472,7 @@ def test_unreachable_endpoint_cli(
     point_hub_at(monkeypatch, f"http://127.0.0.1:{closed_port()}")
     make_dataset(tmp_path / "datasets")
     started = time.perf_counter()
-    assert main(["--root", str(tmp_path / "datasets"), "--token", "hf_dummy"]) == 2
+    assert main(["--root", str(tmp_path / "datasets"), "--what", "datasets", "--token", "hf_dummy"]) == 2
     assert time.perf_counter() - started < 5
     err = capsys.readouterr().err
     assert err.startswith("error: cannot reach the Hugging Face Hub") and "Traceback" not in err
@@ -554,7 +555,7 @@ def test_cli_publishes_every_dataset(
     make_dataset(root, "religion")
     api = FakeApi()
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda **kwargs: api)
-    assert main(["--root", str(root), "--token", "hf_dummy", "--private"]) == 0
+    assert main(["--root", str(root), "--what", "datasets", "--token", "hf_dummy", "--private"]) == 0
     created = [args[0] for name, args, kwargs in api.calls if name == "create_repo"]
     assert created == ["unqover/gender", "unqover/religion"]
     assert all(kwargs["private"] for name, _, kwargs in api.calls if name == "create_repo")
@@ -670,3 +671,500 @@ def test_card_rejected_by_hub_is_clear(
     ):
         publish(plan, token="hf_dummy", endpoint=url)
     assert not any("/commit/" in path for _, path, _ in requests)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Spaces: evaluate modules and the demo app
+
+REPO = Path(__file__).resolve().parents[1]
+MODULE_SOURCE = '''"""A test measurement."""
+
+import datasets
+import evaluate
+
+
+class Helper:
+    pass
+
+
+class {cls}(evaluate.Measurement):
+    def _info(self):
+        return evaluate.MeasurementInfo(description="", citation="", inputs_description="", features=datasets.Features({{}}))
+
+    def _compute(self):
+        return {{}}
+'''
+APP_SOURCE = "import gradio as gr\n\n\ndef build_app():\n    return gr.Blocks()\n"
+
+
+def space_meta(**changes: Any) -> dict[str, Any]:
+    """Valid Space front matter of an evaluate module; ``None`` values drop a key."""
+    meta: dict[str, Any] = {
+        "title": "Test bias",
+        "colorFrom": "indigo",
+        "colorTo": "gray",
+        "sdk": "gradio",
+        "sdk_version": "6.31.0",
+        "app_file": "app.py",
+        "short_description": "A test measurement",
+        "tags": ["evaluate", "measurement"],
+    }
+    meta.update(changes)
+    return {key: value for key, value in meta.items() if value is not None}
+
+
+def write_space_card(folder: Path, meta: dict[str, Any] | str) -> None:
+    text = meta if isinstance(meta, str) else yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    (folder / "README.md").write_text(f"---\n{text}---\n\n# Card\n", encoding="utf-8")
+
+
+def make_module(root: Path, name: str = "test_bias", **meta: Any) -> Path:
+    """An evaluate module folder ``root/name`` with the four files, valid unless changed."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(MODULE_SOURCE.format(cls="TestBias"))
+    (folder / "app.py").write_text(APP_SOURCE)
+    (folder / "requirements.txt").write_text(
+        "# for the Space\nevaluate>=0.4.6\nunqover @ git+https://example.org/u.git\n"
+    )
+    write_space_card(folder, space_meta(**meta))
+    return folder
+
+
+def make_space(folder: Path, **meta: Any) -> Path:
+    """A demo-app folder with an app, a helper package, requirements and Space front matter."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "app.py").write_text(APP_SOURCE)
+    (folder / "ui").mkdir(exist_ok=True)
+    (folder / "ui" / "tables.py").write_text("COLUMNS = []\n")
+    (folder / "requirements.txt").write_text("unqover[space]\n")
+    defaults = {
+        "short_description": "Probe a model for stereotyping bias",
+        "tags": ["bias"],
+        "suggested_hardware": "zero-a10g",
+        "datasets": ["unqover/gender", "unqover/religion"],
+        "models": ["distilbert-base-uncased"],
+    }
+    write_space_card(folder, space_meta(**{**defaults, **meta}))
+    return folder
+
+
+def test_plan_module_lists_files_and_the_class(tmp_path: Path) -> None:
+    folder = make_module(tmp_path)
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "test_bias.cpython-311.pyc").write_bytes(b"\0")
+    (folder / ".DS_Store").write_bytes(b"\0")
+    plan = pub.plan_module(folder, "me/test_bias")
+    assert plan.repo_type == "space" and plan.kind == "evaluate module"
+    assert [f.path_in_repo for f in plan.files] == ["README.md", "app.py", "requirements.txt", "test_bias.py"]
+    assert all(f.local_path == folder / f.path_in_repo and f.size > 0 for f in plan.files)
+    assert plan.ignored == (".DS_Store", "__pycache__/test_bias.cpython-311.pyc")
+    text = "\n".join(plan.describe())
+    assert text.startswith("evaluate module me/test_bias  (Gradio Space")
+    assert 'TestBias(evaluate.Measurement); load with evaluate.load("me/test_bias")' in text
+    assert "gradio 6.31.0: A test measurement" in text and "not uploaded (2" in text
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from evaluate import Metric as Base\n\n\nclass A(Base):\n    pass\n",
+        "import evaluate as ev\n\n\nclass A(ev.Metric):\n    pass\n",
+    ],
+)
+def test_plan_module_finds_aliased_bases(tmp_path: Path, source: str) -> None:
+    folder = make_module(tmp_path)
+    (folder / "test_bias.py").write_text(source)
+    assert "A(evaluate.Metric)" in pub.plan_module(folder, "me/test_bias").details[0]
+
+
+def _break(folder: Path, change: str) -> None:
+    """Apply one named defect to a valid module folder."""
+    name = folder.name
+    if change == "no app":
+        (folder / "app.py").unlink()
+    elif change == "no class":
+        (folder / f"{name}.py").write_text("import evaluate\n\n\nclass A:\n    pass\n")
+    elif change == "two classes":
+        (folder / f"{name}.py").write_text(
+            MODULE_SOURCE.format(cls="A") + "\n\nclass B(evaluate.Metric):\n    pass\n"
+        )
+    elif change == "module syntax":
+        (folder / f"{name}.py").write_text("class A(evaluate.Metric:\n")
+    elif change == "app syntax":
+        (folder / "app.py").write_text("def build_app(:\n")
+    elif change == "empty requirements":
+        (folder / "requirements.txt").write_text("# nothing\n\n")
+    elif change == "bad requirement":
+        (folder / "requirements.txt").write_text("evaluate>=>0.4\n")
+    elif change == "no front matter":
+        (folder / "README.md").write_text("# Card without front matter\n")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("no app", "lacks app.py"),
+        ("no class", "exactly one class subclassing evaluate.Metric or evaluate.Measurement .* defines none"),
+        ("two classes", r"defines 2 \(A\(evaluate.Measurement\), B\(evaluate.Metric\)\)"),
+        ("module syntax", r"test_bias.py does not parse: .* \(line 1\)"),
+        ("app syntax", r"app.py does not parse"),
+        ("empty requirements", "requirements.txt is empty"),
+        ("bad requirement", "'evaluate>=>0.4' is not a valid requirement"),
+        ("no front matter", "has no YAML front matter"),
+    ],
+)
+def test_plan_module_rejects_broken_files(tmp_path: Path, change: str, message: str) -> None:
+    folder = make_module(tmp_path)
+    _break(folder, change)
+    with pytest.raises(UnqoverError, match=message):
+        pub.plan_module(folder, "me/test_bias")
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"sdk": "streamlit"}, "needs 'sdk: gradio'"),
+        ({"sdk_version": None}, "'sdk_version' must be a full Gradio version"),
+        ({"sdk_version": 6.3}, "quote it"),
+        ({"sdk_version": "5.49.1"}, "sdk_version 5.49.1 is not Gradio 6"),
+        ({"app_file": "main.py"}, "needs 'app_file: app.py'"),
+        ({"short_description": None}, "needs a 'short_description'"),
+        ({"short_description": "x" * 61}, "short_description has 61 characters; the Hub allows at most 60"),
+        ({"tags": ["measurement"]}, "tags must include 'evaluate'"),
+        ({"tags": None}, "tags must include 'evaluate'"),
+        ({"colorFrom": "teal"}, "colorFrom must be one of"),
+    ],
+)
+def test_plan_module_checks_front_matter(tmp_path: Path, meta: dict[str, Any], message: str) -> None:
+    folder = make_module(tmp_path, **meta)
+    with pytest.raises(UnqoverError, match=message) as info:
+        pub.plan_module(folder, "me/test_bias")
+    assert str(folder / "README.md") in str(info.value)
+
+
+def test_plan_module_accepts_60_characters(tmp_path: Path) -> None:
+    assert pub.plan_module(make_module(tmp_path, short_description="x" * 60), "me/test_bias")
+
+
+def test_plan_module_repo_name_must_be_the_folder_name(tmp_path: Path) -> None:
+    with pytest.raises(UnqoverError, match=r"must be named 'test_bias' .*downloads test_bias.py"):
+        pub.plan_module(make_module(tmp_path), "me/other")
+
+
+def test_plan_space_lists_every_file_and_details(tmp_path: Path) -> None:
+    folder = make_space(tmp_path / "space")
+    (folder / "ui" / "__pycache__").mkdir()
+    (folder / "ui" / "__pycache__" / "tables.cpython-311.pyc").write_bytes(b"\0")
+    plan = pub.plan_space(folder, "me/demo")
+    assert plan.repo_type == "space" and plan.kind == "space"
+    assert [f.path_in_repo for f in plan.files] == ["README.md", "app.py", "requirements.txt", "ui/tables.py"]
+    assert plan.ignored == ("ui/__pycache__/tables.cpython-311.pyc",)
+    text = "\n".join(plan.describe())
+    assert text.startswith("space me/demo  (Gradio Space")
+    assert "suggested_hardware: zero-a10g" in text
+    assert "datasets: unqover/gender, unqover/religion" in text and "models: distilbert-base-uncased" in text
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"suggested_hardware": "h100-mega"}, "suggested_hardware 'h100-mega' is not one of"),
+        ({"hardware": "zero-a10g"}, "no 'hardware' key .* use 'suggested_hardware'"),
+        ({"datasets": "unqover/gender"}, "'datasets' must be a list of Hub repo ids"),
+        ({"models": ["me/a/b"]}, "'models': invalid repo id 'me/a/b'"),
+        ({"models": ["bad name"]}, "'bad name', which is not a Hub repo id"),
+        ({"app_file": "main.py"}, "app_file 'main.py' is not a file in"),
+        ({"sdk_version": "6.x"}, "'sdk_version' must be a full Gradio version"),
+        ({"short_description": "y" * 80}, "80 characters"),
+    ],
+)
+def test_plan_space_checks_front_matter(tmp_path: Path, meta: dict[str, Any], message: str) -> None:
+    with pytest.raises(UnqoverError, match=message):
+        pub.plan_space(make_space(tmp_path / "space", **meta), "me/demo")
+
+
+def test_plan_space_needs_its_files(tmp_path: Path) -> None:
+    with pytest.raises(UnqoverError, match="no Space folder at"):
+        pub.plan_space(tmp_path / "nowhere", "me/demo")
+    folder = make_space(tmp_path / "space")
+    (folder / "ui" / "tables.py").write_text("def broken(:\n")
+    with pytest.raises(UnqoverError, match=r"tables.py does not parse"):
+        pub.plan_space(folder, "me/demo")
+    (folder / "ui" / "tables.py").write_text("")
+    (folder / "requirements.txt").unlink()
+    with pytest.raises(UnqoverError, match=r"missing .*requirements\.txt"):
+        pub.plan_space(folder, "me/demo")
+    (folder / "README.md").unlink()
+    with pytest.raises(UnqoverError, match="no Space card at"):
+        pub.plan_space(folder, "me/demo")
+
+
+def real_modules() -> list[Path]:
+    return pub.discover_modules(REPO / "metrics")
+
+
+def test_real_modules_exist() -> None:
+    names = [p.name for p in real_modules()]
+    assert {"unqover_bias", "nli_gender_bias"} <= set(names)
+
+
+@pytest.mark.parametrize("folder", real_modules(), ids=lambda p: p.name)
+def test_real_module_folders_validate(folder: Path) -> None:
+    plan = pub.plan_module(folder, f"unqover/{folder.name}")
+    uploaded = {f.path_in_repo for f in plan.files}
+    assert {f"{folder.name}.py", "README.md", "requirements.txt", "app.py"} <= uploaded
+
+
+def _import_app(folder: Path) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{folder.name}_app", folder / "app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("folder", real_modules(), ids=lambda p: p.name)
+def test_real_module_apps_build_with_gradio_6(folder: Path) -> None:
+    import gradio as gr
+
+    assert gr.__version__.startswith("6.")
+    app = _import_app(folder).build_app()
+    assert isinstance(app, gr.Blocks)
+    endpoints = app.get_api_info()["named_endpoints"]
+    assert endpoints, f"{folder.name}/app.py exposes no API endpoint"
+
+
+def test_nli_gender_bias_app_serves_a_measurement(tmp_path: Path) -> None:
+    import gradio_client
+
+    app = _import_app(REPO / "metrics" / "nli_gender_bias").build_app()
+    rows = ["p_female,p_male,occupation_gender,cluster"]
+    rows += [
+        f"{0.9 if i % 2 else 0.2},{0.3 if i % 2 else 0.7},{'female' if i % 2 else 'male'},{i}"
+        for i in range(8)
+    ]
+    csv = tmp_path / "scored.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    app.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        client = gradio_client.Client(app.local_url, verbose=False)
+        headline, by_gender, _ = client.predict(
+            gradio_client.handle_file(str(csv)), "half", 0.1, 0, 0, api_name="/measure"
+        )
+    finally:
+        app.close()
+    assert "8 instances" in headline and "B = stereotypical hypothesis wins" in headline
+    assert {row[0] for row in by_gender["data"]} == {"female", "male"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Spaces: the command line and the calls publish makes
+
+
+def make_tree(root: Path) -> dict[str, Path]:
+    """A repository-like tree: built datasets, two modules and a Space folder."""
+    make_dataset(root / "datasets", "gender")
+    make_module(root / "metrics", "a_bias")
+    make_module(root / "metrics", "b_bias")
+    make_space(root / "space")
+    return {"datasets": root / "datasets", "metrics": root / "metrics", "space": root / "space"}
+
+
+def tree_args(tree: dict[str, Path]) -> list[str]:
+    return ["--root", str(tree["datasets"]), "--metrics", str(tree["metrics"]), "--space", str(tree["space"])]
+
+
+def test_dry_run_lists_every_repo_and_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = make_tree(tmp_path)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a dry run must not upload")
+
+    monkeypatch.setattr(pub, "publish", refuse)
+    monkeypatch.setattr(huggingface_hub, "HfApi", refuse)
+    assert main([*tree_args(tree), "--namespace", "me", "--space-name", "demo", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    heads = [line for line in out.splitlines() if not line.startswith(" ")]
+    assert [h.split("  (")[0] for h in heads[:-1]] == [
+        "dataset me/gender",
+        "evaluate module me/a_bias",
+        "evaluate module me/b_bias",
+        "space me/demo",
+    ]
+    for plan in (
+        pub.plan_module(tree["metrics"] / "a_bias", "me/a_bias"),
+        pub.plan_space(tree["space"], "me/demo"),
+    ):
+        section = out.split(f" {plan.repo_id}  (")[1].split("\nevaluate module ")[0].split("\nspace ")[0]
+        for f in plan.files:
+            assert any(
+                line.strip().startswith(f.path_in_repo + " ") and f"{f.size:,} bytes" in line
+                for line in section.splitlines()
+            )
+    assert heads[-1].startswith("dry run: 1 dataset(s) and 3 Space(s)") and "nothing uploaded" in heads[-1]
+
+
+def test_what_selects_kinds_and_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = make_tree(tmp_path)
+    assert main([*tree_args(tree), "--what", "modules,space", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "dataset " not in out and "unqover/a_bias" in out and "space unqover/unqover " in out
+    assert main([*tree_args(tree), "b_bias", "gender", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "dataset unqover/gender" in out and "unqover/b_bias" in out
+    assert "a_bias" not in out and "space unqover" not in out
+    assert main([*tree_args(tree), "demo", "--space-name", "demo", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "space unqover/demo" in out and "evaluate module" not in out and "dataset " not in out
+
+
+def test_cli_unknown_name_lists_what_exists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = make_tree(tmp_path)
+    assert main([*tree_args(tree), "c_bias", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing named 'c_bias'" in err
+    assert "datasets built under" in err and "evaluate modules under" in err and "a_bias, b_bias" in err
+    assert main([*tree_args(tree), "gender", "--what", "modules", "--dry-run"]) == 2  # not a module
+    assert "nothing named 'gender'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--what", "models"], "argument --what: 'models': choose from datasets, modules, space or all"),
+        (["--what", "datasets,"], None),
+        (["--what", ","], "argument --what: ',': choose from"),
+        (["--space-name", "a--b"], "invalid --space-name 'a--b'"),
+    ],
+)
+def test_cli_bad_selection(argv: list[str], message: str | None, capsys: pytest.CaptureFixture[str]) -> None:
+    if message is None:  # a trailing comma is harmless: datasets only, under the default (missing) root
+        assert main([*argv, "--dry-run"]) == 2
+        err = capsys.readouterr().err
+        assert "no datasets folder" in err and "evaluate modules" not in err
+        return
+    assert main([*argv, "--dry-run"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_all_reports_every_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = make_tree(tmp_path)
+    _break(tree["metrics"] / "b_bias", "two classes")
+    write_space_card(tree["space"], space_meta(sdk_version="5.0.0"))
+    (tmp_path / "metrics" / "half_written").mkdir()  # a module being written: reported, not skipped
+    assert main([*tree_args(tree), "--dry-run"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "nothing was uploaded" in captured.err
+    assert "b_bias: " in captured.err and "defines 2" in captured.err
+    assert "half_written: evaluate module" in captured.err and "lacks half_written.py" in captured.err
+    assert "Space unqover: " in captured.err and "is not Gradio 6" in captured.err
+
+
+def test_cli_all_needs_every_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_dataset(tmp_path / "datasets")
+    assert (
+        main(["--root", str(tmp_path / "datasets"), "--dry-run"]) == 2
+    )  # cwd is tmp_path: no metrics/, space/
+    err = capsys.readouterr().err
+    assert "no evaluate modules folder at metrics" in err and "no Space folder at space" in err
+
+
+@pytest.mark.usefixtures("online")
+def test_publish_space_mirrors_the_folder(tmp_path: Path) -> None:
+    plan = pub.plan_module(make_module(tmp_path), "me/test_bias")
+    api = FakeApi(remote=[".gitattributes", "README.md", "app.py", "old_helper.py", ".hidden"])
+    url = publish(plan, token="hf_dummy", private=True, api=api)
+    assert url == "https://hub.example/spaces/me/test_bias"
+    assert [name for name, _, _ in api.calls] == ["create_repo", "list_repo_files", "create_commit"]
+    assert api.calls[0][1] == ("me/test_bias",)
+    assert api.calls[0][2] == {
+        "repo_type": "space",
+        "exist_ok": True,
+        "private": True,
+        "token": "hf_dummy",
+        "space_sdk": "gradio",
+    }
+    assert api.calls[1][2]["repo_type"] == "space"
+    args, kwargs = api.calls[2][1], api.calls[2][2]
+    assert kwargs["repo_type"] == "space" and "(evaluate module)" in kwargs["commit_message"]
+    adds = [op for op in args[1] if isinstance(op, CommitOperationAdd)]
+    deletes = [op.path_in_repo for op in args[1] if isinstance(op, CommitOperationDelete)]
+    assert [(op.path_in_repo, op.path_or_fileobj) for op in adds] == [
+        (f.path_in_repo, str(f.local_path)) for f in plan.files
+    ]
+    assert deletes == ["old_helper.py"]  # not .gitattributes, not hidden files, not planned ones
+
+
+def test_publish_space_offline_fails_at_once(tmp_path: Path) -> None:
+    api = FakeApi()
+    with pytest.raises(UnqoverError) as info:
+        publish(pub.plan_space(make_space(tmp_path / "space"), "me/demo"), token="hf_dummy", api=api)
+    assert str(info.value) == OFFLINE_MESSAGE and api.calls == []
+
+
+@pytest.mark.usefixtures("online")
+def test_publish_space_without_token(tmp_path: Path) -> None:
+    api = FakeApi()
+    with pytest.raises(UnqoverError) as info:
+        publish(pub.plan_space(make_space(tmp_path / "space"), "me/demo"), api=api)
+    assert str(info.value) == TOKEN_MESSAGE and api.calls == []
+
+
+@pytest.mark.usefixtures("online")
+def test_cli_publishes_everything_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = make_tree(tmp_path)
+    api = FakeApi()
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda **kwargs: api)
+    assert main([*tree_args(tree), "--token", "hf_dummy", "--space-name", "demo"]) == 0
+    created = [
+        (args[0], kwargs["repo_type"], kwargs.get("space_sdk"))
+        for name, args, kwargs in api.calls
+        if name == "create_repo"
+    ]
+    assert created == [
+        ("unqover/gender", "dataset", None),
+        ("unqover/a_bias", "space", "gradio"),
+        ("unqover/b_bias", "space", "gradio"),
+        ("unqover/demo", "space", "gradio"),
+    ]
+    out = capsys.readouterr().out
+    assert "published unqover/demo: https://hub.example/spaces/unqover/demo" in out
+
+
+@pytest.mark.usefixtures("online")
+def test_publish_space_unreachable(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    plan = pub.plan_space(make_space(tmp_path / "space"), "me/demo")
+    started = time.perf_counter()
+    with pytest.raises(UnqoverError, match=rf"cannot reach the Hugging Face Hub at {url}"):
+        publish(plan, token="hf_dummy", endpoint=url)
+    assert time.perf_counter() - started < 5
+
+
+@pytest.mark.usefixtures("online")
+def test_publish_space_through_real_hfapi(
+    tmp_path: Path, fake_hub: tuple[str, list[tuple[str, str, bytes]], dict[str, Any]]
+) -> None:
+    import base64
+    import json
+
+    url, requests, state = fake_hub
+    state["remote"] = [".gitattributes", "README.md", "stale.py"]
+    plan = pub.plan_module(make_module(tmp_path), "me/test_bias")
+    assert publish(plan, token="hf_dummy", endpoint=url) == f"{url}/spaces/me/test_bias"
+    create = json.loads(next(body for method, path, body in requests if path == "/api/repos/create"))
+    assert create["type"] == "space" and create["sdk"] == "gradio" and create["name"] == "test_bias"
+    commit = next(body for method, path, body in requests if path == "/api/spaces/me/test_bias/commit/main")
+    entries = [json.loads(line) for line in commit.decode().splitlines()]
+    uploaded = {
+        e["value"]["path"]: base64.b64decode(e["value"]["content"]) for e in entries if e["key"] == "file"
+    }
+    assert uploaded == {f.path_in_repo: f.local_path.read_bytes() for f in plan.files}
+    assert [e["value"]["path"] for e in entries if e["key"] == "deletedFile"] == ["stale.py"]

@@ -337,7 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("compare", help="how bias shifts between two runs (see `unqover compare --help`)")
     # `publish` owns its arguments (unqover.hub.publish.main); it is listed here for --help only.
     commands.add_parser(
-        "publish", help="push built datasets to the Hugging Face Hub (see `unqover publish --help`)"
+        "publish",
+        help="push the datasets, the evaluate modules and the Space to the Hugging Face Hub "
+        "(see `unqover publish --help`)",
     )
     return parser
 
