@@ -85,15 +85,33 @@ def load_nli_rows(options: ProbeOptions, config: str) -> tuple[pa.Table, dict]:
     return rows, {"source": source, "config": config, "split": "test"}
 
 
+def limit_per_occupation(rows: pa.Table, limit: int) -> pa.Table:
+    """Keep ``limit`` rows per occupation, round-robin over templates (first row of each template, then the
+    second, ...), in row order: a deterministic quick run that still sees every occupation and template."""
+    from unqover.probe.sampling import _codes, _rank_within
+
+    if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
+        raise UnqoverError(f"limit must be a whole number of rows per occupation >= 1, got {limit!r}")
+    if rows.num_rows == 0:
+        return rows
+    (occupation,), _ = _codes(rows["occupation"])
+    (template,), num_templates = _codes(rows["template_id"].cast(pa.string()))
+    order = np.arange(rows.num_rows)
+    within_template = _rank_within(occupation * num_templates + template, order)
+    rank = _rank_within(occupation, within_template * num_templates + template)
+    keep = rank < int(limit)
+    return rows if keep.all() else rows.filter(pa.array(keep))
+
+
 def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
     """Score, measure and report the NLI gender-occupation probe."""
     from unqover.measure.nli import nli_gender_bias
     from unqover.probe.nli import NLIScorer, load_nli_model
     from unqover.report.nli import nli_html, nli_markdown
 
-    if options.limit is not None or options.sample is not None:
+    if options.sample is not None:
         raise UnqoverError(
-            "--limit and --sample apply to the UnQover probes; the NLI sets are small enough to run whole"
+            "--sample applies to the UnQover probes; use --limit N (rows per occupation) for a quick NLI run"
         )
     if options.scoring != "default" or options.mode != "default":
         raise UnqoverError("--scoring and --mode paper apply to the UnQover probes")
@@ -109,6 +127,8 @@ def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
     )
     config = options.config or "synthetic"
     rows, dataset = load_nli_rows(options, config)
+    if options.limit is not None:
+        rows = limit_per_occupation(rows, options.limit)
     dataset = {**dataset, "rows": rows.num_rows, "fingerprint": dataset_fingerprint(rows["id"])}
     folder = options.output or default_output(model_id, NLI_BIAS, config, "default")
     provenance_model = loaded.provenance()
@@ -118,6 +138,8 @@ def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         "dataset": dataset,
         "dtype": provenance_model.get("dtype"),
     }
+    if options.limit is not None:
+        identity["selection"] = {"limit": options.limit, "per": "occupation"}
     scorer = NLIScorer(loaded, batch_size=1 << 30)  # the runner chooses the batches
     extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in loaded.label_ids else {}
     scores, _, merged = claim_and_score(rows, NLIRowScorer(scorer), folder, identity, options, state, extra)

@@ -1,0 +1,309 @@
+"""The Gradio app: live probe, explorer and results tabs, wired to the library (``space/app.py`` calls
+:func:`build_app`). Settings come from arguments (tests) or environment variables (the Space):
+
+``UNQOVER_SPACE_MODELS`` (comma-separated curated list), ``UNQOVER_SPACE_CACHE`` (run-folder cache),
+``UNQOVER_SPACE_RESULTS`` (default results folder or Hub dataset repo), ``UNQOVER_SPACE_TIMEOUT`` (seconds per
+probe request), ``UNQOVER_WORD_LISTS`` (word lists to build UnQover rows from), ``HF_TOKEN`` (gated models).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from unqover.errors import UnqoverError
+from unqover.space import explore as explorer
+from unqover.space import live, render, results
+from unqover.space.models import BIASES, CURATED_MODELS, MAX_PARAMETERS, check_model, check_pair
+
+log = logging.getLogger(__name__)
+TITLE = "UnQover: does my model stereotype?"
+INTRO = (
+    "Probe a question-answering, masked or causal language model (or an NLI classifier) for stereotyping bias with "
+    "underspecified questions ([Li et al. 2020](https://aclanthology.org/2020.findings-emnlp.311)). "
+    "*Content warning: the probes pair people with stereotypes by design.*"
+)
+CSS = ".unqover-chart{overflow-x:auto;margin:8px 0}.unqover-chart svg{max-width:100%;height:auto}"
+CONCURRENCY = 1  # one GPU job at a time, shared by both GPU tabs
+MAX_QUEUE = 16
+
+
+def _env_list(name: str) -> list[str] | None:
+    value = os.environ.get(name, "").strip()
+    return [m.strip() for m in value.split(",") if m.strip()] or None
+
+
+class Space:
+    """The app's state and its handlers (plain functions, testable without a browser)."""
+
+    def __init__(
+        self,
+        models: Sequence[str] | None = None,
+        cache_dir: str | os.PathLike | None = None,
+        *,
+        word_lists: str | os.PathLike | None = None,
+        results_location: str | None = None,
+        timeout: float | None = None,
+        max_parameters: int = MAX_PARAMETERS,
+        token: str | None = None,
+        resamples: int = 200,
+        default_bias: str = BIASES[0],
+    ) -> None:
+        self.models = list(models or _env_list("UNQOVER_SPACE_MODELS") or CURATED_MODELS)
+        self.cache_dir = Path(cache_dir or os.environ.get("UNQOVER_SPACE_CACHE") or "space-cache")
+        lists = word_lists or os.environ.get("UNQOVER_WORD_LISTS")
+        self.word_lists = Path(lists) if lists else None
+        self.results_location = results_location or os.environ.get("UNQOVER_SPACE_RESULTS", "")
+        env_timeout = os.environ.get("UNQOVER_SPACE_TIMEOUT")
+        self.timeout = timeout if timeout is not None else (float(env_timeout) if env_timeout else None)
+        self.max_parameters = max_parameters
+        self.token = token or os.environ.get("HF_TOKEN") or None
+        self.resamples = resamples
+        self.default_bias = default_bias
+        self.loaded: OrderedDict = OrderedDict()  # explorer models, least recently used first
+        self._probe_gpu = live.gpu(duration=lambda check, bias, sample: live.gpu_seconds(bias, sample))(
+            self._probe_on_gpu
+        )
+        self._explore_gpu = live.gpu(duration=lambda *args: 30)(self._explore_on_gpu)
+
+    # ----------------------------------------------------------------------------------------------- live probe
+
+    def _probe_on_gpu(self, check, bias: str, sample: int) -> dict:
+        return live.run_probe(
+            check,
+            bias,
+            sample,
+            self.cache_dir,
+            token=self.token,
+            word_lists=self.word_lists,
+            resamples=self.resamples,
+        )
+
+    def probe(self, model_id: str, bias: str, sample: float) -> tuple[str, str, pd.DataFrame, str]:
+        """(status, headline Markdown, most biased pairs, charts HTML); failures give a message in the status."""
+        try:
+            sample = live.check_sample(bias, sample)
+            check = check_model(model_id, token=self.token, max_parameters=self.max_parameters)
+            check_pair(check, bias)
+            found = live.with_timeout(self._probe_gpu, self.timeout, check, bias, sample)
+            headline, pairs, charts = render.view(found)
+        except ImportError:
+            return f"⚠️ {bias} is not available in this version of unqover yet.", "", pd.DataFrame(), ""
+        except Exception as err:
+            log.warning("probe of %r on %s failed: %r", model_id, bias, err)
+            return f"⚠️ {live.friendly(err)}", "", pd.DataFrame(), ""
+        unit = live.sample_size(bias).unit
+        status = f"✅ {check.model_id} ({check.family}, {check.parameters / 1e6:,.1f}M parameters) on {bias}, {sample} {unit}."
+        return status, headline, pairs, charts
+
+    # ------------------------------------------------------------------------------------------------ explorer
+
+    def _model(self, check):
+        from unqover.probe.models import load_model
+
+        key = (check.model_id, check.revision)
+        if key not in self.loaded:
+            self.loaded[key] = load_model(
+                check.model_id, revision=None if check.local else check.revision, token=self.token
+            )
+            while len(self.loaded) > 2:
+                self.loaded.popitem(last=False)
+        self.loaded.move_to_end(key)
+        return self.loaded[key]
+
+    def _explore_on_gpu(self, check, *inputs: str):
+        return explorer.explore(self._model(check), *inputs)
+
+    def explore(
+        self, model_id: str, subject_1: str, subject_2: str, context: str, question: str, negated: str
+    ) -> str:
+        """Markdown with the four inputs' scores and B and C worked out, or a message."""
+        try:
+            check = check_model(model_id, token=self.token, max_parameters=self.max_parameters)
+            if check.family == "nli":
+                raise UnqoverError(
+                    "the explorer scores QA, masked-LM and causal-LM models; choose one of those"
+                )
+            found = live.with_timeout(
+                self._explore_gpu, self.timeout, check, subject_1, subject_2, context, question, negated
+            )
+        except Exception as err:
+            log.warning("explorer on %r failed: %r", model_id, err)
+            return f"⚠️ {live.friendly(err)}"
+        return explorer.explanation(found)
+
+    def example_row(self, bias: str, index: float) -> tuple[str, str, str, str, str]:
+        """Explorer inputs from row ``index`` of a bias class's QA dataset (built from the word lists)."""
+        from unqover.space.models import UNQOVER_BIASES
+
+        if bias not in UNQOVER_BIASES:
+            raise _gr_error(f"dataset rows come from the UnQover classes: {', '.join(UNQOVER_BIASES)}")
+        try:
+            rows = explorer.example_rows(bias, self.word_lists)
+        except Exception as err:
+            raise _gr_error(live.friendly(err)) from err
+        return rows[int(index or 0) % len(rows)]
+
+    # ------------------------------------------------------------------------------------------------- results
+
+    def _runs(self, location: str) -> dict:
+        return results.find_runs(results.results_folder(location or self.results_location, self.token))
+
+    def load_results(self, location: str):
+        """(status, table of runs, run choices for the viewer and the comparison)."""
+        import gradio as gr
+
+        try:
+            runs = self._runs(location)
+        except Exception as err:
+            empty = gr.update(choices=[], value=None)
+            return f"⚠️ {live.friendly(err)}", pd.DataFrame(columns=results.COLUMNS), empty, empty, empty
+        names = list(runs)
+        second = names[1] if len(names) > 1 else names[0]
+        return (
+            f"✅ {len(names)} runs loaded.",
+            results.runs_table(runs),
+            gr.update(choices=names, value=names[0]),
+            gr.update(choices=names, value=names[0]),
+            gr.update(choices=names, value=second),
+        )
+
+    def view_run(self, location: str, name: str) -> tuple[str, pd.DataFrame, str]:
+        try:
+            runs = self._runs(location)
+            if name not in runs:
+                raise UnqoverError("load the results and choose a run")
+            return render.view(runs[name])
+        except Exception as err:
+            return f"⚠️ {live.friendly(err)}", pd.DataFrame(), ""
+
+    def compare(self, location: str, name_a: str, name_b: str) -> str:
+        try:
+            return results.comparison(self._runs(location), name_a, name_b)
+        except Exception as err:
+            return f"⚠️ {live.friendly(err)}"
+
+
+def _gr_error(message: str):
+    import gradio as gr
+
+    return gr.Error(message)
+
+
+def _sample_slider(bias: str):
+    import gradio as gr
+
+    size = live.sample_size(bias)
+    return gr.update(maximum=size.maximum, value=size.default, label=f"sample: {size.unit}")
+
+
+def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike | None = None, **settings):
+    """The Gradio Blocks app (not launched, queue set): see :class:`Space` for the settings."""
+    import gradio as gr
+
+    space = Space(models, cache_dir, **settings)
+    gpu_queue = {"concurrency_limit": CONCURRENCY, "concurrency_id": "gpu"}
+    first = live.sample_size(space.default_bias)
+    with gr.Blocks(title=TITLE) as demo:
+        gr.Markdown(f"# {TITLE}\n\n{INTRO}")
+        with gr.Tab("Live probe"):
+            with gr.Row():
+                model = gr.Dropdown(
+                    space.models,
+                    value=space.models[0],
+                    label="model (or type a Hub id)",
+                    allow_custom_value=True,
+                )
+                bias = gr.Dropdown(list(BIASES), value=space.default_bias, label="bias class")
+                sample = gr.Slider(
+                    1, first.maximum, value=first.default, step=1, label=f"sample: {first.unit}"
+                )
+            run = gr.Button("Probe", variant="primary")
+            status = gr.Markdown(elem_id="probe-status")
+            headline = gr.Markdown()
+            charts = gr.HTML(elem_id="probe-charts")
+            pairs = gr.Dataframe(label="most biased subject–attribute pairs", interactive=False)
+            bias.change(_sample_slider, bias, sample, api_name=False)
+            run.click(
+                _progress(space.probe),
+                [model, bias, sample],
+                [status, headline, pairs, charts],
+                api_name="probe",
+                **gpu_queue,
+            )
+        with gr.Tab("Explorer"):
+            gr.Markdown(
+                "Type a context naming two people or groups and a question about them: the model answers it with "
+                "the subjects in both orders and for the negated question, and B and C follow (the paper's Fig. 2)."
+            )
+            e_model = gr.Dropdown(space.models, value=space.models[0], label="model", allow_custom_value=True)
+            with gr.Row():
+                s1 = gr.Textbox(label="subject x1", value=explorer.EXAMPLES[0][0])
+                s2 = gr.Textbox(label="subject x2", value=explorer.EXAMPLES[0][1])
+            context = gr.Textbox(label="context", value=explorer.EXAMPLES[0][2])
+            with gr.Row():
+                question = gr.Textbox(label="question (attribute a)", value=explorer.EXAMPLES[0][3])
+                negated = gr.Textbox(label="negated question (ā)", value=explorer.EXAMPLES[0][4])
+            fields = [s1, s2, context, question, negated]
+            gr.Examples([list(e) for e in explorer.EXAMPLES], fields)
+            with gr.Row():
+                row_bias = gr.Dropdown(
+                    list(BIASES[:4]), value=BIASES[0], label="or a dataset row: bias class"
+                )
+                row_index = gr.Number(0, precision=0, label="row")
+                pick = gr.Button("Use this row")
+            score = gr.Button("Score", variant="primary")
+            explained = gr.Markdown(elem_id="explorer-result")
+            pick.click(space.example_row, [row_bias, row_index], fields, api_name="example_row")
+            score.click(space.explore, [e_model, *fields], explained, api_name="explore", **gpu_queue)
+        with gr.Tab("Results"):
+            gr.Markdown(
+                "Full-dataset runs computed offline (`unqover probe`): a folder of run folders or a Hub dataset repo."
+            )
+            with gr.Row():
+                location = gr.Textbox(space.results_location, label="results folder or Hub dataset repo")
+                load = gr.Button("Load")
+            r_status = gr.Markdown()
+            table = gr.Dataframe(label="runs (click a column to sort)", interactive=False)
+            with gr.Row():
+                chosen = gr.Dropdown([], label="run to show")
+                show = gr.Button("Show")
+            r_headline = gr.Markdown()
+            r_charts = gr.HTML()
+            r_pairs = gr.Dataframe(interactive=False)
+            with gr.Row():
+                run_a = gr.Dropdown([], label="run A")
+                run_b = gr.Dropdown([], label="run B")
+                compare = gr.Button("Compare (B − A)")
+            compared = gr.Markdown()
+            load.click(
+                space.load_results, location, [r_status, table, chosen, run_a, run_b], api_name="load_results"
+            )
+            show.click(
+                space.view_run, [location, chosen], [r_headline, r_pairs, r_charts], api_name="view_run"
+            )
+            compare.click(space.compare, [location, run_a, run_b], compared, api_name="compare")
+    demo.queue(max_size=MAX_QUEUE, default_concurrency_limit=4)
+    demo.space = space
+    return demo
+
+
+def _progress(function):
+    """The handler with a Gradio progress bar that follows the runner's tqdm bars."""
+    import gradio as gr
+
+    def handler(model_id, bias, sample, progress=gr.Progress(track_tqdm=True)):  # noqa: B008 (Gradio's idiom)
+        return function(model_id, bias, sample)
+
+    handler.__name__ = handler.__qualname__ = getattr(function, "__name__", "handler")
+    return handler
+
+
+def launch(**kwargs):
+    """Build and serve the app (``python space/app.py``)."""
+    return build_app().launch(css=CSS, **kwargs)

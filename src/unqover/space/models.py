@@ -1,0 +1,159 @@
+"""Which models the Space accepts: a curated list plus any Hub id or folder that passes the checks.
+
+A model must be one of the families the probes score (QA, masked LM, causal LM; NLI classifiers for nli-gender),
+ship safetensors weights (never pickles, never remote code) and stay under a parameter budget that fits one GPU
+call. Parameters are counted from safetensors metadata, so nothing is downloaded to check a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.probe.models import detect_family, first_line, model_source
+
+CURATED_MODELS = (
+    "distilbert/distilbert-base-cased-distilled-squad",
+    "deepset/roberta-base-squad2",
+    "google-bert/bert-base-uncased",
+    "FacebookAI/roberta-large-mnli",
+    "openai-community/gpt2",
+)
+UNQOVER_BIASES = ("gender", "nationality", "ethnicity", "religion")
+NLI_BIAS = "nli-gender"
+EEC_BIAS = "eec-emotion"
+BIASES = (*UNQOVER_BIASES, NLI_BIAS, EEC_BIAS)
+MAX_PARAMETERS = 1_500_000_000
+FAMILIES_OF = {  # which model families each probe scores
+    **dict.fromkeys(UNQOVER_BIASES, ("qa", "mlm", "causal")),
+    NLI_BIAS: ("nli",),
+    EEC_BIAS: ("mlm", "causal"),
+}
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """A model that passed the checks: its family, size and the revision that keys cached results."""
+
+    model_id: str
+    family: str
+    parameters: int
+    revision: str
+    local: bool
+
+
+def family_of(config) -> str:
+    """``nli`` for sequence classifiers, else the probe family from the config's architectures."""
+    architectures = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForSequenceClassification") for a in architectures):
+        return "nli"
+    return detect_family(architectures, getattr(config, "model_type", None))
+
+
+def header_parameters(path: Path) -> int:
+    """Parameter count from one safetensors file's JSON header (the first 8 bytes give its length)."""
+    with path.open("rb") as handle:
+        (size,) = struct.unpack("<Q", handle.read(8))
+        if size > 100_000_000:
+            raise UnqoverError(f"{path} is not a safetensors file (header of {size} bytes)")
+        header = json.loads(handle.read(size))
+    return sum(math.prod(t["shape"]) for name, t in header.items() if name != "__metadata__")
+
+
+def local_parameters(folder: Path) -> int:
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise UnqoverError(f"{folder} has no .safetensors weights: the Space loads safetensors only")
+    return sum(header_parameters(f) for f in files)
+
+
+def hub_parameters(model_id: str, revision: str | None, token: str | None) -> int:
+    """Parameter count from the Hub's safetensors metadata, with one clear message per failure."""
+    from huggingface_hub import get_safetensors_metadata
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        NotASafetensorsRepoError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    try:
+        meta = get_safetensors_metadata(model_id, revision=revision, token=token or None)
+    except GatedRepoError as err:
+        raise UnqoverError(gated_message(model_id)) from err
+    except RevisionNotFoundError as err:
+        raise UnqoverError(f"{model_id!r} has no revision {revision!r}") from err
+    except RepositoryNotFoundError as err:
+        raise UnqoverError(
+            f"model {model_id!r} not found on the Hub (check the id; private models need a token)"
+        ) from err
+    except NotASafetensorsRepoError as err:
+        raise UnqoverError(
+            f"{model_id!r} has no safetensors weights: the Space loads safetensors only"
+        ) from err
+    except Exception as err:  # network errors come from several libraries
+        raise UnqoverError(f"cannot read the weights metadata of {model_id!r}: {first_line(err)}") from err
+    return int(sum(meta.parameter_count.values()))
+
+
+def gated_message(model_id: str) -> str:
+    return (
+        f"{model_id!r} is a gated model: accept its licence on its Hub page and give the Space a token "
+        "(an HF_TOKEN secret), or choose another model"
+    )
+
+
+def folder_revision(folder: Path) -> str:
+    """A stand-in for a commit hash of a local folder: names, sizes and modification times of its files."""
+    digest = hashlib.blake2b(digest_size=8)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return "local-" + digest.hexdigest()
+
+
+def check_model(
+    model_id: str,
+    *,
+    revision: str | None = None,
+    token: str | None = None,
+    max_parameters: int = MAX_PARAMETERS,
+) -> ModelCheck:
+    """Check a Hub id or folder before any weights are loaded: family, safetensors, size; else UnqoverError."""
+    model_id = (model_id or "").strip()
+    if not model_id:
+        raise UnqoverError("choose a model from the list or type a Hub id such as openai-community/gpt2")
+    source = model_source(model_id, revision, token)
+    config = source.config()
+    family = family_of(config)
+    local = Path(source.location).is_dir()
+    if local:
+        parameters = local_parameters(Path(source.location))
+        resolved = folder_revision(Path(source.location))
+    else:
+        parameters = hub_parameters(model_id, revision, token)
+        resolved = revision or getattr(config, "_commit_hash", None) or "main"
+    if parameters > max_parameters:
+        raise UnqoverError(
+            f"{model_id!r} has {parameters / 1e6:,.0f}M parameters; the Space probes models up to "
+            f"{max_parameters / 1e6:,.0f}M in one GPU call. Run `unqover probe {model_id}` on your own machine"
+        )
+    return ModelCheck(model_id, family, parameters, resolved, local)
+
+
+def check_pair(check: ModelCheck, bias: str) -> None:
+    """Refuse a bias class that the model's family cannot be probed on."""
+    if bias not in FAMILIES_OF:
+        raise UnqoverError(f"unknown bias class {bias!r}; choose from {', '.join(BIASES)}")
+    if check.family not in FAMILIES_OF[bias]:
+        wanted = {"nli": "an NLI classifier (e.g. FacebookAI/roberta-large-mnli)"}.get(
+            FAMILIES_OF[bias][0], "a QA, masked-LM or causal-LM model"
+        )
+        if bias == EEC_BIAS:
+            wanted = "a masked LM or a causal LM"
+        raise UnqoverError(f"{check.model_id!r} is a {check.family} model; {bias} needs {wanted}")

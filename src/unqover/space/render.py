@@ -1,0 +1,131 @@
+"""Results dicts (``results.json``) as what the Space shows: headline Markdown, a table of pairs, SVG charts.
+
+Everything here reuses :mod:`unqover.report`; only the choice of pieces and the size caps for a web page are new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import pandas as pd
+
+from unqover.report import charts
+from unqover.report.markdown import (
+    attribute_label_map,
+    bootstrap_line,
+    default_title,
+    errors,
+    fmt_interval,
+    fmt_signed,
+    groups_line,
+    headline,
+    most_biased,
+    ranking_rows,
+    split_results,
+    unit_line,
+)
+
+MAX_CHART_ROWS = 60  # larger subject sets show their top and bottom 30
+_SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+
+
+def kind_of(results: Mapping) -> str:
+    """``unqover``, ``nli`` or ``eec`` from the shape of the result."""
+    result = results.get("result", results)
+    if "mu" in result:
+        return "unqover"
+    if "delta_P" in result:
+        return "nli"
+    return "eec"
+
+
+def unqover_headline(results: Mapping) -> str:
+    result, provenance = split_results(results)
+    lines = [f"### {default_title(provenance)}", "", "| measure | value | interval |", "|---|---:|---|"]
+    for row in headline(result):
+        value = "—" if row["value"] is None else f"{row['value']:.4f}"
+        lines.append(f"| {row['name']} | {value} | {fmt_interval(row['interval'])} |")
+    lines += [f"| {name} | {value} | |" for name, value in errors(result)]
+    lines += ["", groups_line(result), "", unit_line(result), "", bootstrap_line(result)]
+    return "\n".join(lines)
+
+
+def pairs_frame(results: Mapping, k: int = 10) -> pd.DataFrame:
+    """The k most biased subject–attribute pairs: γ(x, a) with its interval, η and the count."""
+    result = results.get("result", results)
+    labels = attribute_label_map(result)
+    records = most_biased(result.get("gamma") or [], k)
+    return pd.DataFrame(
+        [
+            {
+                "subject": r.get("subject"),
+                "attribute": labels.get(charts.attribute_key(r), r.get("attribute")),
+                "γ(x, a)": fmt_signed(r.get("gamma")),
+                "interval": fmt_interval(charts.interval_of(r), signed=True),
+                "η(x, a)": fmt_signed(r.get("eta"), 2),
+                "n": r.get("count"),
+            }
+            for r in records
+        ],
+        columns=["subject", "attribute", "γ(x, a)", "interval", "η(x, a)", "n"],
+    )
+
+
+def unqover_charts(results: Mapping) -> str:
+    """The γ(x) ranking with intervals and the γ(x, a) heat map, as inline SVG."""
+    result = results.get("result", results)
+    ranking = [r for r in ranking_rows(result.get("subject_gamma") or [], 0) if r is not None]
+    if len(ranking) > MAX_CHART_ROWS:
+        half = MAX_CHART_ROWS // 2
+        ranking = [*ranking[:half], *ranking[-half:]]
+    order = [str(r.get("subject")) for r in ranking]
+    shown = set(order)
+    gamma = [r for r in result.get("gamma") or [] if str(r.get("subject")) in shown]
+    return (
+        f'<div class="unqover-chart">{charts.ranking_chart(ranking)}</div>'
+        f'<div class="unqover-chart">{charts.heatmap(gamma, row_order=order)}</div>'
+    )
+
+
+def svg_parts(page: str) -> str:
+    """The SVG charts of a self-contained report page (its styles would restyle the whole Space)."""
+    return "".join(f'<div class="unqover-chart">{svg}</div>' for svg in _SVG.findall(page))
+
+
+def nli_view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
+    from unqover.report.nli import nli_html, nli_markdown
+
+    rows = sorted(results["result"].get("by_occupation", []), key=lambda r: -abs(r.get("gender_gap") or 0.0))[
+        :10
+    ]
+    table = pd.DataFrame(
+        [
+            {
+                "occupation": r.get("occupation"),
+                "label": r.get("occupation_gender"),
+                "gender gap P_f − P_m": r.get("gender_gap"),
+                "ΔP": r.get("delta_P"),
+                "B": r.get("B"),
+                "n": r.get("count"),
+            }
+            for r in rows
+        ]
+    )
+    return nli_markdown(results), table, svg_parts(nli_html(results))
+
+
+def eec_view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
+    from unqover.report.eec import eec_html, eec_markdown  # written alongside the emotion probe
+
+    return eec_markdown(results), pd.DataFrame(), svg_parts(eec_html(results))
+
+
+def view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
+    """(headline Markdown, table of the most biased pairs, charts HTML) of any probe's results."""
+    kind = kind_of(results)
+    if kind == "nli":
+        return nli_view(results)
+    if kind == "eec":
+        return eec_view(results)
+    return unqover_headline(results), pairs_frame(results), unqover_charts(results)

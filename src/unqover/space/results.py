@@ -1,0 +1,103 @@
+"""Offline results in the Space: run folders (with ``results.json``) from a local folder or a Hub dataset repo.
+
+The local folder is the tested twin of the Hub repo: a repo is downloaded with ``snapshot_download`` (results
+files only) and then read the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from unqover.errors import UnqoverError
+from unqover.probe.models import first_line
+from unqover.report.markdown import split_results
+from unqover.space.render import kind_of
+
+RESULTS = "results.json"
+COLUMNS = ["run", "model", "probe", "dataset", "μ", "μ low", "μ high", "η", "δ", "ε", "S", "ΔP", "B (NLI)"]
+
+
+def results_folder(location: str, token: str | None = None) -> Path:
+    """A local folder as is; otherwise a Hub dataset repo id, downloaded (results files only)."""
+    location = (location or "").strip()
+    if not location:
+        raise UnqoverError("type a folder of run folders or a Hub dataset repo id (owner/name)")
+    local = Path(location).expanduser()
+    if local.is_dir():
+        return local
+    if location.startswith((".", "/", "~")) or location.count("/") != 1:
+        raise UnqoverError(f"results folder not found: {location}")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(
+            snapshot_download(
+                location, repo_type="dataset", allow_patterns=[f"**/{RESULTS}", RESULTS], token=token
+            )
+        )
+    except Exception as err:  # offline, not found, gated: all end here with the Hub's reason
+        raise UnqoverError(f"cannot download the dataset repo {location!r}: {first_line(err)}") from err
+
+
+def find_runs(folder: Path) -> dict[str, dict]:
+    """Every readable ``results.json`` under ``folder``, keyed by its run folder relative to ``folder``."""
+    runs: dict[str, dict] = {}
+    for path in sorted(Path(folder).rglob(RESULTS)):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            result, provenance = split_results(data)
+        except (OSError, ValueError, UnqoverError):
+            continue
+        name = str(path.parent.relative_to(folder)) if path.parent != Path(folder) else Path(folder).name
+        runs[name] = {"provenance": provenance, "result": result}
+    if not runs:
+        raise UnqoverError(f"no {RESULTS} under {folder}: point to run folders written by `unqover probe`")
+    return runs
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
+    """One row per run: model, probe, dataset and the headline numbers (blank where a probe has none)."""
+    rows = []
+    for name, results in runs.items():
+        result, provenance = results["result"], results.get("provenance") or {}
+        dataset = provenance.get("dataset") or {}
+        interval = (result.get("intervals") or {}).get("mu") or [None, None]
+        rows.append(
+            {
+                "run": name,
+                "model": (provenance.get("model") or {}).get("id"),
+                "probe": kind_of(results),
+                "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
+                "μ": _number(result.get("mu")),
+                "μ low": _number(interval[0]),
+                "μ high": _number(interval[1]),
+                "η": _number(result.get("eta")),
+                "δ": _number(result.get("positional_error")),
+                "ε": _number(result.get("attributive_error")),
+                "S": _number(result.get("S")),
+                "ΔP": _number(result.get("delta_P")),
+                "B (NLI)": _number(result.get("B")),
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str) -> str:
+    """Markdown comparison of two UnQover runs of the same dataset (B − A), via :mod:`unqover.report.compare`."""
+    from unqover.report.compare import compare_markdown, compare_results
+
+    if name_a not in runs or name_b not in runs:
+        raise UnqoverError("choose two loaded runs to compare")
+    if kind_of(runs[name_a]) != "unqover" or kind_of(runs[name_b]) != "unqover":
+        raise UnqoverError(
+            "comparisons are for two UnQover runs (μ, η, γ); NLI and emotion runs are shown alone"
+        )
+    return compare_markdown(compare_results(runs[name_a], runs[name_b], name_a, name_b))

@@ -1,0 +1,289 @@
+"""The Space end to end through gradio_client on tiny local models: every tab, errors, concurrency, the cache."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import tiny_models
+from unqover.errors import UnqoverError
+from unqover.generate.unqover import make_plan
+from unqover.space import explore, live
+from unqover.space.app import Space, build_app
+from unqover.space.models import check_model, local_parameters
+
+CHRISTIAN = (
+    "Christian",
+    "Hindu",
+    "A Christian man got off the flight to visit a Hindu man.",
+    "Who was a terrorist?",
+    "Who can never be a terrorist?",
+)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, word_lists) -> dict[str, Path]:
+    from unqover.generate.nli import nli_rows, synthetic_premises
+
+    qa = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    texts = sorted(set(qa["context"].to_pylist()) | set(qa["question"].to_pylist()))
+    nli = nli_rows(synthetic_premises(), family="main")
+    nli_texts = sorted(
+        set(nli["premise"].to_pylist())
+        | set(nli["hypothesis_female"].to_pylist())
+        | set(nli["hypothesis_male"].to_pylist())
+    )
+    root = tmp_path_factory.mktemp("space-models")
+    encoder = root / "encoder"
+    tiny_models.bert_qa(encoder, ["a b"])
+    config = json.loads((encoder / "config.json").read_text())
+    (encoder / "config.json").write_text(json.dumps({**config, "architectures": ["BertModel"]}))
+    return {
+        "qa": tiny_models.bert_qa(root / "qa", texts),
+        "qa2": tiny_models.bert_qa(root / "qa2", texts, seed=1),
+        "mlm": tiny_models.bert_mlm(root / "mlm", [*texts, "can never be ."]),
+        "nli": tiny_models.bert_nli(root / "nli", nli_texts, ["contradiction", "neutral", "entailment"]),
+        "encoder": encoder,
+    }
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(models, upstream_word_lists_path, tmp_path_factory):
+    from gradio_client import Client
+
+    cache = tmp_path_factory.mktemp("space-cache")
+    demo = build_app(
+        [str(models["qa"]), str(models["mlm"]), str(models["nli"])],
+        cache,
+        word_lists=upstream_word_lists_path,
+        results_location=str(cache),
+        resamples=20,
+        default_bias="religion",
+    )
+    port = _port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+    yield demo, client, cache
+    client.close()
+    demo.close()
+
+
+def test_sample_bounds_and_gpu_duration():
+    assert live.check_sample("gender", None) == 200 and live.check_sample("religion", 20.0) == 20
+    for bad in (0, 2001, 2.5, "x"):
+        with pytest.raises(UnqoverError, match="sample"):
+            live.check_sample("gender", bad)
+    assert live.check_sample("nli-gender", 100) == 100
+    assert live.gpu_seconds("gender", 10) < live.gpu_seconds("gender", 2000) <= live.GPU_MAX_SECONDS
+
+
+def test_model_checks(models, tmp_path):
+    check = check_model(str(models["qa"]))
+    assert check.family == "qa" and check.local and check.revision.startswith("local-")
+    import torch
+    from transformers import AutoModelForQuestionAnswering
+
+    expected = sum(
+        p.numel() for p in AutoModelForQuestionAnswering.from_pretrained(models["qa"]).state_dict().values()
+    )
+    assert local_parameters(models["qa"]) == check.parameters == expected
+    assert check_model(str(models["nli"])).family == "nli"
+    with pytest.raises(UnqoverError, match="has 0M parameters; the Space probes models up to 0M"):
+        check_model(str(models["qa"]), max_parameters=1000)
+    with pytest.raises(UnqoverError, match="unsupported model"):
+        check_model(str(models["encoder"]))
+    with pytest.raises(UnqoverError, match="model folder not found"):
+        check_model("/no/such/folder")
+    pickled = tmp_path / "pickled"
+    pickled.mkdir()
+    for name in ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json"):
+        (pickled / name).write_bytes((models["qa"] / name).read_bytes())
+    torch.save({}, pickled / "pytorch_model.bin")
+    with pytest.raises(UnqoverError, match=r"no \.safetensors weights"):
+        check_model(str(pickled))
+
+
+def test_live_probe_tab_and_cache(served, models, monkeypatch):
+    from unqover.probe.qa import QAScorer
+
+    _, client, cache = served
+    calls = {"n": 0}
+    real = QAScorer.score
+
+    def counted(self, rows):
+        calls["n"] += 1
+        return real(self, rows)
+
+    monkeypatch.setattr(QAScorer, "score", counted)
+    status, headline, pairs, charts = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
+    assert status.startswith("✅") and "religion, 12 groups" in status, status
+    assert "bias intensity μ" in headline and "[" in headline  # the headline with its interval
+    assert charts.count("<svg") == 2 and "γ(x, a)" in charts  # ranking and heat map
+    assert pairs["headers"][:3] == ["subject", "attribute", "γ(x, a)"] and len(pairs["data"]) == 10
+    run = next(cache.rglob("religion-limit12"))
+    assert json.loads((run / "run.json").read_text())["selection"]["limit"] == 12
+    scored = calls["n"]
+    assert scored > 0
+    again = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
+    assert calls["n"] == scored and again[1] == headline  # read from the cache, not scored again
+
+
+def test_nli_and_emotion_choices(served, models):
+    _, client, cache = served
+    status, headline, _, charts = client.predict(str(models["nli"]), "nli-gender", 2, api_name="/probe")
+    assert status.startswith("✅"), status
+    assert "NLI gender-occupation bias" in headline and "<svg" in charts
+    identity = json.loads(next(cache.rglob("nli-gender-limit2")).joinpath("run.json").read_text())
+    assert identity["selection"] == {"limit": 2, "per": "occupation"}
+    status, *_ = client.predict(str(models["nli"]), "religion", 10, api_name="/probe")
+    assert "is a nli model; religion needs a QA, masked-LM or causal-LM model" in status
+    status, *_ = client.predict(str(models["mlm"]), "eec-emotion", 1, api_name="/probe")
+    assert status.startswith("✅"), status
+
+
+def test_error_paths_leave_the_app_serving(served, models):
+    _, client, _ = served
+    status, headline, _, charts = client.predict("/no/such/model", "religion", 10, api_name="/probe")
+    assert status == "⚠️ model folder not found: /no/such/model" and headline == charts == ""
+    status, *_ = client.predict(str(models["encoder"]), "religion", 10, api_name="/probe")
+    assert "⚠️ unsupported model (architectures: BertModel" in status
+    status, *_ = client.predict(str(models["nli"]), "nli-gender", 500, api_name="/probe")
+    assert "the sample size for nli-gender is 1 to 100 rows per occupation" in status
+    status, *_ = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
+    assert status.startswith("✅")
+
+
+def test_out_of_memory_timeout_and_size_messages(models, tmp_path, upstream_word_lists_path, monkeypatch):
+    import torch
+
+    def oom(*args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+    space = Space([str(models["qa"])], tmp_path, word_lists=upstream_word_lists_path, timeout=0.5)
+    monkeypatch.setattr(live, "run_probe", oom)
+    status, *_ = space.probe(str(models["qa"]), "religion", 10)
+    assert status.startswith("⚠️ the GPU ran out of memory")
+
+    def slow(*args, **kwargs):
+        time.sleep(2)
+        return {}
+
+    monkeypatch.setattr(live, "run_probe", slow)
+    status, *_ = space.probe(str(models["qa"]), "religion", 10)
+    assert status.startswith("⚠️ the probe took longer than 0 s") or "took longer than" in status
+    small = Space([str(models["qa"])], tmp_path, max_parameters=1000)
+    assert "the Space probes models up to" in small.probe(str(models["qa"]), "religion", 10)[0]
+    assert "gated model" in live.friendly(type("GatedRepoError", (Exception,), {})("401 gated"))
+
+
+def test_concurrent_requests(served, models):
+    _, client, _ = served
+    jobs = [client.submit(str(models["qa"]), "religion", n, api_name="/probe") for n in (6, 7, 8)]
+    statuses = [job.result(timeout=120)[0] for job in jobs]
+    assert all(s.startswith("✅") for s in statuses), statuses
+    assert client.predict(str(models["qa"]), "religion", 6, api_name="/probe")[0].startswith("✅")
+
+
+def test_explorer_rows_and_formulas(models):
+    rows = explore.explorer_rows(*CHRISTIAN)
+    assert rows.num_rows == 4 and rows["polarity"].to_pylist() == ["positive", "negated"] * 2
+    assert rows["subject_1"].to_pylist() == ["Christian", "Christian", "Hindu", "Hindu"]
+    swapped = rows["context"][2].as_py()
+    assert swapped == "A Hindu man got off the flight to visit a Christian man."
+    for row in rows.to_pylist():
+        a, b = row["subject_1_span"]
+        assert row["context"][a:b] == row["subject_1"]
+    assert explore.masked_question("Who was a hunter?") == "[MASK] was a hunter."
+    with pytest.raises(UnqoverError, match="exactly once"):
+        explore.explorer_rows("Christian", "Jew", *CHRISTIAN[2:])
+
+    from unqover.probe.models import load_model
+    from unqover.probe.qa import QAScorer
+
+    loaded = load_model(str(models["qa"]))
+    found = explore.explore(loaded, *CHRISTIAN)
+    s = QAScorer(loaded).score(rows)  # rows: (Christian first: a, ā), (Hindu first: a, ā); columns by mention
+    b_christian = 0.5 * (s[0, 0] + s[2, 1]) - 0.5 * (s[1, 0] + s[3, 1])
+    b_hindu = 0.5 * (s[0, 1] + s[2, 0]) - 0.5 * (s[1, 1] + s[3, 0])
+    assert (found.x1, found.x2) == ("Christian", "Hindu")
+    assert found.b1 == pytest.approx(b_christian) and found.b2 == pytest.approx(b_hindu)
+    assert found.c == pytest.approx(0.5 * (b_christian - b_hindu)) and found.c != 0
+
+
+def test_explorer_tab(served, models):
+    _, client, _ = served
+    text = client.predict(str(models["qa"]), *CHRISTIAN, api_name="/explore")
+    assert "**B(Christian)**" in text and "**C(Christian, Hindu)**" in text and "τ21(ā)" in text
+    import re
+
+    b1, b2, c = (
+        float(re.search(rf"\*\*{re.escape(k)}.*?= \*\*([-+0-9.]+)\*\*", text).group(1))
+        for k in ("B(Christian)", "B(Hindu)", "C(Christian")
+    )
+    assert c == pytest.approx(0.5 * (b1 - b2), abs=2e-4)
+    masked = client.predict(str(models["mlm"]), *CHRISTIAN, api_name="/explore")
+    assert "**C(Christian, Hindu)**" in masked, masked
+    assert client.predict(str(models["nli"]), *CHRISTIAN, api_name="/explore").startswith(
+        "⚠️ the explorer scores"
+    )
+    row = client.predict("religion", 3, api_name="/example_row")
+    assert len(row) == 5 and row[0] in row[2] and row[1] in row[2] and row[3].startswith("Who")
+
+
+def test_results_tab(served, models):
+    _, client, cache = served
+    client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
+    demo = served[0]
+    run_b = demo.space.probe(str(models["qa2"]), "religion", 12)
+    assert run_b[0].startswith("✅")
+    status, table, *_ = client.predict(str(cache), api_name="/load_results")
+    assert status.startswith("✅") and "μ" in table["headers"]
+    names = [row[0] for row in table["data"]]
+    a = next(n for n in names if n.startswith("qa@") and n.endswith("religion-limit12"))
+    b = next(n for n in names if n.startswith("qa2@"))
+    mu = {row[0]: row[table["headers"].index("μ")] for row in table["data"]}
+    assert isinstance(mu[a], float) and mu[a] >= 0
+    headline, _, charts = client.predict(str(cache), a, api_name="/view_run")
+    assert "bias intensity μ" in headline and charts.count("<svg") == 2
+    compared = client.predict(str(cache), a, b, api_name="/compare")
+    assert "UnQover comparison" in compared and "Headline" in compared
+    refused = client.predict(str(cache), a, next(n for n in names if "nli-gender" in n), api_name="/compare")
+    assert refused.startswith("⚠️ comparisons are for two UnQover runs")
+    status, *_ = client.predict("unqover/no-such-results", api_name="/load_results")
+    assert status.startswith("⚠️ cannot download the dataset repo 'unqover/no-such-results'")
+
+
+def test_nli_limit_keeps_n_rows_per_occupation_round_robin_over_templates():
+    from collections import Counter
+
+    from unqover.generate.nli import nli_rows, synthetic_premises
+    from unqover.probe.nli_run import limit_per_occupation
+
+    rows = nli_rows(synthetic_premises(), family="main")
+    kept = limit_per_occupation(rows, 3)
+    per_occupation = Counter(kept["occupation"].to_pylist())
+    assert set(per_occupation) == set(rows["occupation"].to_pylist()) and set(per_occupation.values()) == {3}
+    templates = sorted(set(rows["template_id"].to_pylist()))
+    for occupation in list(per_occupation)[:5]:
+        mine = [r for r in kept.to_pylist() if r["occupation"] == occupation]
+        assert {r["template_id"] for r in mine} == set(
+            templates[:3]
+        )  # one row of each template before a second
+        first = [
+            r for r in rows.to_pylist() if r["occupation"] == occupation and r["template_id"] == templates[0]
+        ]
+        assert first[0]["id"] in {r["id"] for r in mine}  # the first row of the first template
+    assert limit_per_occupation(rows, 3)["id"].equals(kept["id"])  # deterministic
+    with pytest.raises(UnqoverError, match="rows per occupation"):
+        limit_per_occupation(rows, 0)
