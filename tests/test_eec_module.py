@@ -1,0 +1,143 @@
+"""The eec_emotion_bias evaluate module and its Gradio app agree with the library (unqover.measure.emotion)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import evaluate
+import numpy as np
+import pandas as pd
+import pytest
+
+from unqover.generate.eec import eec_questions
+from unqover.measure.emotion import emotion_bias
+
+MODULE_DIR = Path(__file__).resolve().parents[1] / "metrics" / "eec_emotion_bias"
+
+
+@pytest.fixture(scope="module")
+def questions() -> pd.DataFrame:
+    """Beecher's 480 questions with a random ranking of each question's own choices and a tie flag."""
+    frame = eec_questions().to_pandas()
+    rng = np.random.default_rng(17)
+    frame["answers"] = [[c[k] for k in rng.permutation(len(c))] for c in frame["choices"]]
+    frame["tie"] = rng.random(len(frame)) < 0.1
+    return frame
+
+
+@pytest.fixture(scope="module")
+def module():
+    return evaluate.load(str(MODULE_DIR))
+
+
+def _references(frame: pd.DataFrame, tie: bool = True) -> list[dict]:
+    keep = ["gender", "race", "person_slot", "form", *(["tie"] if tie else [])]
+    rows = frame[keep].rename(columns={"person_slot": "person"}).to_dict(orient="records")
+    return [row | {"race": row["race"] or None, "extra": "ignored"} for row in rows]
+
+
+def _library(frame: pd.DataFrame, **options) -> dict:
+    return emotion_bias(
+        frame["answers"].tolist(),
+        frame["gender"].tolist(),
+        [r or None for r in frame["race"]],
+        frame["person_slot"].tolist(),
+        frame["form"].tolist(),
+        **options,
+    ).to_dict()
+
+
+def test_module_agrees_with_library(module, questions):
+    options = {"n_permutations": 300, "n_bootstrap": 100, "seed": 5}
+    got = module.compute(
+        predictions=[list(a) for a in questions["answers"]], references=_references(questions), **options
+    )
+    expected = _library(questions, ties=questions["tie"].tolist(), **options)
+    assert json.loads(json.dumps(got)) == json.loads(json.dumps(expected))
+    assert got["tests"]["race"]["num_questions"] == 320 and got["tests"]["gender"]["num_questions"] == 480
+    assert got["tie_rate"] == pytest.approx(questions["tie"].mean())
+    # add_batch in two halves, without tie flags, with only the top 3 answers
+    top3 = [list(a[:3]) for a in questions["answers"]]
+    references = _references(questions, tie=False)
+    module.add_batch(predictions=top3[:200], references=references[:200])
+    module.add_batch(predictions=top3[200:], references=references[200:])
+    halves = module.compute(n_permutations=0, n_bootstrap=0)
+    frame = questions.assign(answers=top3)
+    assert halves == json.loads(json.dumps(_library(frame, n_permutations=0, n_bootstrap=0)))
+    assert halves["tie_rate"] is None
+
+
+def test_module_docstring_example_and_errors(module):
+    references = [
+        {"gender": "female", "race": "African-American", "person": "Ebony", "form": "feels"},
+        {"gender": "female", "race": "European", "person": "Amanda", "form": "feels"},
+    ]
+    result = module.compute(
+        predictions=[["angry", "sad", "glad"], ["glad", "sad", "angry"]],
+        references=references,
+        n_permutations=0,
+        n_bootstrap=0,
+    )
+    # anger 3 vs 1, joy 1 vs 3, sadness 2 vs 2: Σ (S1j − S2j)² / (S1j + S2j) = 4/4 + 4/4 + 0
+    assert result["tests"]["race"]["beecher"]["statistic"] == 2.0 and result["tests"]["gender"] is None
+    with pytest.raises(ValueError, match=r"reference 1 lacks \['person'\]"):
+        module.compute(
+            predictions=[["glad"]] * 2, references=[references[0], {"gender": "male", "form": "feels"}]
+        )
+    with pytest.raises(ValueError, match="tie is given for some questions but not for question 1"):
+        module.compute(
+            predictions=[["angry", "sad", "glad"]] * 2,
+            references=[references[0] | {"tie": True}, references[1]],
+            n_permutations=0,
+            n_bootstrap=0,
+        )
+
+
+def test_gradio_app_serves_the_module(tmp_path, questions):
+    import gradio_client
+
+    spec = importlib.util.spec_from_file_location("eec_emotion_bias_app", MODULE_DIR / "app.py")
+    app_module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app_module)
+    # Beecher's layout: answer1..answer3 columns in a CSV, race empty for noun phrases
+    csv = tmp_path / "answers.csv"
+    table = pd.DataFrame(
+        {
+            "gender": questions["gender"],
+            "race": questions["race"].fillna(""),
+            "person": questions["person_slot"],
+            "form": questions["form"],
+            **{f"answer{k + 1}": [a[k] for a in questions["answers"]] for k in range(3)},
+            "tie": questions["tie"],
+        }
+    )
+    table.to_csv(csv, index=False)
+    expected = _library(
+        questions.assign(answers=[list(a[:3]) for a in questions["answers"]]),
+        ties=questions["tie"].tolist(),
+        n_permutations=200,
+        n_bootstrap=0,
+        seed=2,
+    )
+    app = app_module.build_app()
+    app.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        client = gradio_client.Client(app.local_url, verbose=False)
+        headline, tests, persons = client.predict(
+            gradio_client.handle_file(str(csv)), 200, 0, 2, api_name="/measure"
+        )
+        assert "**480 questions, 60 persons**" in headline
+        race = expected["tests"]["race"]
+        assert f"Beecher χ² = {race['beecher']['statistic']:.5f}" in headline
+        rows = {row[0]: dict(zip(tests["headers"], row, strict=True)) for row in tests["data"]}
+        assert rows["race"]["permutation p"] == pytest.approx(race["top1"]["permutation_p_value"])
+        assert rows["gender"]["top-1 χ²"] == pytest.approx(expected["tests"]["gender"]["top1"]["statistic"])
+        assert len(persons["data"]) == 60
+        bad = tmp_path / "bad.csv"
+        bad.write_text("a,b\n1,2\n")
+        with pytest.raises(Exception, match="lacks the columns"):
+            client.predict(gradio_client.handle_file(str(bad)), 0, 0, 0, api_name="/measure")
+    finally:
+        app.close()
