@@ -106,6 +106,8 @@ def _probe(args: argparse.Namespace) -> int:
         token=args.token,
         allow_pickle=args.allow_pickle,
         label_map=args.label_map,
+        permutations=args.permutations,
+        length_rule=args.length_rule,
     )
     run = probe(args.model, options)
     if run is None:
@@ -114,6 +116,10 @@ def _probe(args: argparse.Namespace) -> int:
         from unqover.report.nli import nli_summary
 
         print(nli_summary(run.result.to_dict()))
+    elif args.bias == "eec-emotion":
+        from unqover.report.eec import eec_summary
+
+        print(eec_summary(run.result.to_dict()))
     else:
         print(summary(run.result, top=args.top))
     print(f"\nRun folder: {run.folder} (predictions.parquet, results.json, report.md, report.html)")
@@ -265,8 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument(
         "--bias",
         required=True,
-        choices=[*BIAS_CLASSES, "nli-gender"],
-        help="bias class (nli-gender: NLI models)",
+        choices=[*BIAS_CLASSES, "nli-gender", "eec-emotion"],
+        help="bias class (nli-gender: NLI models; eec-emotion: masked and causal LMs)",
     )
     probe.add_argument(
         "--dataset",
@@ -304,7 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--shard", type=_shard, metavar="I/N", help="score shard I of N (0-based) into a shared --output"
     )
     probe.add_argument(
-        "--limit", type=_positive, help="keep N groups (4 rows each), stratified over template x attribute"
+        "--limit",
+        type=_positive,
+        help="keep N groups (4 rows each), stratified over template x attribute; eec-emotion: N persons per "
+        "gender x race cell",
     )
     probe.add_argument(
         "--sample", type=_fraction_or_one, help="keep this fraction of groups in every stratum, seeded"
@@ -329,6 +338,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--label-map",
         type=_label_map,
         help='NLI models whose config names labels LABEL_k: JSON such as \'{"entailment": 0, "neutral": 1, "contradiction": 2}\'',
+    )
+    probe.add_argument(
+        "--length-rule",
+        choices=("mean", "sum"),
+        default="mean",
+        help="eec-emotion: rank sentences by log-probability per token (mean) or in total (default: %(default)s)",
+    )
+    probe.add_argument(
+        "--permutations",
+        type=_non_negative,
+        default=2000,
+        help="eec-emotion: person-level permutations per test (default: %(default)s)",
     )
     probe.add_argument("--quiet", action="store_true", help="no progress bar")
     probe.set_defaults(run=_probe)
