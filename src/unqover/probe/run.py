@@ -75,7 +75,7 @@ class ProbeOptions:
     chunk_rows: int = 8192
     label_map: dict[str, int] | None = None  # NLI models whose config names labels LABEL_k
     permutations: int = 2000  # emotion probe: person-level permutations per test
-    length_rule: str = "mean"  # emotion probe: rank sentences by log-probability per token ("mean") or in total
+    length_rule: str = "mean"  # emotion probe: rank by log-probability per token ("mean") or in total
 
 
 @dataclass
