@@ -29,6 +29,8 @@ from unqover.probe.run import (
     default_output,
     distributed_device,
     library_versions,
+    refuse_unqover_options,
+    to_process_device,
 )
 
 QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")
@@ -110,12 +112,7 @@ def probe_eec(model_id: str, options: ProbeOptions) -> EECRun | None:
     from unqover.probe.models import load_model
     from unqover.report.eec import eec_html, eec_markdown
 
-    if options.sample is not None:
-        raise UnqoverError(
-            "--sample applies to the UnQover probes; use --limit N (persons per gender × race cell)"
-        )
-    if options.scoring != "default" or options.mode != "default":
-        raise UnqoverError("--scoring and --mode paper apply to the UnQover probes")
+    refuse_unqover_options(options, "persons per gender × race cell")
     length_rule = options.length_rule
     if length_rule not in LENGTH_RULES:
         raise UnqoverError(f"--length-rule must be one of {', '.join(LENGTH_RULES)}, got {length_rule!r}")
@@ -128,6 +125,7 @@ def probe_eec(model_id: str, options: ProbeOptions) -> EECRun | None:
         token=options.token,
         allow_pickle=options.allow_pickle,
     )
+    to_process_device(loaded, state)
     scorer = sentence_scorer(loaded)
     questions, dataset = load_eec_questions(options)
     questions = select_persons(questions, options.limit, options.seed)

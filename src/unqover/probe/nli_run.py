@@ -25,6 +25,8 @@ from unqover.probe.run import (
     default_output,
     distributed_device,
     library_versions,
+    refuse_unqover_options,
+    to_process_device,
 )
 
 NLI_COLUMNS = (
@@ -109,12 +111,7 @@ def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
     from unqover.probe.nli import NLIScorer, load_nli_model
     from unqover.report.nli import nli_html, nli_markdown
 
-    if options.sample is not None:
-        raise UnqoverError(
-            "--sample applies to the UnQover probes; use --limit N (rows per occupation) for a quick NLI run"
-        )
-    if options.scoring != "default" or options.mode != "default":
-        raise UnqoverError("--scoring and --mode paper apply to the UnQover probes")
+    refuse_unqover_options(options, "rows per occupation, for a quick NLI run")
     state, device = distributed_device(options)
     loaded = load_nli_model(
         model_id,
@@ -125,6 +122,7 @@ def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         allow_pickle=options.allow_pickle,
         label_map=options.label_map,
     )
+    to_process_device(loaded, state)
     config = options.config or "synthetic"
     rows, dataset = load_nli_rows(options, config)
     if options.limit is not None:

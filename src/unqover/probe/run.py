@@ -213,6 +213,21 @@ def distributed_device(options: ProbeOptions):
     return state, "cpu" if state.device.type == "cpu" else state.device.type
 
 
+def to_process_device(loaded, state) -> None:
+    """Under ``accelerate launch`` on GPUs, move the model to this process's own GPU (loading put it on cuda:0)."""
+    if state is not None and state.device.type == "cuda":
+        loaded.model.to(state.device)
+        loaded.device = str(state.device)
+
+
+def refuse_unqover_options(options: ProbeOptions, limit_meaning: str) -> None:
+    """``--sample``, ``--scoring paper`` and ``--mode paper`` belong to the UnQover probes only."""
+    if options.sample is not None:
+        raise UnqoverError(f"--sample applies to the UnQover probes; use --limit N ({limit_meaning})")
+    if options.scoring != "default" or options.mode != "default":
+        raise UnqoverError("--scoring and --mode paper apply to the UnQover probes")
+
+
 def make_scorer(loaded, scoring: str):
     from unqover.probe.causal import CausalScorer
     from unqover.probe.mlm import MLMScorer
@@ -304,9 +319,7 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         token=options.token,
         allow_pickle=options.allow_pickle,
     )
-    if state is not None and state.device.type == "cuda":
-        loaded.model.to(state.device)
-        loaded.device = str(state.device)
+    to_process_device(loaded, state)
     config = options.config or FAMILY_CONFIG[loaded.family]
     if options.config is None and loaded.family == "mlm" and options.scoring == "paper":
         # the original scored masked LMs on its single-token subject lists
