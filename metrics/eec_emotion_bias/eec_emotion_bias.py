@@ -8,6 +8,7 @@ import datasets
 import evaluate
 
 from unqover.measure.emotion import emotion_bias
+from unqover.measure.module_inputs import ReferenceRows
 
 _CITATION = """\
 @misc{beecher_bias_qa,
@@ -106,7 +107,7 @@ def _normalize(references):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class EecEmotionBias(evaluate.Measurement):
+class EecEmotionBias(ReferenceRows, evaluate.Measurement):
     def _info(self):
         return evaluate.MeasurementInfo(
             module_type="measurement",
@@ -123,18 +124,7 @@ class EecEmotionBias(evaluate.Measurement):
             reference_urls=["https://github.com/sbeecher0575/nlpbias", "https://aclanthology.org/S18-2005"],
         )
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of ranked answers and references (extra reference keys are ignored)."""
-        return super().add_batch(predictions=predictions, references=_normalize(references), **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one question's ranked answers and reference (extra reference keys are ignored)."""
-        reference = None if reference is None else _normalize([reference])[0]
-        return super().add(prediction=prediction, reference=reference, **kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the emotion-bias tests."""
-        return super().compute(predictions=predictions, references=_normalize(references), **kwargs)
+    normalize = staticmethod(_normalize)
 
     def _compute(
         self,

@@ -9,6 +9,7 @@ import datasets
 import evaluate
 import numpy as np
 
+from unqover.measure.module_inputs import ReferenceRows
 from unqover.measure.nli import nli_gender_bias
 
 _CITATION = """\
@@ -87,7 +88,7 @@ def _normalize(references):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class NliGenderBias(evaluate.Measurement):
+class NliGenderBias(ReferenceRows, evaluate.Measurement):
     def _info(self):
         return evaluate.MeasurementInfo(
             module_type="measurement",
@@ -104,18 +105,7 @@ class NliGenderBias(evaluate.Measurement):
             reference_urls=["https://arxiv.org/abs/2105.05541"],
         )
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of probabilities and references (extra reference keys are ignored)."""
-        return super().add_batch(predictions=predictions, references=_normalize(references), **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one instance's probabilities and reference (extra reference keys are ignored)."""
-        reference = None if reference is None else _normalize([reference])[0]
-        return super().add(prediction=prediction, reference=reference, **kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the NLI gender-bias measures."""
-        return super().compute(predictions=predictions, references=_normalize(references), **kwargs)
+    normalize = staticmethod(_normalize)
 
     def _compute(
         self,

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from unqover.measure.module_inputs import ReferenceRows
 from unqover.measure.unqover import unqover_bias
 
 _CITATION = """\
@@ -91,7 +92,7 @@ def _normalize(references):
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class UnqoverBias(evaluate.Measurement):
+class UnqoverBias(ReferenceRows, evaluate.Measurement):
     def _info(self):
         return evaluate.MeasurementInfo(
             module_type="measurement",
@@ -108,18 +109,7 @@ class UnqoverBias(evaluate.Measurement):
             reference_urls=["https://aclanthology.org/2020.findings-emnlp.311"],
         )
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of scores and rows (extra row keys are ignored)."""
-        return super().add_batch(predictions=predictions, references=_normalize(references), **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one score pair and its row (extra row keys are ignored)."""
-        reference = None if reference is None else _normalize([reference])[0]
-        return super().add(prediction=prediction, reference=reference, **kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute the UnQover measures."""
-        return super().compute(predictions=predictions, references=_normalize(references), **kwargs)
+    normalize = staticmethod(_normalize)
 
     def _compute(
         self,

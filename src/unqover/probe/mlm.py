@@ -37,11 +37,11 @@ def surfaces(rows: pa.Table, k: int) -> list[str]:
     return [context[a:b] for context, (a, b) in zip(rows["context"].to_pylist(), spans, strict=True)]
 
 
-def _head(model, hidden):
-    """Apply the MLM head to the given hidden states only (None when the architecture is not known here)."""
+def _head(model):
+    """The MLM head as a function of hidden states, for architectures known here; None for others."""
     kind = model.config.model_type
     if kind in ("bert", "deberta-v2") and hasattr(model, "cls"):
-        return model.cls(hidden)
+        return model.cls
     if kind in (
         "roberta",
         "xlm-roberta",
@@ -50,23 +50,110 @@ def _head(model, hidden):
         "roberta-prelayernorm",
         "xlm-roberta-xl",
     ) and hasattr(model, "lm_head"):
-        return model.lm_head(hidden)
+        return model.lm_head
     if kind == "distilbert":
-        return model.vocab_projector(model.vocab_layer_norm(model.activation(model.vocab_transform(hidden))))
+        return lambda hidden: model.vocab_projector(
+            model.vocab_layer_norm(model.activation(model.vocab_transform(hidden)))
+        )
     if kind == "albert":
-        return model.predictions(hidden)
+        return model.predictions
     return None
 
 
+class _LastLayerInput(Exception):
+    """Raised by a pre-hook to stop the encoder before its last layer, carrying that layer's input."""
+
+    def __init__(self, hidden) -> None:
+        super().__init__("last layer reached")
+        self.hidden = hidden
+
+
+def _encoder_layers(base):
+    """The encoder's list of layers (BERT/RoBERTa ``encoder.layer``, DistilBERT ``transformer.layer``), or None."""
+    for owner in ("encoder", "transformer"):
+        layers = getattr(getattr(base, owner, None), "layer", None)
+        if layers is not None and len(layers) > 0:
+            return layers
+    return None
+
+
+def _attend(query, key, value, key_mask, heads: int, scaling: float):
+    """Multi-head attention of one query per row over all of that row's (unpadded) keys: (n, D)."""
+    import torch.nn.functional as F
+
+    n, length, dim = key.shape
+    q = query.view(n, 1, heads, dim // heads).transpose(1, 2)
+    k = key.view(n, length, heads, dim // heads).transpose(1, 2)
+    v = value.view(n, length, heads, dim // heads).transpose(1, 2)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask[:, None, None, :], scale=scaling)
+    return out.transpose(1, 2).reshape(n, dim)
+
+
+def _last_layer_at(layer, hidden, key_mask, rows_idx, positions):
+    """The last encoder layer's output at the given (row, position) pairs only, or None for other layouts.
+
+    Keys and values still come from every token, but the query, the attention output and the feed-forward block
+    run at the wanted positions alone, which is all the LM head needs.
+    """
+    states, here, mask = hidden[rows_idx], hidden[rows_idx, positions], key_mask[rows_idx]
+    attention = getattr(layer, "attention", None)
+    inner = getattr(attention, "self", None)
+    if inner is not None and all(hasattr(inner, n) for n in ("query", "key", "value", "num_attention_heads")):
+        context = _attend(
+            inner.query(here),
+            inner.key(states),
+            inner.value(states),
+            mask,
+            inner.num_attention_heads,
+            inner.attention_head_size**-0.5,
+        )
+        attended = attention.output(context, here)
+        return layer.output(layer.intermediate(attended), attended)
+    if attention is not None and all(hasattr(attention, n) for n in ("q_lin", "k_lin", "v_lin", "out_lin")):
+        context = _attend(
+            attention.q_lin(here),
+            attention.k_lin(states),
+            attention.v_lin(states),
+            mask,
+            attention.n_heads,
+            (attention.dim // attention.n_heads) ** -0.5,
+        )
+        attended = layer.sa_layer_norm(attention.out_lin(context) + here)
+        return layer.output_layer_norm(layer.ffn(attended) + attended)
+    return None
+
+
+def mask_hidden(base, inputs: dict, rows_idx, positions):
+    """Final hidden states at the given (row, position) pairs; the last layer runs at those positions only."""
+    layers = _encoder_layers(base)
+    if layers is not None:
+
+        def stop(module, args, kwargs):
+            raise _LastLayerInput(args[0] if args else kwargs["hidden_states"])
+
+        handle = layers[-1].register_forward_pre_hook(stop, with_kwargs=True)
+        try:
+            base(**inputs)
+        except _LastLayerInput as captured:
+            hidden = captured.hidden
+        else:  # pragma: no cover - the hook always fires
+            hidden = None
+        finally:
+            handle.remove()
+        if hidden is not None:
+            out = _last_layer_at(layers[-1], hidden, inputs["attention_mask"].bool(), rows_idx, positions)
+            if out is not None:
+                return out
+    return base(**inputs).last_hidden_state[rows_idx, positions]
+
+
 def mask_logits(loaded: LoadedModel, inputs: dict, rows_idx, positions):
-    """Vocabulary logits at the given (row, position) pairs, computing the LM head only there."""
+    """Vocabulary logits at the given (row, position) pairs, computing the last layer and LM head only there."""
     model = loaded.model
     base = getattr(model, "base_model", None)
-    if base is not None and base is not model:
-        hidden = base(**inputs).last_hidden_state[rows_idx, positions]
-        logits = _head(model, hidden)
-        if logits is not None:
-            return logits
+    head = _head(model)
+    if base is not None and base is not model and head is not None:
+        return head(mask_hidden(base, inputs, rows_idx, positions))
     return model(**inputs).logits[rows_idx, positions]
 
 
