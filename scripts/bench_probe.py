@@ -114,6 +114,9 @@ def main() -> int:
     parser.add_argument("--word-lists", type=Path, required=True)
     parser.add_argument("--rows", type=int, default=1536, help="rows per benchmark (whole groups)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--family", choices=("mlm", "qa"), action="append", help="benchmark only this family (repeatable)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     from unqover.generate.unqover import make_plan
@@ -136,7 +139,7 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         paths = build_models(Path(tmp), [t.replace("[MASK]", "") for t in texts])
-        for family in ("mlm", "qa"):
+        for family in args.family or ("mlm", "qa"):
             loaded = load_model(str(paths[family]), device="cpu", dtype="float32")
             scorer = MLMScorer(loaded) if family == "mlm" else QAScorer(loaded)
             data_rows = rows[family]
