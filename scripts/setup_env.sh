@@ -15,5 +15,5 @@ if [ "${1:-}" = "--with-browser" ] && [ ! -x /usr/bin/chromium ]; then
         echo "setup_env.sh: install Debian's chromium (apt-get install chromium) as root for the browser test" >&2
         exit 1
     fi
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+    $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
