@@ -262,10 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     probe = commands.add_parser(
         "probe",
-        help="probe a model on an UnQover dataset: score, measure and report in one command",
-        description="Score every row of an UnQover dataset with a model (extractive QA, masked LM or causal LM, "
-        "from its config), measure the bias with intervals, and write predictions, results and a report into a "
-        "resumable run folder. MODEL is a Hub id or a local folder.",
+        help="probe a model for bias (UnQover, NLI gender-occupation, EEC emotion): score, measure, report",
+        description="Score every row of a probe dataset with a model (UnQover: extractive QA, masked LM or causal "
+        "LM, from its config; nli-gender: NLI classifiers; eec-emotion: masked and causal LMs), measure the bias "
+        "with intervals and tests, and write predictions, results and a report into a resumable run folder. MODEL "
+        "is a Hub id or a local folder.",
     )
     probe.add_argument("model", metavar="MODEL", help="Hub model id or local folder")
     probe.add_argument(
@@ -312,8 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument(
         "--limit",
         type=_positive,
-        help="keep N groups (4 rows each), stratified over template x attribute; eec-emotion: N persons per "
-        "gender x race cell",
+        help="keep N groups (4 rows each), stratified over template x attribute; nli-gender: N rows per "
+        "occupation; eec-emotion: N persons per gender x race cell",
     )
     probe.add_argument(
         "--sample", type=_fraction_or_one, help="keep this fraction of groups in every stratum, seeded"
