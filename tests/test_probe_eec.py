@@ -218,6 +218,10 @@ def test_probe_end_to_end(tmp_path, models, name, capsys):
     # a second run of the same command resumes: nothing to score, the same results
     again = _run(tmp_path, models[name])
     assert again["result"] == results["result"]
+    # `unqover compare` compares UnQover runs and says so
+    capsys.readouterr()
+    assert main(["compare", str(folder), str(folder)]) == 2
+    assert "emotion runs by the tests" in capsys.readouterr().err
 
 
 def test_probe_refuses_other_options(tmp_path, models, capsys):

@@ -230,7 +230,7 @@ def compare_results(a: Mapping, b: Mapping, name_a: str = "A", name_b: str = "B"
         if "mu" not in result:
             raise UnqoverError(
                 f"{name} is not an UnQover probe result (no μ); `unqover compare` compares UnQover runs — compare "
-                "NLI runs by the S, ΔP and B in their results.json"
+                "NLI runs by the S, ΔP and B, and emotion runs by the tests, in their report.md"
             )
     if name_a == name_b:
         name_a, name_b = f"{name_a} (A)", f"{name_b} (B)"
