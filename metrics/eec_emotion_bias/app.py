@@ -8,6 +8,7 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.files import read_table_file
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["gender", "race", "person", "form"]
@@ -16,13 +17,7 @@ ANSWER_COLUMN = re.compile(r"^answer(\d+)$")
 
 def read_rows(path: str) -> pd.DataFrame:
     """A CSV, JSON Lines or Parquet file with one row per question."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    elif suffix in (".jsonl", ".json"):
-        frame = pd.read_json(path, lines=suffix == ".jsonl")
-    else:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = read_table_file(path, csv_dtype=str)
     if "person" not in frame.columns and "person_slot" in frame.columns:
         frame = frame.rename(columns={"person_slot": "person"})
     missing = [c for c in COLUMNS if c not in frame.columns]

@@ -7,6 +7,7 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.files import read_table_file
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["p_female", "p_male", "occupation_gender", "cluster"]
@@ -15,13 +16,7 @@ OPTIONAL = ["occupation", "template_id", "neutral_female", "neutral_male"]
 
 def read_rows(path: str) -> pd.DataFrame:
     """A CSV, JSON Lines or Parquet file with one row per instance (premise × template)."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    elif suffix in (".jsonl", ".json"):
-        frame = pd.read_json(path, lines=suffix == ".jsonl")
-    else:
-        frame = pd.read_csv(path, dtype={"cluster": str, "occupation": str, "template_id": str})
+    frame = read_table_file(path, csv_dtype={"cluster": str, "occupation": str, "template_id": str})
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise gr.Error(f"the file lacks the columns {missing}; it needs {COLUMNS} (optional: {OPTIONAL})")

@@ -6,6 +6,8 @@ import evaluate
 import gradio as gr
 import pandas as pd
 
+from unqover.files import read_table_file
+
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["subject_1", "subject_2", "template_id", "attribute", "polarity", "score_1", "score_2"]
 OPTIONAL = ["subject_1_cluster", "subject_2_cluster", "attribute_type"]
@@ -13,13 +15,7 @@ OPTIONAL = ["subject_1_cluster", "subject_2_cluster", "attribute_type"]
 
 def read_rows(path: str) -> pd.DataFrame:
     """A CSV, JSON Lines or Parquet file of rows with their two scores."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    elif suffix in (".jsonl", ".json"):
-        frame = pd.read_json(path, lines=suffix == ".jsonl")
-    else:
-        frame = pd.read_csv(path)
+    frame = read_table_file(path)
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise gr.Error(f"the file lacks the columns {missing}; it needs {COLUMNS} (optional: {OPTIONAL})")
