@@ -27,10 +27,9 @@ from unqover.probe.run import (
     claim_and_score,
     dataset_fingerprint,
     default_output,
-    distributed_device,
     library_versions,
+    load_for_process,
     refuse_unqover_options,
-    to_process_device,
 )
 
 QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")
@@ -109,23 +108,13 @@ def probe_eec(model_id: str, options: ProbeOptions) -> EECRun | None:
     from unqover.generate.eec import choice_sentences
     from unqover.measure.emotion import emotion_bias
     from unqover.probe.eec import LENGTH_RULES, rank_choices, sentence_scorer
-    from unqover.probe.models import load_model
     from unqover.report.eec import eec_html, eec_markdown
 
     refuse_unqover_options(options, "persons per gender × race cell")
     length_rule = options.length_rule
     if length_rule not in LENGTH_RULES:
         raise UnqoverError(f"--length-rule must be one of {', '.join(LENGTH_RULES)}, got {length_rule!r}")
-    state, device = distributed_device(options)
-    loaded = load_model(
-        model_id,
-        revision=options.revision,
-        device=device,
-        dtype=options.dtype,
-        token=options.token,
-        allow_pickle=options.allow_pickle,
-    )
-    to_process_device(loaded, state)
+    state, loaded = load_for_process(model_id, options)
     scorer = sentence_scorer(loaded)
     questions, dataset = load_eec_questions(options)
     questions = select_persons(questions, options.limit, options.seed)

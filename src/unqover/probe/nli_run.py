@@ -23,10 +23,9 @@ from unqover.probe.run import (
     claim_and_score,
     dataset_fingerprint,
     default_output,
-    distributed_device,
     library_versions,
+    load_for_process,
     refuse_unqover_options,
-    to_process_device,
 )
 
 NLI_COLUMNS = (
@@ -112,17 +111,7 @@ def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
     from unqover.report.nli import nli_html, nli_markdown
 
     refuse_unqover_options(options, "rows per occupation, for a quick NLI run")
-    state, device = distributed_device(options)
-    loaded = load_nli_model(
-        model_id,
-        revision=options.revision,
-        device=device,
-        dtype=options.dtype,
-        token=options.token,
-        allow_pickle=options.allow_pickle,
-        label_map=options.label_map,
-    )
-    to_process_device(loaded, state)
+    state, loaded = load_for_process(model_id, options, load_nli_model, label_map=options.label_map)
     config = options.config or "synthetic"
     rows, dataset = load_nli_rows(options, config)
     if options.limit is not None:

@@ -220,6 +220,28 @@ def to_process_device(loaded, state) -> None:
         loaded.device = str(state.device)
 
 
+def load_for_process(model_id: str, options: ProbeOptions, loader=None, **extra):
+    """The accelerate state (or None) and the model, loaded with the run's options on this process's device.
+
+    ``loader`` is :func:`unqover.probe.models.load_model` by default (``load_nli_model`` for NLI); ``extra`` goes
+    to it as well.
+    """
+    if loader is None:
+        from unqover.probe.models import load_model as loader
+    state, device = distributed_device(options)
+    loaded = loader(
+        model_id,
+        revision=options.revision,
+        device=device,
+        dtype=options.dtype,
+        token=options.token,
+        allow_pickle=options.allow_pickle,
+        **extra,
+    )
+    to_process_device(loaded, state)
+    return state, loaded
+
+
 def refuse_unqover_options(options: ProbeOptions, limit_meaning: str) -> None:
     """``--sample``, ``--scoring paper`` and ``--mode paper`` belong to the UnQover probes only."""
     if options.sample is not None:
@@ -295,7 +317,6 @@ def claim_and_score(
 
 def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
     """Score, measure and report; returns None on processes that only scored a shard."""
-    from unqover.probe.models import load_model
     from unqover.probe.sampling import select_groups
 
     if options.bias == NLI_BIAS:
@@ -310,16 +331,7 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         raise UnqoverError(f"unknown bias class {options.bias!r}; choose from {', '.join(BIAS_CLASSES)}")
     if options.scoring not in ("default", "paper"):
         raise UnqoverError(f"--scoring must be default or paper, got {options.scoring!r}")
-    state, device = distributed_device(options)
-    loaded = load_model(
-        model_id,
-        revision=options.revision,
-        device=device,
-        dtype=options.dtype,
-        token=options.token,
-        allow_pickle=options.allow_pickle,
-    )
-    to_process_device(loaded, state)
+    state, loaded = load_for_process(model_id, options)
     config = options.config or FAMILY_CONFIG[loaded.family]
     if options.config is None and loaded.family == "mlm" and options.scoring == "paper":
         # the original scored masked LMs on its single-token subject lists
