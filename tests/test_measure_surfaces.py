@@ -175,7 +175,7 @@ def test_measure_errors(predictions, religion, tmp_path, capsys):
         partial, table.slice(0, table.num_rows - 5), {"dataset": {"source": str(religion), "config": "qa"}}
     )
     assert main(["measure", str(partial), "--resamples", "0"]) == 2
-    assert "groups are incomplete" in capsys.readouterr().err
+    assert "groups were scored only in part" in capsys.readouterr().err
     assert main(["measure", str(partial), "--resamples", "0", "--drop-incomplete", "--top", "0"]) == 0
     assert "incomplete groups dropped" in capsys.readouterr().out
     bare = tmp_path / "bare.parquet"

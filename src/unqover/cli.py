@@ -81,6 +81,28 @@ def _measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sample(args: argparse.Namespace) -> int:
+    from unqover.hub.load import load_rows
+    from unqover.pipeline import ROW_COLUMNS
+    from unqover.predictions import SAMPLE_IDS_SCHEMA, write_predictions
+    from unqover.probe.sampling import DESIGN, describe_selection, select_groups
+
+    rows = load_rows(args.dataset, args.config, args.split, columns=ROW_COLUMNS)
+    kept = select_groups(rows, limit=args.groups, sample=args.fraction, seed=args.seed)
+    counts, total = describe_selection(kept), describe_selection(rows)
+    about = {
+        "selection": {"design": DESIGN, "seed": args.seed, "groups": counts["groups"], "of": total["groups"]},
+        "dataset": {"source": str(args.dataset), "config": args.config, "split": args.split},
+    }
+    write_predictions(args.output, kept.select(["id"]), about, schema=SAMPLE_IDS_SCHEMA)
+    print(
+        f"{args.output}: {counts['rows']:,} row ids of {counts['groups']:,} of {total['groups']:,} groups "
+        f"({counts['groups'] / total['groups']:.2%}, seed {args.seed}). Score them (id -> score_1, score_2), then "
+        f"`unqover measure PREDICTIONS --dataset {args.dataset} --config {args.config}`."
+    )
+    return 0
+
+
 def _probe(args: argparse.Namespace) -> int:
     from unqover.probe.run import ProbeOptions, probe
     from unqover.report.text import summary
@@ -99,6 +121,9 @@ def _probe(args: argparse.Namespace) -> int:
         shard=args.shard,
         limit=args.limit,
         sample=args.sample,
+        precision=args.precision,
+        max_rows=args.max_rows,
+        max_seconds=args.max_time,
         seed=args.seed,
         resamples=args.resamples,
         progress=not args.quiet,
@@ -126,10 +151,44 @@ def _probe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _real(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value != value:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return value
+
+
 def _positive(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def _width(text: str) -> float:
+    value = _real(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"an interval width in (0, 1), got {text}")
+    return value
+
+
+def _duration(text: str) -> float:
+    """Seconds from '90', '90s', '30m' or '2h'."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], units[text[-1]]) if text and text[-1] in units else (text, 1)
+    value = _real(number) * unit
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"a positive duration such as 90s, 30m or 2h, got {text!r}")
     return value
 
 
@@ -143,7 +202,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
+    value = _real(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
     return value
@@ -164,14 +223,14 @@ def _label_map(text: str) -> dict[str, int]:
 
 
 def _fraction_or_one(text: str) -> float:
-    value = float(text)
+    value = _real(text)
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
     return value
 
 
 def _non_negative(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
@@ -250,7 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     measure.add_argument(
         "--confidence", type=_fraction, default=0.95, help="interval level (default: %(default)s)"
     )
-    measure.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    measure.add_argument(
+        "--seed", type=_non_negative, default=0, help="bootstrap seed (default: %(default)s)"
+    )
     measure.add_argument(
         "--drop-incomplete", action="store_true", help="measure complete groups only, reporting the rest"
     )
@@ -259,6 +320,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     measure.add_argument("--output", type=Path, help="results JSON (default: PREDICTIONS with .bias.json)")
     measure.set_defaults(run=_measure)
+
+    sample = commands.add_parser(
+        "sample",
+        help="write the row ids of a quick run's sample of groups, to score on your own stack",
+        description="Write the ids of the rows that a quick run of this size scores (the same seeded, stratified "
+        "selection `unqover probe --limit` uses). Score them elsewhere into a predictions file (id, score_1, "
+        "score_2) and `unqover measure` it with --dataset and --config: it recognises the sample and estimates "
+        "the full-dataset values with intervals.",
+    )
+    sample.add_argument("dataset", metavar="DATASET", help="dataset folder or Hub id")
+    sample.add_argument("--config", required=True, help="dataset config (e.g. qa, mlm)")
+    sample.add_argument("--split", default="test", help="dataset split (default: %(default)s)")
+    size = sample.add_mutually_exclusive_group(required=True)
+    size.add_argument("--groups", type=_positive, help="number of groups (4 rows each)")
+    size.add_argument("--fraction", type=_fraction_or_one, help="fraction of the groups")
+    sample.add_argument("--seed", type=_non_negative, default=0, help="sampling seed (default: %(default)s)")
+    sample.add_argument("--output", type=Path, required=True, help="Parquet file of row ids to write")
+    sample.set_defaults(run=_sample)
 
     probe = commands.add_parser(
         "probe",
@@ -313,14 +392,29 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument(
         "--limit",
         type=_positive,
-        help="keep N groups (4 rows each), stratified over template x attribute; nli-gender: N rows per "
-        "occupation; eec-emotion: N persons per gender x race cell",
+        help="keep a seeded random sample of N groups (4 rows each), stratified over template x attribute; "
+        "the results estimate the full-dataset values. nli-gender: N rows per occupation; eec-emotion: N persons "
+        "per gender x race cell",
     )
     probe.add_argument(
-        "--sample", type=_fraction_or_one, help="keep this fraction of groups in every stratum, seeded"
+        "--sample", type=_fraction_or_one, help="keep this fraction of the groups (the same seeded design)"
     )
     probe.add_argument(
-        "--seed", type=int, default=0, help="sampling and bootstrap seed (default: %(default)s)"
+        "--precision",
+        type=_width,
+        metavar="WIDTH",
+        help="score the seeded sample in growing rounds until every headline interval (δ, ε, μ, η) is at most "
+        "WIDTH wide; resumable",
+    )
+    probe.add_argument("--max-rows", type=_positive, help="with --precision: score at most this many rows")
+    probe.add_argument(
+        "--max-time",
+        type=_duration,
+        metavar="DURATION",
+        help="with --precision: start no round that would end past this scoring time (90s, 30m, 2h)",
+    )
+    probe.add_argument(
+        "--seed", type=_non_negative, default=0, help="sampling and bootstrap seed (default: %(default)s)"
     )
     probe.add_argument(
         "--resamples", type=_non_negative, default=1000, help="bootstrap resamples (default: %(default)s)"

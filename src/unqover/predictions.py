@@ -19,6 +19,8 @@ from unqover.errors import UnqoverError
 from unqover.generate.ids import count_distinct
 
 PREDICTION_SCHEMA = pa.schema([("id", pa.string()), ("score_1", pa.float64()), ("score_2", pa.float64())])
+#: ``unqover sample``'s file: the row ids to score, with the selection and dataset as provenance.
+SAMPLE_IDS_SCHEMA = pa.schema([("id", pa.string())])
 METADATA_KEY = b"unqover"
 
 

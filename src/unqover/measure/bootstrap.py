@@ -85,3 +85,38 @@ def crossed_bootstrap(
         high = {name: np.nanquantile(v, 1 - alpha, axis=0) for name, v in stacked.items()}
         mean = {name: np.nanmean(v, axis=0) for name, v in stacked.items()}
     return replace(replicates[0], **low), replace(replicates[0], **high), replace(replicates[0], **mean)
+
+
+def crossed_group_means(
+    per_group: np.ndarray,
+    x1: np.ndarray,
+    x2: np.ndarray,
+    template: np.ndarray,
+    n_subjects: int,
+    n_templates: int,
+    spec: BootstrapSpec,
+) -> list[float]:
+    """Percentile interval of a mean over groups (δ, ε) under the crossed bootstrap: group (x1, x2, τ) gets
+    weight w_x1·w_x2·w_τ. Groups are summed per (x1, x2, τ) cell first, so the cost does not grow with attributes."""
+    rng = np.random.default_rng([spec.seed, 1])
+    subject_w = multinomial_weights(rng, n_subjects, spec.n_resamples)
+    template_w = multinomial_weights(rng, n_templates, spec.n_resamples)
+    cell = (x1 * n_subjects + x2) * n_templates + template
+    cells, inverse = np.unique(cell, return_inverse=True)
+    total = np.bincount(inverse, per_group, len(cells))
+    count = np.bincount(inverse, None, len(cells))
+    c_x1 = cells // (n_subjects * n_templates)
+    c_x2 = (cells // n_templates) % n_subjects
+    c_t = cells % n_templates
+    replicates = []
+    for start in range(0, spec.n_resamples, spec.batch):
+        ws, wt = subject_w[start : start + spec.batch], template_w[start : start + spec.batch]
+        w = ws[:, c_x1] * ws[:, c_x2] * wt[:, c_t]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            replicates.append((w @ total) / (w @ count))
+    values = np.concatenate(replicates)
+    values = values[~np.isnan(values)]
+    if len(values) == 0:
+        return [float("nan"), float("nan")]
+    alpha = (1 - spec.confidence) / 2
+    return [float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))]

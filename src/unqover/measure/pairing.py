@@ -8,7 +8,7 @@ and x2 mentioned first, each with the positive and the negated question. The sub
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -44,6 +44,19 @@ class PairedScores:
     templates: np.ndarray  # template ids
     subject_clusters: np.ndarray | None  # cluster label per subject code (None entries: no cluster)
     dropped_groups: int = 0
+    rows: np.ndarray | None = None  # (G, 4) input row of each slot: x1 first +/-, x2 first +/-
+
+    def subset(self, keep: np.ndarray) -> PairedScores:
+        """The groups where ``keep`` is true (labels and codes unchanged)."""
+        return replace(
+            self,
+            scores=self.scores[keep],
+            x1=self.x1[keep],
+            x2=self.x2[keep],
+            template=self.template[keep],
+            attribute=self.attribute[keep],
+            rows=None if self.rows is None else self.rows[keep],
+        )
 
     @property
     def num_groups(self) -> int:
@@ -226,6 +239,7 @@ def pair_rows(
         templates=templates,
         subject_clusters=_subject_clusters(subjects, c1, c2, subject_1_cluster, subject_2_cluster),
         dropped_groups=len(incomplete),
+        rows=rows,
     )
 
 

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.measure.bootstrap import BootstrapSpec, crossed_bootstrap
-from unqover.measure.pairing import PairedScores, pair_rows
+from unqover.measure import sampled as sampling
+from unqover.measure.bootstrap import BootstrapSpec, crossed_bootstrap, crossed_group_means
+from unqover.measure.pairing import PairedScores, PairingError, pair_rows
 
 MODES = ("default", "paper")
 
@@ -209,6 +210,14 @@ class UnqoverBias:
     )  # 2·estimate − mean of replicates, in [0, 1]
     bootstrap: dict[str, object] = field(default_factory=dict)
     paper_inconsistent_pairs: int | None = None
+    # what the intervals are for: "generalization" (full run: other subjects and templates, crossed bootstrap) or
+    # "sampling" (quick run: the full-dataset value, from the sampling of groups)
+    interval_kind: str | None = None
+    interval_estimates: dict[str, float | None] = field(
+        default_factory=dict
+    )  # the estimate each interval is for
+    sample: dict | None = None  # quick run: groups, of, fraction, seed, design
+    declined: dict[str, dict] = field(default_factory=dict)  # name -> {"reason", "groups_needed"}
 
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
@@ -258,18 +267,21 @@ def measure(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    observed: np.ndarray | None = None,
+    sample_info: dict | None = None,
 ) -> UnqoverBias:
-    """All UnQover measures of one model's paired scores, with seeded bootstrap intervals (``n_resamples`` 0: none)."""
+    """All UnQover measures of one model's paired scores, with seeded intervals (``n_resamples`` 0: none).
+
+    ``observed`` (a mask over the groups of ``paired``, which then holds the whole dataset) marks the groups a
+    quick run scored: the headline numbers become estimates of the full-dataset values, with intervals from the
+    sampling of groups (``unqover.measure.sampled``); ``sample_info`` (seed, design) is recorded with them.
+    """
     if mode not in MODES:
         raise UnqoverError(f"mode must be one of {MODES}, got {mode!r}")
     if not 0 < confidence < 1:
         raise UnqoverError(f"confidence must be in (0, 1), got {confidence}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
         raise UnqoverError(f"n_resamples must be an integer >= 0, got {n_resamples!r}")
-    _, _, c = bias_scores(paired)
-    values = SubjectValues.from_groups(paired, c)
-    n_subjects, n_attributes = len(paired.subjects), len(paired.attributes)
-
     cluster_of, cluster_labels, cluster_unit = None, np.array([], dtype=object), False
     if paired.subject_clusters is not None:
         # subjects without a cluster (code -1) stay out of the cluster table
@@ -279,6 +291,20 @@ def measure(
         c1, c2 = cluster_of[paired.x1], cluster_of[paired.x2]
         crosses = (c1 >= 0) & (c2 >= 0) & (c1 != c2)
         cluster_unit = mode == "default" and len(cluster_labels) > 1 and bool(crosses.all())
+
+    population = None
+    if observed is not None:
+        observed = np.asarray(observed, dtype=bool)
+        if observed.shape != (paired.num_groups,):
+            raise UnqoverError(f"observed must mark each of the {paired.num_groups} groups")
+        if not observed.any():
+            raise PairingError("none of the dataset's groups was scored")
+        if not observed.all():
+            population, paired = paired, paired.subset(observed)
+            n_resamples = 0  # intervals come from the sampling design instead
+    _, _, c = bias_scores(paired)
+    values = SubjectValues.from_groups(paired, c)
+    n_subjects, n_attributes = len(paired.subjects), len(paired.attributes)
 
     point = estimates(
         _sums(values, n_subjects, n_attributes), np.ones(n_subjects), cluster_of, mode, cluster_unit
@@ -326,7 +352,19 @@ def measure(
         cluster_gamma=cluster_gamma,
         paper_inconsistent_pairs=paper_inconsistent_pairs(paired) if mode == "paper" else None,
     )
-    if n_resamples:
+    if population is not None:
+        _estimate_full_dataset(
+            result,
+            population,
+            observed,
+            cluster_of,
+            cluster_labels,
+            cluster_unit,
+            confidence,
+            seed,
+            sample_info,
+        )
+    elif n_resamples:
         spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
         _add_intervals(result, paired, values, spec, cluster_of, cluster_unit)
     result.gamma = _sorted(result.gamma, ["subject", "gamma"], [True, False])
@@ -345,8 +383,14 @@ def unqover_bias(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    observed=None,
+    sample_info: dict | None = None,
 ) -> UnqoverBias:
     """Measure one model's scores on UnQover rows (a table or mapping with the dataset's columns).
+
+    ``observed`` (a boolean per row) marks the rows that were scored when ``rows`` is the whole dataset and a quick
+    run scored part of it: the scores of the other rows are ignored, and the result estimates the full-dataset
+    values (see :func:`measure`). A group must be scored whole (all four rows) or not at all.
 
     Needs ``subject_1``, ``subject_2``, ``template_id``, ``attribute`` and ``polarity``; uses
     ``subject_1_cluster``/``subject_2_cluster`` for the cluster table when present and, in the default mode,
@@ -365,6 +409,10 @@ def unqover_bias(
     def optional(name: str):
         return rows[name] if name in names else None
 
+    if observed is not None:
+        observed = np.asarray(observed, dtype=bool).reshape(-1)
+        score_1 = np.where(observed, np.asarray(score_1, dtype=np.float64), 0.0)
+        score_2 = np.where(observed, np.asarray(score_2, dtype=np.float64), 0.0)
     paired = pair_rows(
         rows["subject_1"],
         rows["subject_2"],
@@ -379,7 +427,27 @@ def unqover_bias(
         lowercase=mode == "paper",
         drop_incomplete=drop_incomplete,
     )
-    return measure(paired, mode=mode, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    observed_groups = None
+    if observed is not None:
+        scored = observed[paired.rows]
+        observed_groups = scored.all(axis=1)
+        partial = np.flatnonzero(scored.any(axis=1) & ~observed_groups)
+        if len(partial):
+            g = partial[0]
+            raise PairingError(
+                f"{len(partial)} groups were scored only in part (each needs all four rows: both subject orders x "
+                f"both polarities); first: ({paired.subjects[paired.x1[g]]!r}, {paired.subjects[paired.x2[g]]!r}, "
+                f"template {paired.templates[paired.template[g]]}, {paired.attributes[paired.attribute[g]]!r})"
+            )
+    return measure(
+        paired,
+        mode=mode,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        observed=observed_groups,
+        sample_info=sample_info,
+    )
 
 
 def _table(
@@ -447,6 +515,19 @@ def _add_intervals(
         name: min(1.0, max(0.0, 2 * getattr(result, name) - float(getattr(mean, field))))
         for name, field in model_fields
     }
+    for name, per_group in (
+        ("positional_error", positional_errors(paired).mean(axis=(1, 2))),
+        ("attributive_error", attributive_errors(paired).mean(axis=(1, 2))),
+    ):
+        result.intervals[name] = crossed_group_means(
+            per_group, paired.x1, paired.x2, paired.template, n_subjects, len(paired.templates), spec
+        )
+    result.interval_kind = "generalization"
+    result.interval_estimates = {
+        **dict(result.bias_corrected),
+        "positional_error": result.positional_error,
+        "attributive_error": result.attributive_error,
+    }
     result.bootstrap = {
         "n_resamples": spec.n_resamples,
         "confidence": spec.confidence,
@@ -461,6 +542,100 @@ def _add_intervals(
     ):
         cell = tuple(table[c].to_numpy() for c in ("_i", "_j") if c in table)
         table["gamma_low"], table["gamma_high"] = lo[cell], hi[cell]
+
+
+def _estimate_full_dataset(
+    result: UnqoverBias,
+    population: PairedScores,
+    observed: np.ndarray,
+    cluster_of: np.ndarray | None,
+    cluster_labels: np.ndarray,
+    cluster_unit: bool,
+    confidence: float,
+    seed: int,
+    sample_info: dict | None,
+) -> None:
+    """Replace a quick run's sample values by estimates of the full-dataset values, with their intervals."""
+    n_subjects = len(population.subjects)
+    unit_of = cluster_of if cluster_unit else np.arange(n_subjects)
+    num_units = len(cluster_labels) if cluster_unit else n_subjects
+    design, estimates_ = sampling.estimate_from_sample(
+        population,
+        observed,
+        unit_of=unit_of,
+        num_units=num_units,
+        subject_weighted=cluster_unit,
+        subject_unit_too=cluster_unit,
+        seed=seed,
+        confidence=confidence,
+    )
+    result.num_groups = population.num_groups
+    result.interval_kind = "sampling"
+    result.sample = {
+        "groups": design.n,
+        "of": design.M,
+        "fraction": design.n / design.M,
+        **(sample_info or {}),
+    }
+    result.bias_corrected = {}
+    named = {**estimates_.headline, **estimates_.extra}
+    if not cluster_unit:  # μ and η are per subject already
+        named["subject_mu"], named["subject_eta"] = named["mu"], named["eta"]
+    for name, estimate in named.items():
+        setattr(result, name, estimate.value if estimate.value is not None else float("nan"))
+        if estimate.interval is not None:
+            result.intervals[name] = estimate.interval
+            result.interval_estimates[name] = estimate.value
+        if estimate.declined is not None:
+            result.declined[name] = estimate.declined
+    result.bootstrap = {
+        "n_resamples": 0,
+        "confidence": confidence,
+        "seed": seed,
+        "method": "design-based: simple random sampling of groups with finite population correction; "
+        "mu and eta: cross-fitted lower and sign-free upper bounds (see unqover.measure.sampled)",
+    }
+    c = np.concatenate([design.c, -design.c])
+    sign = np.sign(c)
+    per_subject = design.records(np.arange(n_subjects), n_subjects, False)
+    _attach(
+        result.gamma,
+        *sampling.cell_intervals(design, per_subject, c),
+        *sampling.cell_intervals(design, per_subject, sign),
+        len(population.attributes),
+    )
+    if result.mode == "paper":
+        pooled = design.records(np.arange(n_subjects), n_subjects, False, by_attribute=False)
+        subject_g = sampling.cell_intervals(design, pooled, c)
+        subject_e = sampling.cell_intervals(design, pooled, sign)
+    else:
+        subject_g = sampling.unit_mean_intervals(design, per_subject, c, n_subjects)
+        subject_e = sampling.unit_mean_intervals(design, per_subject, sign, n_subjects)
+    _attach(result.subject_gamma, *subject_g[:3], *subject_e[:3], 1)
+    if cluster_of is not None and len(cluster_labels):
+        clusters = design.records(cluster_of, len(cluster_labels), result.mode == "default")
+        _attach(
+            result.cluster_gamma,
+            *sampling.cell_intervals(design, clusters, c),
+            *sampling.cell_intervals(design, clusters, sign),
+            len(population.attributes),
+        )
+
+
+def _attach(
+    table: pd.DataFrame,
+    gamma: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    eta: np.ndarray,
+    _eta_low: np.ndarray,
+    _eta_high: np.ndarray,
+    n_attributes: int,
+) -> None:
+    """Put each cell's full-dataset estimate and interval into a table keyed by ``_i`` (and ``_j``)."""
+    cell = table["_i"].to_numpy() * n_attributes + (table["_j"].to_numpy() if "_j" in table else 0)
+    table["gamma"], table["eta"] = gamma[cell], eta[cell]
+    table["gamma_low"], table["gamma_high"] = low[cell], high[cell]
 
 
 def rank_subjects(results: Mapping[str, UnqoverBias]) -> pd.DataFrame:

@@ -22,12 +22,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from unqover import __version__
 from unqover.errors import UnqoverError
 from unqover.files import write_json_atomic
-from unqover.generate.ids import parse_hex_ids
+from unqover.generate.ids import match_ids, parse_hex_ids
 from unqover.generate.unqover import BIAS_CLASSES
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.predictions import write_predictions
@@ -66,6 +67,9 @@ class ProbeOptions:
     shard: tuple[int, int] | None = None
     limit: int | None = None
     sample: float | None = None
+    precision: float | None = None  # score in rounds until every headline interval is at most this wide
+    max_rows: int | None = None  # precision rounds: stop before scoring more rows than this
+    max_seconds: float | None = None  # precision rounds: start no round after this much scoring time
     seed: int = 0
     resamples: int = 1000
     progress: bool = True
@@ -317,7 +321,7 @@ def claim_and_score(
 
 def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
     """Score, measure and report; returns None on processes that only scored a shard."""
-    from unqover.probe.sampling import select_groups
+    from unqover.probe.sampling import DESIGN, check_seed, select_groups
 
     if options.bias == NLI_BIAS:
         from unqover.probe.nli_run import probe_nli
@@ -331,6 +335,11 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         raise UnqoverError(f"unknown bias class {options.bias!r}; choose from {', '.join(BIAS_CLASSES)}")
     if options.scoring not in ("default", "paper"):
         raise UnqoverError(f"--scoring must be default or paper, got {options.scoring!r}")
+    check_seed(options.seed)
+    if options.precision is not None:
+        from unqover.probe.precision import check_precision_options
+
+        check_precision_options(options)
     state, loaded = load_for_process(model_id, options)
     config = options.config or FAMILY_CONFIG[loaded.family]
     if options.config is None and loaded.family == "mlm" and options.scoring == "paper":
@@ -338,27 +347,77 @@ def probe(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         config = "mlm-roberta" if "roberta" in model_id.lower() else "mlm-bert"
     rows, dataset = load_probe_rows(options, config)
     check_columns(rows, dataset["source"])
-    if options.limit is not None or options.sample is not None:
-        rows = select_groups(rows, limit=options.limit, sample=options.sample, seed=options.seed)
     scorer = make_scorer(loaded, options.scoring)
     coverage = None
     if loaded.family == "mlm":
+        # the population a quick run estimates is the covered dataset: drop split subjects before sampling
         rows, cover = scorer.single_token_coverage(rows)
         coverage = cover.as_dict()
-    dataset = {**dataset, "rows": rows.num_rows, "fingerprint": dataset_fingerprint(rows["id"])}
+    population = rows
     folder = options.output or default_output(model_id, options.bias, config, options.scoring)
-    identity = {
-        "model": {"id": model_id, "revision": loaded.revision, "family": loaded.family},
-        "dataset": dataset,
-        "scoring": options.scoring,
-        "dtype": loaded.dtype,
-        "selection": {"limit": options.limit, "sample": options.sample, "seed": options.seed},
-        "coverage": coverage,
-    }
+    selection = {"limit": options.limit, "sample": options.sample, "seed": options.seed}
+    if options.precision is not None:
+        from unqover.probe.precision import probe_to_precision
+
+        selection = {"precision": options.precision, "seed": options.seed, "design": DESIGN}
+        identity = _identity(model_id, loaded, population, dataset, options, selection, coverage)
+        return probe_to_precision(folder, population, scorer, identity, loaded, options)
+    if options.limit is not None or options.sample is not None:
+        rows = select_groups(rows, limit=options.limit, sample=options.sample, seed=options.seed)
+        selection["design"] = DESIGN
+    identity = _identity(model_id, loaded, rows, dataset, options, selection, coverage)
     scores, shard, _ = claim_and_score(rows, scorer, folder, identity, options, state)
     if scores is None:
         return None
-    return finish(folder, rows, scores, identity, loaded, options, shard)
+    return finish(folder, rows, scores, identity, loaded, options, shard, population=population)
+
+
+def _identity(model_id, loaded, rows, dataset, options, selection, coverage) -> dict:
+    """What a run is (run.json): a folder holding another run is refused."""
+    return {
+        "model": {"id": model_id, "revision": loaded.revision, "family": loaded.family},
+        "dataset": {**dataset, "rows": rows.num_rows, "fingerprint": dataset_fingerprint(rows["id"])},
+        "scoring": options.scoring,
+        "dtype": loaded.dtype,
+        "selection": selection,
+        "coverage": coverage,
+    }
+
+
+def measure_rows(
+    rows: pa.Table,
+    scores: pa.Table,
+    options: ProbeOptions,
+    population: pa.Table | None,
+    selection: dict | None,
+) -> UnqoverBias:
+    """The UnQover measures of scored rows; a quick run's (``rows`` part of ``population``) as full-set estimates."""
+    if population is None or population.num_rows == rows.num_rows:
+        return unqover_bias(
+            rows,
+            scores["score_1"].to_numpy(),
+            scores["score_2"].to_numpy(),
+            mode=options.mode,
+            n_resamples=options.resamples,
+            seed=options.seed,
+        )
+    position = match_ids(population["id"], scores["id"])
+    observed = position >= 0
+    score_1, score_2 = np.zeros(population.num_rows), np.zeros(population.num_rows)
+    score_1[observed] = scores["score_1"].to_numpy()[position[observed]]
+    score_2[observed] = scores["score_2"].to_numpy()[position[observed]]
+    info = {
+        k: v for k, v in (selection or {}).items() if k in ("seed", "design", "limit", "sample", "precision")
+    }
+    return unqover_bias(
+        population,
+        score_1,
+        score_2,
+        mode=options.mode,
+        seed=options.seed,
+        observed=observed,
+        sample_info={**info, "matches_design": True},
+    )
 
 
 def finish(
@@ -369,8 +428,13 @@ def finish(
     loaded,
     options: ProbeOptions,
     shard: tuple[int, int] = (0, 1),
+    population: pa.Table | None = None,
 ) -> ProbeRun:
-    """Write predictions, measure, and write results and the report."""
+    """Write predictions, measure, and write results and the report.
+
+    With ``population`` (the whole dataset) and ``rows`` a quick run's part of it, the results estimate the
+    full-dataset values.
+    """
     from unqover.probe.runner import recorded_batch_size
     from unqover.report.html import write_report
 
@@ -381,14 +445,7 @@ def finish(
         "versions": library_versions(),
     }
     write_predictions(folder / "predictions.parquet", scores, provenance)
-    result = unqover_bias(
-        rows,
-        scores["score_1"].to_numpy(),
-        scores["score_2"].to_numpy(),
-        mode=options.mode,
-        n_resamples=options.resamples,
-        seed=options.seed,
-    )
+    result = measure_rows(rows, scores, options, population, identity.get("selection"))
     results = {"provenance": provenance, "result": result.to_dict()}
     write_json_atomic(folder / "results.json", results)
     write_report(folder, results)

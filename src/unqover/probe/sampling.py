@@ -1,12 +1,28 @@
-"""Quick runs on part of a dataset, keeping every kept group complete so that the bias math still applies.
+"""Quick runs on part of a dataset: a seeded random sample of whole groups whose numbers estimate the full set.
 
 A *group* is an unordered subject pair x template x attribute (x attribute type, when the rows have one): its
 four rows (both subject orders x both polarities) are kept or dropped together, because every UnQover measure
-needs all four. Groups are spread over *strata*, the (template, attribute) cells, so a small run still sees
-every template and attribute instead of the first few in file order.
+needs all four.
+
+The design (``DESIGN``): stratified by (template, attribute) cell with proportional allocation, drawn with
+permanent random numbers.
+
+* Every group gets a random number u_g from a seeded hash of its identity (its two subjects, template, attribute
+  and attribute type), so the draw depends on the seed and the dataset's content, never on row order or machine.
+* Inside its stratum h (N_h groups) a group of rank k by u_g gets the priority (k + v_h) / N_h, where v_h is the
+  stratum's own seeded random offset in [0, 1). A sample of n groups keeps the n smallest priorities.
+
+So stratum h keeps floor(t N_h) or ceil(t N_h) groups for the common threshold t ≈ n / M (proportional
+allocation: every template and attribute is represented as soon as n reaches the number of strata), each group's
+inclusion probability is n / M, and a larger budget keeps a superset of a smaller one with the same seed (rounds
+of a precision target only add groups). Estimators are therefore plain sample means, and the variance estimators of
+simple random sampling are valid (and conservative for this stratified draw): see ``unqover.measure.sampled``.
 """
 
 from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -15,7 +31,11 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError
 
 GROUP_COLUMNS = ("subject_1", "subject_2", "template_id", "attribute")
+DESIGN = (
+    "stratified-prn-v1"  # (template, attribute) strata, proportional allocation, permanent random numbers
+)
 _MAX_KEY = 1 << 62
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], int]:
@@ -26,6 +46,45 @@ def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], int]:
         for column in columns
     ]
     return codes, len(vocabulary)
+
+
+def _rank_within(stratum: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Rank of each item inside its stratum, ordered by ``tiebreak``."""
+    order = np.lexsort((tiebreak, stratum))
+    starts = np.searchsorted(stratum[order], stratum[order], side="left")
+    rank = np.empty(len(stratum), dtype=np.int64)
+    rank[order] = np.arange(len(stratum)) - starts
+    return rank
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on uint64 arrays: a bijective, well-mixed hash (wraps modulo 2**64)."""
+    x = np.asarray(x, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _text_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _hashed_codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+    """Codes over a shared vocabulary and a content hash of each row's value (the same on every machine)."""
+    codes, size = _codes(*columns)
+    vocabulary = pc.unique(pa.chunked_array([chunk for column in columns for chunk in column.chunks]))
+    hashes = np.array([_text_hash(str(value)) for value in vocabulary.to_pylist()], dtype=np.uint64)
+    return codes, [hashes[c] for c in codes], size
+
+
+def _uniform(hashes: np.ndarray) -> np.ndarray:
+    """Uniform numbers in [0, 1) from 64-bit hashes (their top 53 bits)."""
+    return (hashes >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _seed_hash(seed: int) -> np.uint64:
+    return _mix(np.array([seed], dtype=np.uint64) ^ _GOLDEN)[0]
 
 
 def _combine(parts: list[tuple[np.ndarray, int]]) -> np.ndarray:
@@ -40,59 +99,73 @@ def _combine(parts: list[tuple[np.ndarray, int]]) -> np.ndarray:
     return key
 
 
-def _first_appearance(key: np.ndarray) -> np.ndarray:
-    """Dense codes numbered in order of first appearance."""
-    array = pa.array(key)
-    return pc.index_in(array, value_set=pc.unique(array)).to_numpy().astype(np.int64)
+@dataclass(frozen=True)
+class Groups:
+    """The groups of a table of rows: each row's group, and per group its stratum and content hash."""
+
+    row_group: np.ndarray  # (rows,) group index
+    stratum: np.ndarray  # (groups,) stratum index
+    identity: np.ndarray  # (groups,) uint64 hash of (subject pair, template, attribute[, type])
+    stratum_identity: np.ndarray  # (strata,) uint64 hash of (template, attribute[, type])
+
+    @property
+    def num_groups(self) -> int:
+        return len(self.stratum)
 
 
-def _rank_within(stratum: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
-    """Rank of each item inside its stratum, ordered by ``tiebreak``."""
-    order = np.lexsort((tiebreak, stratum))
-    starts = np.searchsorted(stratum[order], stratum[order], side="left")
-    rank = np.empty(len(stratum), dtype=np.int64)
-    rank[order] = np.arange(len(stratum)) - starts
-    return rank
-
-
-def group_codes(rows: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's group and each group's (template, attribute) stratum, numbered in order of first appearance."""
+def find_groups(rows: pa.Table) -> Groups:
+    """Group and stratum of every row, with content hashes that do not depend on row order."""
     missing = [name for name in GROUP_COLUMNS if name not in rows.column_names]
     if missing:
         raise UnqoverError(f"rows lack the columns {missing} that define UnQover groups")
-    (s1, s2), num_subjects = _codes(rows["subject_1"], rows["subject_2"])
-    (template,), num_templates = _codes(rows["template_id"])
-    (attribute,), num_attributes = _codes(rows["attribute"])
-    attribute_parts = [(attribute, num_attributes)]
+    (s1, s2), (h1, h2), num_subjects = _hashed_codes(rows["subject_1"], rows["subject_2"])
+    (template,), (h_template,), num_templates = _hashed_codes(rows["template_id"])
+    (attribute,), (h_attribute,), num_attributes = _hashed_codes(rows["attribute"])
+    cell_parts = [(template, num_templates), (attribute, num_attributes)]
+    cell_hash = _mix(_mix(h_template) ^ h_attribute)
     if "attribute_type" in rows.column_names:
-        (attribute_type,), num_types = _codes(rows["attribute_type"])
-        attribute_parts.append((attribute_type, num_types))
-    group = _combine(
-        [
-            (np.minimum(s1, s2), num_subjects),
-            (np.maximum(s1, s2), num_subjects),
-            (template, num_templates),
-            *attribute_parts,
-        ]
-    )
-    group = _first_appearance(group)
-    first_row = np.empty(int(group.max()) + 1, dtype=np.int64)
-    first_row[group[::-1]] = np.arange(len(group) - 1, -1, -1)
-    # Groups are numbered in row order, so are their first rows: strata numbered per group keep row order.
-    stratum = _combine([(template[first_row], num_templates), (attribute[first_row], num_attributes)])
-    return group, _first_appearance(stratum)
+        (attribute_type,), (h_type,), num_types = _hashed_codes(rows["attribute_type"])
+        cell_parts.append((attribute_type, num_types))
+        cell_hash = _mix(cell_hash ^ h_type)
+    pair = [(np.minimum(s1, s2), num_subjects), (np.maximum(s1, s2), num_subjects)]
+    distinct, row_group = np.unique(_combine(pair + cell_parts), return_inverse=True)
+    first_row = np.empty(len(distinct), dtype=np.int64)
+    first_row[row_group[::-1]] = np.arange(len(row_group) - 1, -1, -1)
+    low, high = np.minimum(h1, h2)[first_row], np.maximum(h1, h2)[first_row]
+    identity = _mix(_mix(_mix(low) ^ high) ^ cell_hash[first_row])
+    cells, stratum = np.unique(_combine(cell_parts)[first_row], return_inverse=True)
+    stratum_first = np.empty(len(cells), dtype=np.int64)
+    stratum_first[stratum] = first_row
+    return Groups(row_group.reshape(-1), stratum.reshape(-1), identity, cell_hash[stratum_first])
 
 
-def select_groups(
-    rows: pa.Table, *, limit: int | None = None, sample: float | None = None, seed: int = 0
-) -> pa.Table:
-    """Keep whole groups for a quick run; rows keep their order.
+def group_codes(rows: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group and each group's (template, attribute) stratum."""
+    groups = find_groups(rows)
+    return groups.row_group, groups.stratum
 
-    ``limit=N`` keeps N groups, round-robin over the (template, attribute) strata: the first group (in row
-    order) of every stratum, then the second of every stratum, and so on, so any N >= the number of strata
-    covers them all. ``sample=f`` keeps a seeded random fraction ``f`` of the groups of each stratum (rounded,
-    at least one). With neither, every row is kept.
-    """
+
+def check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
+        raise UnqoverError(f"seed must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
+def priorities(groups: Groups, seed: int) -> np.ndarray:
+    """Each group's priority under the design: the n smallest form the sample of n groups."""
+    seed_hash = _seed_hash(check_seed(seed))
+    draw = _uniform(_mix(groups.identity ^ seed_hash))
+    offset = _uniform(_mix(groups.stratum_identity ^ _mix(seed_hash)))
+    order = np.lexsort((groups.identity, draw))
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    rank = _rank_within(groups.stratum, position)
+    sizes = np.bincount(groups.stratum)
+    return (rank + offset[groups.stratum]) / sizes[groups.stratum]
+
+
+def budget(num_groups: int, limit: int | None = None, sample: float | None = None) -> int:
+    """The number of groups a quick run keeps: ``limit`` groups, or a fraction ``sample`` of them (at least 1)."""
     if limit is not None and sample is not None:
         raise UnqoverError(
             "pass either limit (a number of groups) or sample (a fraction of groups), not both"
@@ -105,30 +178,74 @@ def select_groups(
         isinstance(sample, bool) or not isinstance(sample, int | float | np.number) or not 0 < sample <= 1
     ):
         raise UnqoverError(f"sample must be a fraction of groups in (0, 1], got {sample!r}")
+    if limit is not None:
+        return min(int(limit), num_groups)
+    if sample is not None:
+        return min(num_groups, max(1, int(np.floor(num_groups * float(sample) + 0.5))))
+    return num_groups
+
+
+def selected_groups(groups: Groups, n: int, seed: int) -> np.ndarray:
+    """Boolean mask over groups: the ``n`` groups the design keeps with this seed."""
+    keep = np.zeros(groups.num_groups, dtype=bool)
+    if n >= groups.num_groups:
+        keep[:] = True
+        return keep
+    order = np.lexsort((groups.identity, priorities(groups, seed)))
+    keep[order[:n]] = True
+    return keep
+
+
+def select_groups(
+    rows: pa.Table, *, limit: int | None = None, sample: float | None = None, seed: int = 0
+) -> pa.Table:
+    """Keep whole groups for a quick run (the design above); rows keep their order.
+
+    ``limit=N`` keeps N groups, ``sample=f`` the fraction f of them (rounded, at least one). With neither, every
+    row is kept. The same rows, limit/sample and seed keep the same groups on any machine.
+    """
+    check_seed(seed)
     if limit is None and sample is None:
         return rows
     if rows.num_rows == 0:
+        budget(0, limit, sample)
         return rows
-    group, group_stratum = group_codes(rows)
-    num_groups = len(group_stratum)
-    if limit is not None:
-        rank = _rank_within(group_stratum, np.arange(num_groups))
-        keep = np.zeros(num_groups, dtype=bool)
-        keep[np.lexsort((group_stratum, rank))[: int(limit)]] = True
-    else:
-        draw = np.random.default_rng(seed).random(num_groups)
-        rank = _rank_within(group_stratum, draw)
-        sizes = np.bincount(group_stratum)
-        quota = np.maximum(1, np.floor(sizes * float(sample) + 0.5)).astype(np.int64)
-        keep = rank < quota[group_stratum]
+    groups = find_groups(rows)
+    keep = selected_groups(groups, budget(groups.num_groups, limit, sample), seed)
     if keep.all():
         return rows
-    return rows.filter(pa.array(keep[group]))
+    return rows.filter(pa.array(keep[groups.row_group]))
+
+
+@dataclass(frozen=True)
+class DesignCheck:
+    """Does a set of kept groups look like this design's draw? ``matches``: every stratum holds floor or ceil of
+    its proportional share (the design's property, whatever the seed)."""
+
+    groups: int
+    of: int
+    matches: bool
+    worst_stratum: str
+
+
+def check_design(groups: Groups, kept: np.ndarray) -> DesignCheck:
+    """Compare the kept groups' strata with proportional allocation (what any seed of the design gives)."""
+    n, total = int(kept.sum()), groups.num_groups
+    sizes = np.bincount(groups.stratum).astype(float)
+    have = np.bincount(groups.stratum[kept], minlength=len(sizes))
+    share = sizes * n / total
+    # the design's threshold t is the n-th smallest priority, within one stratum's step of n / M
+    slack = 1.0 + sizes / max(total, 1) * len(sizes)
+    gap = np.abs(have - share) - slack
+    worst = int(np.argmax(gap)) if len(gap) else 0
+    matches = bool((gap <= 1e-9).all()) if len(gap) else True
+    described = f"stratum {worst}: {int(have[worst])} of {int(sizes[worst])} groups kept, expected about {share[worst]:.1f}"
+    return DesignCheck(n, total, matches, described)
 
 
 def describe_selection(rows: pa.Table) -> dict[str, int]:
     """Counts for a log line: rows, groups and strata."""
     if rows.num_rows == 0:
         return {"rows": 0, "groups": 0, "strata": 0}
-    _, stratum = group_codes(rows)
-    return {"rows": rows.num_rows, "groups": len(stratum), "strata": int(stratum.max()) + 1}
+    groups = find_groups(rows)
+    return {"rows": rows.num_rows, "groups": groups.num_groups, "strata": int(groups.stratum.max()) + 1}

@@ -1,0 +1,375 @@
+"""Full-dataset values estimated from a random sample of groups, with design-based intervals.
+
+A quick run scores n of the M groups of a dataset, drawn with equal inclusion probability f = n / M (the design of
+``unqover.probe.sampling``). The target is the value the full run would print, so the only randomness is which
+groups were drawn: intervals come from the sampling design (simple random sampling formulas with the finite
+population correction 1 − f; conservative for the stratified draw), not from a bootstrap that treats the sample
+as the whole dataset.
+
+Cells. γ(u, a) and η(u, a) of a unit u (a subject, or a cluster when μ is per cluster) are ratio estimators
+θ̂ = Σ c·v / Σ c over the sampled values v of the cell (C or sign C), with population weights c chosen so that the
+same ratio over the full dataset is the full run's value (c = 1 per subject; 1 / (K·N_xa) per value of subject x
+in a cluster of K subjects, so that subjects count equally). A linear combination Σ λ θ̂ has the linearized
+variance M²(1 − f) s²_z / n, with z_g = Σ_{values of group g} λ c (v − θ̂) / X and X = Σ_population c.
+
+Headline numbers.
+* δ and ε are means over groups: the sample mean, with a t interval.
+* μ = Σ_u ω_u max_a |γ(u, a)| and η = Σ_{u,a} ω_{ua} |η(u, a)| are not linear, and their plug-in values rise
+  with sampling noise. Two one-sided bounds hold whatever the noise:
+  - upper: for the true signs s and maximising attribute a*, |θ̂| ≥ s θ̂ gives T ≤ T̂ − Σ ω s e, with
+    e = θ̂ − θ; the sd of that mean-zero term is bounded without knowing s (μ: Σ_u ω_u max_a se(u, a);
+    η: per group, |λ| in place of λ);
+  - lower: cross-fitting. The sample is split at random into halves A and B; A chooses each cell's sign (and, for
+    μ, each unit's attribute), B estimates Σ ω ŝ_A θ, which is ≤ T for any signs, and the roles swap.
+  The interval is [lower − z·se, upper + z·se], clipped to [0, 1]; the value printed beside it is the mean of the
+  plug-in (biased up) and the cross-fitted (biased down) estimates. A cell that has no sampled value may hold
+  anything in [−1, 1], and the upper bound says so.
+* A value is declined (missing, with the budget that would be needed) when its smallest cell expects fewer than
+  ``MIN_EXPECTED_PER_CELL`` sampled values, or δ/ε when fewer than ``MIN_GROUPS`` groups were drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from unqover.measure.pairing import PairedScores
+
+MIN_EXPECTED_PER_CELL = 8
+MIN_GROUPS = 30
+HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimated number: the value, its interval, or why it is declined."""
+
+    value: float | None
+    interval: list[float] | None
+    declined: dict | None = None  # {"reason": str, "groups_needed": int | None}
+
+
+@dataclass(frozen=True)
+class CellRecords:
+    """Two records per population group (x1's view, then x2's): the cell it falls in and its population weight."""
+
+    cell: np.ndarray  # (2G,) cell index
+    weight: np.ndarray  # (2G,) c
+    num_cells: int
+    population_weight: np.ndarray  # (cells,) X = Σ_population c
+    population_count: np.ndarray  # (cells,) records in the full dataset
+
+
+@dataclass
+class SampleEstimates:
+    """Headline estimates and, for the tables, each cell's estimate and interval."""
+
+    groups: int
+    of: int
+    headline: dict[str, Estimate] = field(default_factory=dict)
+    extra: dict[str, Estimate] = field(default_factory=dict)  # subject_mu, subject_eta
+
+
+class Design:
+    """The population's groups, which of them were sampled, and the split into two halves for cross-fitting."""
+
+    def __init__(self, population: PairedScores, observed: np.ndarray, seed: int, confidence: float):
+        self.population = population
+        self.observed = np.asarray(observed, dtype=bool)
+        self.M = population.num_groups
+        self.n = int(self.observed.sum())
+        self.f = self.n / self.M
+        self.alpha = 1 - confidence
+        self.z = float(stats.norm.ppf(1 - self.alpha / 2))
+        scores = population.scores
+        b = (scores[:, :, 0, :] - scores[:, :, 1, :]).mean(axis=1)
+        self.c = 0.5 * (b[:, 0] - b[:, 1])  # C(x1, x2, a, τ) per group
+        sampled = np.flatnonzero(self.observed)
+        shuffled = np.random.default_rng(seed).permutation(sampled)
+        self.half = np.zeros(self.M, dtype=np.int8)  # 0: not sampled, 1: half A, 2: half B
+        self.half[shuffled[: len(shuffled) // 2]] = 1
+        self.half[shuffled[len(shuffled) // 2 :]] = 2
+
+    def records(
+        self, unit_of: np.ndarray, num_units: int, subject_weighted: bool, by_attribute: bool = True
+    ) -> CellRecords:
+        """Records for cells (unit, attribute), or (unit) alone; ``subject_weighted``: subjects count equally
+        inside a unit. Subjects with ``unit_of`` −1 fall in a cell of their own that nothing reads."""
+        p = self.population
+        num_attributes = len(p.attributes) if by_attribute else 1
+        unit_of = np.where(unit_of < 0, num_units, unit_of)
+        num_units += 1
+        subject = np.concatenate([p.x1, p.x2])
+        attribute = np.concatenate([p.attribute, p.attribute]) if by_attribute else np.zeros(2 * self.M, int)
+        cell = unit_of[subject] * num_attributes + attribute
+        num_cells = num_units * num_attributes
+        weight = np.ones(len(cell))
+        if subject_weighted:
+            key = subject * num_attributes + attribute
+            per_subject = np.bincount(key, minlength=len(p.subjects) * num_attributes)
+            subject_cells = np.flatnonzero(per_subject)
+            subjects_in_cell = np.bincount(
+                unit_of[subject_cells // num_attributes] * num_attributes + subject_cells % num_attributes,
+                minlength=num_cells,
+            )
+            weight = 1.0 / (per_subject[key] * subjects_in_cell[cell])
+        return CellRecords(
+            cell=cell,
+            weight=weight,
+            num_cells=num_cells,
+            population_weight=np.bincount(cell, weight, num_cells),
+            population_count=np.bincount(cell, None, num_cells).astype(float),
+        )
+
+    def _record_mask(self, which: int | None) -> np.ndarray:
+        groups = self.observed if which is None else self.half == which
+        return np.concatenate([groups, groups])
+
+    def cell_estimates(
+        self, rec: CellRecords, values: np.ndarray, which: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """θ̂ per cell (NaN where no value was sampled) and each record's linearized term c(v − θ̂)/X."""
+        mask = self._record_mask(which)
+        num = np.bincount(rec.cell[mask], rec.weight[mask] * values[mask], rec.num_cells)
+        den = np.bincount(rec.cell[mask], rec.weight[mask], rec.num_cells)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            theta = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+            term = rec.weight * (values - np.nan_to_num(theta)[rec.cell]) / rec.population_weight[rec.cell]
+        return theta, np.where(mask, term, 0.0)
+
+    def _scale(self, which: int | None) -> tuple[np.ndarray, float]:
+        groups = self.observed if which is None else self.half == which
+        n = int(groups.sum())
+        return groups, self.M**2 * max(0.0, 1 - n / self.M) / max(n, 1)
+
+    def linear_se(
+        self, rec: CellRecords, term: np.ndarray, coef: np.ndarray, which: int | None = None
+    ) -> float:
+        """Standard error of Σ_cells coef·θ̂ (θ̂ from the sample, or from half ``which``)."""
+        groups, scale = self._scale(which)
+        G = self.M
+        z = coef[rec.cell[:G]] * term[:G] + coef[rec.cell[G:]] * term[G:]
+        z = z[groups]
+        if len(z) < 2:
+            return math.inf
+        return math.sqrt(scale * z.var(ddof=1))
+
+    def abs_linear_se(self, rec: CellRecords, term: np.ndarray, weight: np.ndarray) -> float:
+        """A bound on the standard error of Σ weight·s·θ̂ for every choice of signs s."""
+        groups, scale = self._scale(None)
+        G = self.M
+        z = np.abs(weight[rec.cell[:G]] * term[:G]) + np.abs(weight[rec.cell[G:]] * term[G:])
+        z = z[groups]
+        if len(z) < 2:
+            return math.inf
+        return math.sqrt(scale * (z**2).sum() / (len(z) - 1))
+
+    def cell_se(self, rec: CellRecords, term: np.ndarray) -> np.ndarray:
+        """Standard error of each cell's θ̂."""
+        groups, scale = self._scale(None)
+        mask = np.concatenate([groups, groups])
+        sq = np.bincount(rec.cell[mask], term[mask] ** 2, rec.num_cells)
+        return np.sqrt(scale * sq / max(self.n - 1, 1))
+
+    def needed(self, rec: CellRecords, cells: np.ndarray) -> tuple[bool, int]:
+        """Are there enough expected values in every cell? And the number of groups that would be enough."""
+        smallest = float(rec.population_count[cells].min()) if len(cells) else 0.0
+        if smallest == 0:
+            return False, self.M
+        groups_needed = min(self.M, math.ceil(MIN_EXPECTED_PER_CELL * self.M / smallest))
+        return self.f * smallest >= MIN_EXPECTED_PER_CELL or self.n >= self.M, groups_needed
+
+
+def _clip(low: float, high: float) -> list[float]:
+    return [max(0.0, low), min(1.0, high)]
+
+
+def _mean_estimate(design: Design, per_group: np.ndarray) -> Estimate:
+    """A mean over all groups: the sample mean with a t interval (finite population corrected)."""
+    values = per_group[design.observed]
+    if design.n < MIN_GROUPS:
+        return Estimate(
+            None,
+            None,
+            {
+                "reason": f"only {design.n} groups were sampled; a mean needs at least {MIN_GROUPS}",
+                "groups_needed": MIN_GROUPS,
+            },
+        )
+    mean = float(values.mean())
+    se = math.sqrt(max(0.0, 1 - design.f) * values.var(ddof=1) / design.n)
+    t = float(stats.t.ppf(1 - design.alpha / 2, design.n - 1))
+    return Estimate(mean, _clip(mean - t * se, mean + t * se))
+
+
+def _units(design: Design, rec: CellRecords) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell with population data: its unit; and the units that have any data."""
+    num_attributes = len(design.population.attributes)
+    present = rec.population_count > 0
+    unit = np.arange(rec.num_cells) // num_attributes
+    return unit, np.unique(unit[present])
+
+
+def _declined(design: Design, rec: CellRecords, name: str, what: str) -> Estimate | None:
+    cells = np.flatnonzero(rec.population_count > 0)
+    enough, groups_needed = design.needed(rec, cells)
+    if enough:
+        return None
+    smallest = int(rec.population_count[cells].min()) if len(cells) else 0
+    return Estimate(
+        None,
+        None,
+        {
+            "reason": (
+                f"{name} is a {what} over cells of only {smallest} values in the full dataset; with "
+                f"{design.n:,} of {design.M:,} groups a cell expects {design.f * smallest:.1f} sampled values, "
+                f"too few for an unbiased estimate (at least {MIN_EXPECTED_PER_CELL} are needed)"
+            ),
+            "groups_needed": groups_needed,
+        },
+    )
+
+
+def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
+    """μ-like: Σ_u ω_u max_a |θ(u, a)| with ω equal over units."""
+    declined = _declined(design, rec, name, "mean of maxima")
+    if declined is not None:
+        return declined
+    unit, units = _units(design, rec)
+    present = rec.population_count > 0
+    omega = np.zeros(int(unit.max()) + 1)
+    omega[units] = 1.0 / len(units)
+    theta, term = design.cell_estimates(rec, values)
+    se = design.cell_se(rec, term)
+    empty = present & np.isnan(theta)
+    abs_theta = np.where(present, np.abs(np.nan_to_num(theta)), -np.inf)
+    num_attributes = len(design.population.attributes)
+    per_unit = abs_theta.reshape(-1, num_attributes)
+    plug_in = float((omega * np.maximum(per_unit.max(axis=1), 0)).sum())
+    # a unit with an unsampled cell may have its maximum there: |θ| <= 1
+    unit_has_empty = empty.reshape(-1, num_attributes).any(axis=1)
+    upper_max = np.where(unit_has_empty, 1.0, np.maximum(per_unit.max(axis=1), 0))
+    se_max = np.where(present, se, 0).reshape(-1, num_attributes).max(axis=1)
+    upper = float((omega * upper_max).sum()) + design.z * float((omega * se_max).sum())
+
+    halves = []
+    for chooser, estimator in ((1, 2), (2, 1)):
+        theta_a, _ = design.cell_estimates(rec, values, chooser)
+        theta_b, term_b = design.cell_estimates(rec, values, estimator)
+        usable = present & ~np.isnan(theta_a) & ~np.isnan(theta_b)
+        score = np.where(usable, np.abs(np.nan_to_num(theta_a)), -1.0).reshape(-1, num_attributes)
+        best = score.argmax(axis=1)
+        chosen = np.zeros(rec.num_cells)
+        rows = np.flatnonzero(score.max(axis=1) >= 0)
+        cells = rows * num_attributes + best[rows]
+        chosen[cells] = omega[rows] * np.sign(theta_a[cells])
+        value = float((chosen * np.nan_to_num(theta_b)).sum())
+        halves.append((value, design.linear_se(rec, term_b, chosen, estimator)))
+    cross_fit = 0.5 * (halves[0][0] + halves[1][0])
+    lower = cross_fit - design.z * 0.5 * (halves[0][1] + halves[1][1])
+    interval = _clip(lower, upper)
+    point = min(max(0.5 * (plug_in + cross_fit), interval[0]), interval[1])
+    return Estimate(point, interval)
+
+
+def mean_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
+    """η-like: Σ_u ω_u mean_a |θ(u, a)| with ω equal over units and attributes equal within a unit."""
+    declined = _declined(design, rec, name, "mean of absolute cell means")
+    if declined is not None:
+        return declined
+    unit, units = _units(design, rec)
+    present = rec.population_count > 0
+    cells_per_unit = np.bincount(unit[present], minlength=int(unit.max()) + 1)
+    omega = np.where(present, 1.0 / (len(units) * np.maximum(cells_per_unit[unit], 1)), 0.0)
+    theta, term = design.cell_estimates(rec, values)
+    empty = present & np.isnan(theta)
+    plug_in = float((omega * np.abs(np.nan_to_num(theta))).sum())
+    upper = plug_in + float(omega[empty].sum()) + design.z * design.abs_linear_se(rec, term, omega)
+
+    halves = []
+    for chooser, estimator in ((1, 2), (2, 1)):
+        theta_a, _ = design.cell_estimates(rec, values, chooser)
+        theta_b, term_b = design.cell_estimates(rec, values, estimator)
+        usable = present & ~np.isnan(theta_a) & ~np.isnan(theta_b)
+        coef = np.where(usable, omega * np.sign(np.nan_to_num(theta_a)), 0.0)
+        value = float((coef * np.nan_to_num(theta_b)).sum())
+        halves.append((value, design.linear_se(rec, term_b, coef, estimator)))
+    cross_fit = 0.5 * (halves[0][0] + halves[1][0])
+    lower = cross_fit - design.z * 0.5 * (halves[0][1] + halves[1][1])
+    interval = _clip(lower, upper)
+    point = min(max(0.5 * (plug_in + cross_fit), interval[0]), interval[1])
+    return Estimate(point, interval)
+
+
+def cell_intervals(
+    design: Design, rec: CellRecords, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each cell's estimate of its full-dataset value and its normal interval, within [−1, 1]."""
+    theta, term = design.cell_estimates(rec, values)
+    se = design.cell_se(rec, term)
+    return theta, np.clip(theta - design.z * se, -1, 1), np.clip(theta + design.z * se, -1, 1)
+
+
+def unit_mean_intervals(
+    design: Design, rec: CellRecords, values: np.ndarray, num_units: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per unit, the mean over its attributes of θ(u, a) (attributes weighted equally): estimate and interval."""
+    theta, term = design.cell_estimates(rec, values)
+    num_attributes = len(design.population.attributes)
+    present = (rec.population_count > 0)[: num_units * num_attributes].reshape(num_units, num_attributes)
+    estimate = np.full(num_units, np.nan)
+    low, high = estimate.copy(), estimate.copy()
+    for u in np.flatnonzero(present.any(axis=1)):
+        coef = np.zeros(rec.num_cells)
+        cells = u * num_attributes + np.flatnonzero(present[u])
+        coef[cells] = 1.0 / len(cells)
+        sampled = theta[cells]
+        if np.isnan(sampled).all():
+            continue
+        estimate[u] = float(np.nanmean(sampled))
+        half = design.z * design.linear_se(rec, term, coef)
+        low[u], high[u] = max(-1.0, estimate[u] - half), min(1.0, estimate[u] + half)
+    return estimate, low, high
+
+
+def estimate_from_sample(
+    population: PairedScores,
+    observed: np.ndarray,
+    *,
+    unit_of: np.ndarray,
+    num_units: int,
+    subject_weighted: bool,
+    subject_unit_too: bool = False,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[Design, SampleEstimates]:
+    """δ, ε, μ and η of the full dataset from the sampled groups ``observed`` (a mask over ``population``).
+
+    ``unit_of`` maps subject codes to the units μ and η average over (subjects, or clusters with
+    ``subject_weighted`` so that subjects count equally inside a cluster, as the full-run definition does).
+    With ``subject_unit_too`` (μ per cluster), the per-subject μ and η are estimated as well (``extra``).
+    """
+    design = Design(population, observed, seed, confidence)
+    scores = population.scores
+    positional = np.abs(scores[:, 0] - scores[:, 1]).mean(axis=(1, 2))
+    attributive = np.abs(scores[:, :, 0, :] - scores[:, :, 1, ::-1]).mean(axis=(1, 2))
+    rec = design.records(unit_of, num_units, subject_weighted)
+    value = np.concatenate([design.c, -design.c])
+    out = SampleEstimates(design.n, design.M)
+    out.headline = {
+        "positional_error": _mean_estimate(design, positional),
+        "attributive_error": _mean_estimate(design, attributive),
+        "mu": max_abs_estimate(design, rec, value, "μ"),
+        "eta": mean_abs_estimate(design, rec, np.sign(value), "η"),
+    }
+    if subject_unit_too:
+        subjects = len(population.subjects)
+        per_subject = design.records(np.arange(subjects), subjects, False)
+        out.extra = {
+            "subject_mu": max_abs_estimate(design, per_subject, value, "per-subject μ"),
+            "subject_eta": mean_abs_estimate(design, per_subject, np.sign(value), "per-subject η"),
+        }
+    return design, out
