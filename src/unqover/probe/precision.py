@@ -59,8 +59,13 @@ def next_budget(n: int, result, target: float, cap: int) -> int:
 
 
 def _line(k: int, result, n: int, total: int) -> str:
+    if result.sample is None:
+        values = ", ".join(
+            f"{label} {getattr(result, name):.4f}" for name, label in zip(HEADLINE, "δεμη", strict=True)
+        )
+        return f"round {k}: all {total:,} groups: {values}"
     parts = []
-    for name, label in zip(HEADLINE, ("δ", "ε", "μ", "η"), strict=True):
+    for name, label in zip(HEADLINE, "δεμη", strict=True):
         if name in result.declined:
             parts.append(f"{label} declined")
         else:
@@ -115,7 +120,9 @@ def probe_to_precision(folder: Path, population: pa.Table, scorer, identity: dic
         if options.progress:
             print(_line(k, result, n, total), flush=True)
         reason = None
-        if not declined and widest <= options.precision:
+        if result.sample is None:
+            reason = "the whole dataset is scored"
+        elif not declined and widest <= options.precision:
             reason = f"every headline interval is at most {options.precision} wide"
         elif n >= total:
             reason = "the whole dataset is scored"

@@ -391,26 +391,23 @@ def measure_rows(
     population: pa.Table | None,
     selection: dict | None,
 ) -> UnqoverBias:
-    """The UnQover measures of scored rows; a quick run's (``rows`` part of ``population``) as full-set estimates."""
-    if population is None or population.num_rows == rows.num_rows:
-        return unqover_bias(
-            rows,
-            scores["score_1"].to_numpy(),
-            scores["score_2"].to_numpy(),
-            mode=options.mode,
-            n_resamples=options.resamples,
-            seed=options.seed,
-        )
-    position = match_ids(population["id"], scores["id"])
+    """The UnQover measures of scored rows (``scores`` matched to them by id, in any order); a quick run's
+    (``rows`` part of ``population``) as estimates of the full-dataset values."""
+    target = rows if population is None else population
+    position = match_ids(target["id"], scores["id"])
     observed = position >= 0
-    score_1, score_2 = np.zeros(population.num_rows), np.zeros(population.num_rows)
+    score_1, score_2 = np.zeros(target.num_rows), np.zeros(target.num_rows)
     score_1[observed] = scores["score_1"].to_numpy()[position[observed]]
     score_2[observed] = scores["score_2"].to_numpy()[position[observed]]
+    if observed.all():
+        return unqover_bias(
+            target, score_1, score_2, mode=options.mode, n_resamples=options.resamples, seed=options.seed
+        )
     info = {
         k: v for k, v in (selection or {}).items() if k in ("seed", "design", "limit", "sample", "precision")
     }
     return unqover_bias(
-        population,
+        target,
         score_1,
         score_2,
         mode=options.mode,
