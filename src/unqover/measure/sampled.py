@@ -31,6 +31,7 @@ Headline numbers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +39,7 @@ from scipy import stats
 
 from unqover.measure.pairing import PairedScores
 
-MIN_EXPECTED_PER_CELL = 8
+MIN_EXPECTED_PER_CELL = 5
 MIN_GROUPS = 30
 HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
 
@@ -233,6 +234,35 @@ def _declined(design: Design, rec: CellRecords, name: str, what: str) -> Estimat
     )
 
 
+def _cross_fit(
+    design: Design,
+    rec: CellRecords,
+    values: np.ndarray,
+    choose: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[float, float]:
+    """The cross-fitted lower estimate and its standard error.
+
+    ``choose(θ̂_A, usable)`` turns one half's cell estimates into coefficients λ (signs times weights, on the cells
+    it picks); the other half estimates Σ λ θ, which is at most the target for any λ of that form. Both halves take
+    each role once; the standard error of the mean of the two is at most the mean of theirs.
+    """
+    present = rec.population_count > 0
+    values_, errors = [], []
+    for chooser, estimator in ((1, 2), (2, 1)):
+        theta_a, _ = design.cell_estimates(rec, values, chooser)
+        theta_b, term_b = design.cell_estimates(rec, values, estimator)
+        coef = choose(theta_a, present & ~np.isnan(theta_a) & ~np.isnan(theta_b))
+        values_.append(float((coef * np.nan_to_num(theta_b)).sum()))
+        errors.append(design.linear_se(rec, term_b, coef, estimator))
+    return 0.5 * sum(values_), 0.5 * sum(errors)
+
+
+def _bounded(design: Design, plug_in: float, upper: float, cross_fit: float, cross_fit_se: float) -> Estimate:
+    """The interval [cross-fit − z·se, upper] in [0, 1], and the midpoint of plug-in and cross-fit inside it."""
+    interval = _clip(cross_fit - design.z * cross_fit_se, upper)
+    return Estimate(min(max(0.5 * (plug_in + cross_fit), interval[0]), interval[1]), interval)
+
+
 def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
     """μ-like: Σ_u ω_u max_a |θ(u, a)| with ω equal over units."""
     declined = _declined(design, rec, name, "mean of maxima")
@@ -255,24 +285,15 @@ def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name:
     se_max = np.where(present, se, 0).reshape(-1, num_attributes).max(axis=1)
     upper = float((omega * upper_max).sum()) + design.z * float((omega * se_max).sum())
 
-    halves = []
-    for chooser, estimator in ((1, 2), (2, 1)):
-        theta_a, _ = design.cell_estimates(rec, values, chooser)
-        theta_b, term_b = design.cell_estimates(rec, values, estimator)
-        usable = present & ~np.isnan(theta_a) & ~np.isnan(theta_b)
+    def choose(theta_a: np.ndarray, usable: np.ndarray) -> np.ndarray:
         score = np.where(usable, np.abs(np.nan_to_num(theta_a)), -1.0).reshape(-1, num_attributes)
-        best = score.argmax(axis=1)
-        chosen = np.zeros(rec.num_cells)
-        rows = np.flatnonzero(score.max(axis=1) >= 0)
-        cells = rows * num_attributes + best[rows]
-        chosen[cells] = omega[rows] * np.sign(theta_a[cells])
-        value = float((chosen * np.nan_to_num(theta_b)).sum())
-        halves.append((value, design.linear_se(rec, term_b, chosen, estimator)))
-    cross_fit = 0.5 * (halves[0][0] + halves[1][0])
-    lower = cross_fit - design.z * 0.5 * (halves[0][1] + halves[1][1])
-    interval = _clip(lower, upper)
-    point = min(max(0.5 * (plug_in + cross_fit), interval[0]), interval[1])
-    return Estimate(point, interval)
+        units_ = np.flatnonzero(score.max(axis=1) >= 0)
+        cells = units_ * num_attributes + score.argmax(axis=1)[units_]
+        coef = np.zeros(rec.num_cells)
+        coef[cells] = omega[units_] * np.sign(theta_a[cells])
+        return coef
+
+    return _bounded(design, plug_in, upper, *_cross_fit(design, rec, values, choose))
 
 
 def mean_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
@@ -289,19 +310,10 @@ def mean_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name
     plug_in = float((omega * np.abs(np.nan_to_num(theta))).sum())
     upper = plug_in + float(omega[empty].sum()) + design.z * design.abs_linear_se(rec, term, omega)
 
-    halves = []
-    for chooser, estimator in ((1, 2), (2, 1)):
-        theta_a, _ = design.cell_estimates(rec, values, chooser)
-        theta_b, term_b = design.cell_estimates(rec, values, estimator)
-        usable = present & ~np.isnan(theta_a) & ~np.isnan(theta_b)
-        coef = np.where(usable, omega * np.sign(np.nan_to_num(theta_a)), 0.0)
-        value = float((coef * np.nan_to_num(theta_b)).sum())
-        halves.append((value, design.linear_se(rec, term_b, coef, estimator)))
-    cross_fit = 0.5 * (halves[0][0] + halves[1][0])
-    lower = cross_fit - design.z * 0.5 * (halves[0][1] + halves[1][1])
-    interval = _clip(lower, upper)
-    point = min(max(0.5 * (plug_in + cross_fit), interval[0]), interval[1])
-    return Estimate(point, interval)
+    def choose(theta_a: np.ndarray, usable: np.ndarray) -> np.ndarray:
+        return np.where(usable, omega * np.sign(np.nan_to_num(theta_a)), 0.0)
+
+    return _bounded(design, plug_in, upper, *_cross_fit(design, rec, values, choose))
 
 
 def cell_intervals(
