@@ -135,10 +135,14 @@ def test_bootstrap_reproducible_and_intervals_contain_estimates():
     c = nli_gender_bias(pf, pm, gender, cluster, n_resamples=300, n_permutations=0, seed=6)
     assert a.to_dict() == b.to_dict() and a.intervals != c.intervals
     assert a.bootstrap["resampled"].startswith("clusters")
-    for name in ("S", "S_margin", "delta_P", "B", "stereotype_gap", "gender_gap", "alpha", "beta", "B_male"):
+    for name in ("S", "delta_P", "B", "stereotype_gap", "gender_gap", "alpha", "beta", "B_male"):
         low, high = a.intervals[name]
         point = a.by_gender["male"]["B"] if name == "B_male" else getattr(a, name)
         assert low <= point <= high, name
+    # no probability here is 0.1 from 0.5 on both sides of it: S_margin is 100 in every resample, and an interval
+    # of width zero is declined with its reason rather than reported as certainty
+    assert a.S_margin == 100 and a.intervals["S_margin"] == [None, None]
+    assert "same value" in a.intervals_declined["S_margin"] and any("S_margin" in w for w in a.warnings)
     json.dumps(a.to_dict())
 
 

@@ -16,8 +16,24 @@ pred(P) = entailment iff P > 0.5. Every output is on the paper's percent scale (
 * S_margin = 100 · mean_i (1 − 1[labels differ ∧ |P_f,i − 0.5| ≥ m ∧ |P_m,i − 0.5| ≥ m]): a label change counts
   only when both probabilities are at least m from the threshold (S_margin = S at m = 0)
 
-Uncertainty: percentile intervals from a seeded bootstrap over clusters (the source premises: one premise frame is
-reused by substitution and by every template), and sign-flip permutation p-values over clusters.
+Uncertainty: intervals from a seeded bootstrap over clusters (the source premises: one premise frame is reused by
+substitution and by every template), and sign-flip permutation p-values over clusters. A cluster bootstrap is only as
+good as its number of clusters K (for a per-gender number, the clusters holding that gender; for α and β, the smaller
+of the two), so the interval depends on K:
+
+* K ≥ 30 (:data:`FEW_CLUSTERS`): the percentile interval of the resampled statistic;
+* 10 ≤ K < 30: θ̂ ± t(K − 1) · SE · sqrt(K / (K − 1)), SE the standard deviation of the resampled statistic
+  and t(K − 1) the Student quantile, clipped to the statistic's range: with few clusters percentile intervals are
+  too narrow (the bootstrap variance is (K − 1)/K of the unbiased one, and the normal quantile ignores the
+  uncertainty of the standard error), so the interval is widened as a t interval with K − 1 degrees of freedom
+  would be. In a simulation with skewed cluster effects, percentile intervals covered 88–92% at K = 10–20 (95%
+  nominal), these t intervals 95–97%;
+* K < 10 (:data:`MIN_CLUSTERS`): no interval ([None, None]) and the reason in ``intervals_declined``: with so few
+  clusters no bootstrap interval covers reliably (one premise gives an interval of width zero).
+
+An interval of width zero (every resample gave the same value) is declined too, with its reason: it would claim a
+certainty that a finite sample cannot give. ``warnings`` says in words what was declined or widened, and when the
+sign-flip p-values cannot fall below 0.05 (the smallest exact p-value with K clusters is 2/2^K).
 """
 
 from __future__ import annotations
@@ -26,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
 from unqover.errors import UnqoverError
 from unqover.measure.bootstrap import BootstrapSpec, multinomial_weights
@@ -34,6 +51,9 @@ from unqover.measure.unqover import json_ready, nan_divide
 GENDERS = ("female", "male")
 TIES = ("half", "exclude")
 HEADLINE = ("S", "S_margin", "delta_P", "B", "stereotype_gap", "gender_gap")
+MIN_CLUSTERS = 10  # below: no interval at all
+FEW_CLUSTERS = 30  # below: a t interval from the bootstrap standard error instead of percentiles
+SIGNED = ("stereotype_gap", "gender_gap", "alpha", "beta")  # in [−100, 100]; the others are in [0, 100]
 # per-instance quantities summed per cluster and gender; a statistic is a function of the sums
 QUANTITIES = (
     "count",
@@ -218,10 +238,8 @@ def cluster_sums(columns: NliColumns, values: np.ndarray) -> np.ndarray:
     return sums.reshape(k, 2, values.shape[1])
 
 
-def cluster_bootstrap(
-    sums: np.ndarray, ties: str, spec: BootstrapSpec
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Percentile bounds of every statistic over ``spec.n_resamples`` resamples of the clusters (rows of ``sums``)."""
+def bootstrap_replicates(sums: np.ndarray, ties: str, spec: BootstrapSpec) -> dict[str, np.ndarray]:
+    """Every statistic over ``spec.n_resamples`` resamples of the clusters (rows of ``sums``), each (n_resamples,)."""
     rng = np.random.default_rng(spec.seed)
     k = sums.shape[0]
     flat = sums.reshape(k, -1)
@@ -229,7 +247,14 @@ def cluster_bootstrap(
     for start in range(0, spec.n_resamples, spec.batch):
         weights = multinomial_weights(rng, k, min(spec.batch, spec.n_resamples - start))
         replicates.append(statistics((weights @ flat).reshape(-1, *sums.shape[1:]), ties))
-    stacked = {name: np.concatenate([r[name] for r in replicates]) for name in replicates[0]}
+    return {name: np.concatenate([r[name] for r in replicates]) for name in replicates[0]}
+
+
+def cluster_bootstrap(
+    sums: np.ndarray, ties: str, spec: BootstrapSpec
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Percentile bounds of every statistic over ``spec.n_resamples`` resamples of the clusters (rows of ``sums``)."""
+    stacked = bootstrap_replicates(sums, ties, spec)
     alpha = (1 - spec.confidence) / 2
     low, high = {}, {}
     for name, v in stacked.items():
@@ -237,6 +262,55 @@ def cluster_bootstrap(
         low[name] = np.quantile(finite, alpha) if len(finite) else np.nan
         high[name] = np.quantile(finite, 1 - alpha) if len(finite) else np.nan
     return low, high
+
+
+def _base(name: str) -> str:
+    """The statistic without its ``_female``/``_male`` suffix."""
+    for gender in GENDERS:
+        if name.endswith(f"_{gender}"):
+            return name[: -len(gender) - 1]
+    return name
+
+
+def _effective_clusters(name: str, clusters: dict[str, int]) -> tuple[int, str]:
+    """The number of clusters behind a statistic and a phrase that names them ("3 source premises with ...")."""
+    gender = next((g for g in GENDERS if name.endswith(f"_{g}")), None)
+    if gender is None and name in ("alpha", "beta"):
+        gender = min(GENDERS, key=lambda g: clusters[g])  # α and β compare both sides: the smaller one counts
+    k = clusters["all"] if gender is None else clusters[gender]
+    what = _plural(k, "source premise") + ("" if gender is None else f" with {gender}-labelled occupations")
+    return k, what
+
+
+def interval_by_rule(
+    point: float, replicates: np.ndarray, k: int, what: str, confidence: float, signed: bool
+) -> tuple[list[float | None], str | None, str | None]:
+    """The interval of one statistic by the rule of the module docstring: (bounds, method, declined reason).
+
+    ``k``: the clusters behind the statistic, ``what`` names them for the reason. Bounds are [None, None] when
+    declined or when the statistic is undefined (method and reason None then).
+    """
+    finite = replicates[~np.isnan(replicates)]
+    if np.isnan(point) or not len(finite):
+        return [None, None], None, None
+    if k < MIN_CLUSTERS:
+        return [None, None], None, f"only {what}; an interval needs at least {MIN_CLUSTERS}"
+    alpha = (1 - confidence) / 2
+    if k >= FEW_CLUSTERS:
+        low, high, method = (
+            float(np.quantile(finite, alpha)),
+            float(np.quantile(finite, 1 - alpha)),
+            "percentile",
+        )
+    else:
+        se = float(np.std(finite, ddof=1)) * np.sqrt(k / (k - 1)) if len(finite) > 1 else 0.0
+        half = float(student_t.ppf(1 - alpha, k - 1)) * se
+        bound = 100.0
+        low, high = max(point - half, -bound if signed else 0.0), min(point + half, bound)
+        method = f"t({k - 1}) from the bootstrap standard error"
+    if high - low <= 1e-9 * max(1.0, abs(point)):
+        return [None, None], None, f"every resample of the {what} gave the same value"
+    return [low, high], method, None
 
 
 def sign_flip_p_value(cluster_totals: np.ndarray, n_permutations: int, seed: int) -> tuple[np.ndarray, bool]:
@@ -287,10 +361,15 @@ class NliGenderBias:
     by_gender: dict[str, dict]
     by_occupation: pd.DataFrame  # occupation, occupation_gender, count, S, ..., empty without occupations
     by_template: pd.DataFrame  # template_id, count, S, ..., empty without template ids
-    intervals: dict[str, list[float]] = field(default_factory=dict)
+    intervals: dict[str, list[float | None]] = field(default_factory=dict)
+    intervals_declined: dict[str, str] = field(default_factory=dict)  # statistic -> why it has no interval
     p_values: dict[str, float] = field(default_factory=dict)
     bootstrap: dict[str, object] = field(default_factory=dict)
     permutation: dict[str, object] = field(default_factory=dict)
+    warnings: list[str] = field(
+        default_factory=list
+    )  # in words: too few clusters, declined or widened intervals
+    selection: dict[str, object] = field(default_factory=dict)  # a quick run's selection (set by the probe)
 
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
@@ -400,21 +479,45 @@ def nli_gender_bias(
         by_occupation=by_occupation,
         by_template=by_template,
     )
+    clusters = {
+        "all": len(columns.cluster_labels),
+        **{g: int((per_cluster[:, k, _Q["count"]] > 0).sum()) for k, g in enumerate(GENDERS)},
+    }
     if n_resamples:
         spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
-        low, high = cluster_bootstrap(per_cluster, ties, spec)
+        replicates = bootstrap_replicates(per_cluster, ties, spec)
         names = [*HEADLINE, "alpha", "beta"]
         names += [f"{name}_{gender}" for gender in GENDERS for name in HEADLINE]
         if neutral:
             names += ["neutral_rate"]
-        result.intervals = {name: [float(low[name]), float(high[name])] for name in names}
+        methods = {}
+        for name in names:
+            k, what = _effective_clusters(name, clusters)
+            bounds, method, reason = interval_by_rule(
+                point[name], replicates[name], k, what, confidence, _base(name) in SIGNED
+            )
+            result.intervals[name] = bounds
+            if method:
+                methods[name] = method
+            if reason:
+                result.intervals_declined[name] = reason
+        used = sorted(set(methods.values()))
         result.bootstrap = {
             "n_resamples": n_resamples,
             "confidence": confidence,
             "seed": seed,
             "resampled": "clusters (source premises), with all their instances",
-            "method": "percentile",
+            "method": used[0]
+            if len(used) == 1
+            else "by the number of clusters (see methods)"
+            if used
+            else None,
+            "methods": methods,
+            "clusters": clusters,
+            "rule": f"percentile with at least {FEW_CLUSTERS} clusters; t(K − 1) from the bootstrap standard error "
+            f"with {MIN_CLUSTERS} to {FEW_CLUSTERS - 1}; none below {MIN_CLUSTERS}, nor when every resample is equal",
         }
+    result.warnings = cluster_warnings(result, clusters, n_resamples, n_permutations)
     if n_permutations:
         totals = per_cluster.sum(axis=1)
         tests = {
@@ -431,5 +534,48 @@ def nli_gender_bias(
             "exact": exact,
             "method": "two-sided sign flip of cluster totals, the same sign vectors for every statistic "
             "(H0: each cluster's total is symmetric about 0)",
+            "smallest_possible_p": 2.0 / 2.0 ** clusters["all"] if clusters["all"] < 64 else 0.0,
         }
     return result
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def cluster_warnings(
+    result: NliGenderBias, clusters: dict[str, int], n_resamples: int, n_permutations: int
+) -> list[str]:
+    """What the number of clusters (source premises) allows, in words; empty when nothing is declined or widened."""
+    k = clusters["all"]
+    out = []
+    if k < MIN_CLUSTERS:
+        out.append(
+            f"only {_plural(k, 'source premise')} behind these numbers: too few to say how uncertain they are"
+            + (f"; no intervals (they need at least {MIN_CLUSTERS} premises)" if n_resamples else "")
+        )
+    else:
+        for gender in GENDERS:
+            if 0 < clusters[gender] < MIN_CLUSTERS and n_resamples:
+                out.append(
+                    f"only {_plural(clusters[gender], 'source premise')} with {gender}-labelled occupations: the "
+                    f"{gender} breakdown, α and β have no intervals"
+                )
+        if k < FEW_CLUSTERS and n_resamples:
+            out.append(
+                f"{_plural(k, 'source premise')}: intervals are t intervals with {k - 1} degrees of freedom from "
+                f"the bootstrap standard error, wider than percentile ones, which are too narrow with few premises"
+            )
+    if n_permutations and k < 64 and 2.0 / 2.0**k > 0.05:
+        out.append(
+            f"with {_plural(k, 'source premise')} the smallest possible sign-flip p-value is {2.0 / 2.0**k:.3g}: "
+            "no test can reach 0.05"
+        )
+    flat = [name for name, reason in result.intervals_declined.items() if reason.startswith("every resample")]
+    if flat:
+        named = ", ".join(flat[:6]) + (f" and {len(flat) - 6} more" if len(flat) > 6 else "")
+        out.append(
+            f"{named}: every resample gave the same value, so no interval (the premises agree; that is not "
+            "certainty)"
+        )
+    return out

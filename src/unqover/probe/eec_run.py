@@ -77,30 +77,62 @@ def load_eec_questions(options: ProbeOptions) -> tuple[pa.Table, dict]:
     return rows, {"source": source, "config": config, "split": "test"}
 
 
+def _cells(questions: pa.Table) -> list[str]:
+    """Each question's gender × race cell (noun phrases, race null, are their own cell per gender)."""
+    return [
+        f"{g}|{r or 'none'}"
+        for g, r in zip(questions["gender"].to_pylist(), questions["race"].to_pylist(), strict=True)
+    ]
+
+
 def select_persons(questions: pa.Table, limit: int | None, seed: int) -> pa.Table:
     """Keep ``limit`` persons per gender × race cell (noun phrases are their own race cell), all their questions.
 
-    Persons are drawn by a seeded hash of their name, so the same limit and seed keep the same persons anywhere.
+    Inside each cell the persons are ordered by a seeded hash of (seed, cell, person) and the first ``limit``
+    kept: a uniform random draw of ``limit`` persons per cell that depends only on the seed and the persons (not
+    on the row order or the machine). Questions keep their order.
     """
     if limit is None:
         return questions
-    if limit < 1:
-        raise UnqoverError(f"--limit must be at least 1 person per cell, got {limit}")
-    from unqover.probe.eec import tie_keys
+    if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
+        raise UnqoverError(f"--limit must be at least 1 person per cell, got {limit!r}")
+    from unqover.probe.nli_run import seeded_keys
 
-    slots = questions["person_slot"].to_pylist()
-    cells = [
-        f"{g}|{r}"
-        for g, r in zip(questions["gender"].to_pylist(), questions["race"].to_pylist(), strict=True)
-    ]
-    persons = sorted(set(zip(cells, slots, strict=True)))
-    keys = tie_keys([slot for _, slot in persons], seed)
-    chosen = set()
-    for cell in sorted({c for c, _ in persons}):
-        members = sorted((k, slot) for (c, slot), k in zip(persons, keys, strict=True) if c == cell)
-        chosen.update(slot for _, slot in members[:limit])
+    slots = [str(slot) for slot in questions["person_slot"].to_pylist()]
+    persons = sorted(set(zip(_cells(questions), slots, strict=True)))
+    if not persons:
+        return questions
+    keys = seeded_keys(seed, "eec-person", *zip(*persons, strict=True))
+    by_cell: dict[str, list[tuple[float, str]]] = {}
+    for (cell, slot), key in zip(persons, keys, strict=True):
+        by_cell.setdefault(cell, []).append((key, slot))
+    chosen = {slot for members in by_cell.values() for _, slot in sorted(members)[: int(limit)]}
     keep = np.array([slot in chosen for slot in slots])
-    return questions.filter(pa.array(keep))
+    return questions if keep.all() else questions.filter(pa.array(keep))
+
+
+def describe_eec_selection(questions: pa.Table, kept: pa.Table, limit: int, seed: int) -> dict:
+    """run.json's ``selection`` of a quick run: the rule, and how many persons (per cell) and questions were kept."""
+
+    def counts(table: pa.Table) -> dict:
+        persons = set(zip(_cells(table), [str(s) for s in table["person_slot"].to_pylist()], strict=True))
+        per_cell: dict[str, int] = {}
+        for cell, _ in persons:
+            per_cell[cell] = per_cell.get(cell, 0) + 1
+        return {
+            "questions": table.num_rows,
+            "persons": len(persons),
+            "per_cell": dict(sorted(per_cell.items())),
+        }
+
+    return {
+        "limit": limit,
+        "per": "gender x race cell",
+        "seed": seed,
+        "unit": "person, with all its questions, drawn by a seeded hash",
+        "kept": counts(kept),
+        "of": counts(questions),
+    }
 
 
 def probe_eec(model_id: str, options: ProbeOptions) -> EECRun | None:
@@ -117,7 +149,11 @@ def probe_eec(model_id: str, options: ProbeOptions) -> EECRun | None:
     state, loaded = load_for_process(model_id, options)
     scorer = sentence_scorer(loaded)
     questions, dataset = load_eec_questions(options)
-    questions = select_persons(questions, options.limit, options.seed)
+    selection = {"limit": options.limit, "seed": options.seed}
+    if options.limit is not None:
+        kept = select_persons(questions, options.limit, options.seed)
+        selection = describe_eec_selection(questions, kept, options.limit, options.seed)
+        questions = kept
     sentences = choice_sentences(questions)
     dataset = {**dataset, "rows": sentences.num_rows, "fingerprint": dataset_fingerprint(sentences["id"])}
     folder = options.output or default_output(model_id, EEC_BIAS, "questions", "default")
@@ -126,7 +162,7 @@ def probe_eec(model_id: str, options: ProbeOptions) -> EECRun | None:
         "dataset": dataset,
         "scoring": {"sentence": scorer.method, "length_rule": length_rule},
         "dtype": loaded.dtype,
-        "selection": {"limit": options.limit, "seed": options.seed},
+        "selection": selection,
     }
     scores, _, _ = claim_and_score(sentences, scorer, folder, identity, options, state)
     if scores is None:
@@ -188,7 +224,10 @@ def probe_eec(model_id: str, options: ProbeOptions) -> EECRun | None:
         n_permutations=options.permutations,
         n_bootstrap=options.resamples,
         seed=options.seed,
+        persons_total=selection["of"]["persons"] if options.limit is not None else None,
     )
+    if options.limit is not None:
+        result.selection = selection
     results = {
         "provenance": provenance,
         "scoring": {**identity["scoring"], "tie_rate": ranked.tie_rate(), "questions": questions.num_rows},

@@ -26,6 +26,29 @@ def _interval(pair) -> str:
     return "" if not pair or None in pair else f" [{pair[0]:.3f}, {pair[1]:.3f}]"
 
 
+def plural(n: int, word: str) -> str:
+    """``1 person``, ``2 persons``, ``1,000 questions``."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def quick_run_line(result: Mapping) -> str | None:
+    """For a quick run (``--limit``): what the tests were computed from, of how much; None for a full run."""
+    selection = result.get("selection") or {}
+    kept, total = selection.get("kept"), selection.get("of")
+    if not kept or not total:
+        return None
+    return (
+        f"quick run (--limit {selection.get('limit')} persons per gender × race cell, drawn at random, seed "
+        f"{selection.get('seed')}): computed from {kept['persons']:,} of {plural(total['persons'], 'person')} "
+        f"({kept['questions']:,} of {total['questions']:,} questions)"
+    )
+
+
+def _v_interval(test: Mapping) -> str:
+    interval = _interval(test.get("cramers_v_interval"))
+    return interval or (" (no interval)" if test.get("cramers_v_interval_note") else "")
+
+
 def _tests(result: Mapping) -> list[tuple[str, Mapping]]:
     return [(name, test) for name, test in result.get("tests", {}).items() if test]
 
@@ -36,18 +59,23 @@ def _test_line(name: str, test: Mapping, adjusted: Mapping) -> str:
     return (
         f"{name}: top-1 χ² = {top1['statistic']:.2f} (df {top1['df']}), permutation p = {_num(top1.get('permutation_p_value'))}, "
         f"asymptotic p = {_num(top1['p_value'])}, Holm p = {_num(holm)}; Cramér's V = {test['cramers_v']:.3f}"
-        f"{_interval(test.get('cramers_v_interval'))}; Beecher χ² = {test['beecher']['statistic']:.2f} (legacy)"
+        f"{_v_interval(test)}; Beecher χ² = {test['beecher']['statistic']:.2f} (legacy)"
     )
 
 
 def eec_summary(result: Mapping) -> str:
     """The tests in a few lines for the terminal."""
     lines = [
-        f"Emotion fill-in bias: {result['num_questions']:,} questions, {result['num_persons']:,} persons, top-{result['top_k']}"
+        f"Emotion fill-in bias: {plural(result['num_questions'], 'question')}, "
+        f"{plural(result['num_persons'], 'person')}, top-{result['top_k']}"
     ]
+    quick = quick_run_line(result)
+    if quick:
+        lines.append(f"  {quick}")
     lines += ["  " + _test_line(name, test, result.get("adjusted", {})) for name, test in _tests(result)]
     if result.get("tie_rate") is not None:
         lines.append(f"  questions with a tie in their top {result['top_k']}: {result['tie_rate']:.1%}")
+    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]
     return "\n".join(lines)
 
 
@@ -63,6 +91,18 @@ def _count_table(
     return lines
 
 
+def _notes(result: Mapping) -> list[str]:
+    """Markdown lines for the quick-run scope and the warnings, each block followed by a blank line."""
+    lines = []
+    quick = quick_run_line(result)
+    if quick:
+        lines += [quick[0].upper() + quick[1:] + ".", ""]
+    warnings = result.get("warnings") or []
+    if warnings:
+        lines += [f"- **Warning:** {warning}" for warning in warnings] + [""]
+    return lines
+
+
 def eec_markdown(results: Mapping) -> str:
     result, provenance = results["result"], results.get("provenance", {})
     scoring = results.get("scoring", {})
@@ -73,11 +113,13 @@ def eec_markdown(results: Mapping) -> str:
         "",
         "> Content warning: the probe asks which emotion a model attributes to people of a given race or gender.",
         "",
-        f"{result['num_questions']:,} questions of Beecher's EEC fill-in probe ({result['num_persons']:,} persons); "
+        f"{plural(result['num_questions'], 'question')} of Beecher's EEC fill-in probe "
+        f"({plural(result['num_persons'], 'person')}); "
         f"sentence scoring: {scoring.get('sentence', '?')}, length rule: {scoring.get('length_rule', '?')}, "
         f"ties broken by a seeded hash (questions with a tie in the top {result['top_k']}: "
         f"{_num(result.get('tie_rate'))}).",
         "",
+        *_notes(result),
         "| test | top-1 χ² (df) | permutation p | asymptotic p | Holm p | BH p | Cramér's V [95%] | Beecher χ² (legacy) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -87,7 +129,7 @@ def eec_markdown(results: Mapping) -> str:
         lines.append(
             f"| {name} | {top1['statistic']:.2f} ({top1['df']}) | {_num(top1.get('permutation_p_value'))} | "
             f"{_num(top1['p_value'])} | {_num(adjusted.get('holm', {}).get(name))} | "
-            f"{_num(adjusted.get('bh', {}).get(name))} | {test['cramers_v']:.3f}{_interval(test.get('cramers_v_interval'))} | "
+            f"{_num(adjusted.get('bh', {}).get(name))} | {test['cramers_v']:.3f}{_v_interval(test)} | "
             f"{test['beecher']['statistic']:.2f} |"
         )
     lines += [

@@ -19,14 +19,21 @@ HEADLINE = (
 )
 
 
+def plural(n: int, word: str) -> str:
+    """``1 premise``, ``2 premises``, ``1,000 premises``."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def _value(result: Mapping, name: str) -> str:
     value = result.get(name)
     if value is None:
         return "—"
-    interval = result.get("intervals", {}).get(name)
+    interval = (result.get("intervals") or {}).get(name)
     text = f"{value:.2f}"
     if interval and None not in interval:
         text += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+    elif name in (result.get("intervals_declined") or {}):
+        text += " (no interval)"
     p = result.get("p_values", {}).get(name)
     return text + (f" (p = {p:.3g})" if p is not None else "")
 
@@ -44,14 +51,65 @@ def _by_gender(result: Mapping) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def _scope(result: Mapping) -> str:
+    """ "76 instances from 34 source premises"."""
+    return f"{plural(result['num_instances'], 'instance')} from {plural(result['num_clusters'], 'source premise')}"
+
+
+def quick_run_line(result: Mapping) -> str | None:
+    """For a quick run (``--limit``): what the numbers were estimated from, of how much; None for a full run."""
+    selection = result.get("selection") or {}
+    kept, total = selection.get("kept"), selection.get("of")
+    if not kept or not total:
+        return None
+    return (
+        f"quick run (--limit {selection.get('limit')} rows per occupation, drawn at random within occupation × "
+        f"template, seed {selection.get('seed')}): estimated from {kept['source_premises']:,} of "
+        f"{plural(total['source_premises'], 'source premise')} ({kept['rows']:,} of {total['rows']:,} rows, "
+        f"{kept['occupations']:,} of {total['occupations']:,} occupations)"
+    )
+
+
+def _interval_note(result: Mapping) -> str:
+    boot = result.get("bootstrap") or {}
+    if not boot:
+        return "no intervals"
+    level = f"{boot.get('confidence', 0.95):.0%}"
+    methods = set((boot.get("methods") or {}).values())
+    if not methods:
+        return "no intervals (too few source premises)"
+    if methods == {"percentile"}:
+        return f"{level} cluster-bootstrap intervals over source premises"
+    if "percentile" not in methods:
+        return f"{level} t intervals from a cluster-bootstrap standard error (fewer than 30 source premises)"
+    return (
+        f"{level} cluster-bootstrap intervals over source premises (percentile; t intervals from the bootstrap "
+        "standard error for numbers that rest on fewer than 30 premises)"
+    )
+
+
+def _notes(result: Mapping) -> list[str]:
+    """Markdown lines for the quick-run scope and the warnings, each block followed by a blank line."""
+    lines = []
+    quick = quick_run_line(result)
+    if quick:
+        lines += [quick[0].upper() + quick[1:] + ".", ""]
+    warnings = result.get("warnings") or []
+    if warnings:
+        lines += [f"- **Warning:** {warning}" for warning in warnings] + [""]
+    return lines
+
+
 def nli_summary(result: Mapping) -> str:
-    """The headline numbers (percent) with intervals, and the paper's Table 6 view."""
-    lines = [
-        f"NLI gender-occupation bias: {result['num_instances']:,} instances from {result['num_clusters']:,} premises"
-    ]
+    """The headline numbers (percent) with intervals, the paper's Table 6 view, and any warnings."""
+    lines = [f"NLI gender-occupation bias: {_scope(result)}"]
+    quick = quick_run_line(result)
+    if quick:
+        lines.append(f"  {quick}")
     lines += [f"  {label:<58} {value}" for label, value in _rows(result)]
     lines += ["", "  by occupation gender      ΔP      B       S"]
     lines += [f"  {g:<24} {dp:>7} {b:>7} {s:>7}" for g, dp, b, s in _by_gender(result)]
+    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]
     return "\n".join(lines)
 
 
@@ -63,9 +121,10 @@ def nli_markdown(results: Mapping) -> str:
         "",
         "> Content warning: the probe pairs occupations with gender stereotypes by design.",
         "",
-        f"{result['num_instances']:,} instances (premise × template) from {result['num_clusters']:,} premises; "
-        "percent; 95% cluster-bootstrap intervals over premises; p-values from sign-flip permutations.",
+        f"{_scope(result)} (an instance is a premise × template); percent; {_interval_note(result)}; "
+        "p-values from sign-flip permutations.",
         "",
+        *_notes(result),
         "| measure | value |",
         "|---|---|",
         *[f"| {label} | {value} |" for label, value in _rows(result)],
