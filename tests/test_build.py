@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +190,29 @@ def test_build_script_runs(tmp_path, upstream_word_lists_path):
     assert result.returncode == 0, result.stderr
     assert "religion: qa 154,000 rows" in result.stdout
     assert (tmp_path / "religion/data/qa/test-00000-of-00001.parquet").is_file()
+
+
+def test_built_files_have_normal_permissions(tmp_path, word_lists):
+    previous = os.umask(0o022)
+    try:
+        built = build.build_dataset(word_lists, "religion", tmp_path, configs=["qa"], progress=False)
+    finally:
+        os.umask(previous)
+    for path in [built.path, *built.path.rglob("*")]:
+        expected = 0o755 if path.is_dir() else 0o644  # not the staging folder's private 0700
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
+    assert [p.name for p in tmp_path.iterdir()] == ["religion"]  # the staging folder is gone
+
+
+def test_hub_modules_import_no_cycle():
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("unqover")
+    cycles = [
+        (module, imported)
+        for module in graph.modules
+        if module.startswith("unqover.hub")
+        for imported in graph.find_modules_directly_imported_by(module)
+        if graph.chain_exists(importer=imported, imported=module)
+    ]
+    assert cycles == []
+    assert graph.find_modules_directly_imported_by("unqover.hub.folder") == {"unqover.errors"}

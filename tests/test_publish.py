@@ -26,6 +26,7 @@ from huggingface_hub.utils import _http
 from unqover.errors import UnqoverError
 from unqover.hub import publish as pub
 from unqover.hub.publish import OFFLINE_MESSAGE, TOKEN_MESSAGE, main, plan_upload, publish
+from unqover.hub.publish import cli as publish_cli
 
 SCHEMA = pa.schema([("id", pa.string()), ("template_id", pa.int32()), ("context", pa.string())])
 
@@ -337,7 +338,7 @@ def test_dry_run_prints_every_file_and_uploads_nothing(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a dry run must not upload")
 
-    monkeypatch.setattr(pub, "publish", refuse)
+    monkeypatch.setattr(publish_cli, "publish", refuse)  # what main calls
     monkeypatch.setattr(huggingface_hub, "HfApi", refuse)
     assert main(["--root", str(root), "--what", "datasets", "--namespace", "me", "--dry-run"]) == 0
     out = capsys.readouterr().out
@@ -985,7 +986,7 @@ def test_dry_run_lists_every_repo_and_file(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a dry run must not upload")
 
-    monkeypatch.setattr(pub, "publish", refuse)
+    monkeypatch.setattr(publish_cli, "publish", refuse)  # what main calls
     monkeypatch.setattr(huggingface_hub, "HfApi", refuse)
     assert main([*tree_args(tree), "--namespace", "me", "--space-name", "demo", "--dry-run"]) == 0
     out = capsys.readouterr().out

@@ -1,28 +1,61 @@
-"""Atomic file writes (a crash or Ctrl-C never leaves a truncated file under its final name), and table uploads."""
+"""Atomic file writes (a crash or Ctrl-C never leaves a truncated file under its final name), and table uploads.
+
+:func:`atomic_path` is the one way the package writes a file in place: every writer (text, JSON, the predictions
+file, the runner's chunks and state) goes through it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it where the system allows (Linux: /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o022)  # no other way to read it: set and restore at once
+    os.umask(umask)
+    return umask
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path to write ``path``'s new content to; it replaces ``path`` when the block ends normally.
+
+    The temporary file ``.NAME.XXXXXXXX.tmp`` lies in the same folder (so the final ``os.replace`` is atomic)
+    and has the permissions a newly created file would get (``0666 & ~umask``: 0644 under umask 022), not
+    mkstemp's private 0600. If the block raises anything (Ctrl-C included), the temporary file is removed
+    and ``path`` keeps its old content. The folder must exist. The writer may open, truncate or overwrite
+    the temporary file, but should not delete and recreate it (that would lose the permissions).
+    """
+    path = Path(path)
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        os.close(handle)
+        os.chmod(tmp, 0o666 & ~_umask())
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # only still there after a failure: os.replace moved it
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     """Write UTF-8 text through a temporary file in the same folder and a rename: never a truncated file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make reports private
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
     return path
 
 

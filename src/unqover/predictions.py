@@ -8,14 +8,13 @@ scores. Written atomically: a crash never leaves a truncated file under the fina
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from unqover.errors import UnqoverError
+from unqover.files import atomic_path
 from unqover.generate.ids import count_distinct
 
 PREDICTION_SCHEMA = pa.schema([("id", pa.string()), ("score_1", pa.float64()), ("score_2", pa.float64())])
@@ -35,14 +34,8 @@ def write_predictions(
     table = table.select(schema.names).cast(schema)
     table = table.replace_schema_metadata({METADATA_KEY: json.dumps(provenance, sort_keys=True).encode()})
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

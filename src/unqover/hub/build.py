@@ -11,11 +11,8 @@ config is complete, so a failure or Ctrl-C leaves no half-written dataset behind
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -24,25 +21,35 @@ from tqdm.auto import tqdm
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import BIAS_CLASSES, ROW_SCHEMA, ProbePlan, make_plan, probe_config
 from unqover.hub.card import dataset_card
+from unqover.hub.folder import (  # re-exported: the names every build shares
+    EEC_DATASETS,
+    NLI_DATASETS,
+    SPLIT,
+    BuiltDataset,
+    install_staged,
+    refuse_existing,
+    stage_folder,
+    staged,
+)
 from unqover.lexicon.wordlists import WordLists
+
+__all__ = [
+    "EEC_DATASETS",
+    "NLI_DATASETS",
+    "ROWS_PER_ROW_GROUP",
+    "ROWS_PER_SHARD",
+    "SPLIT",
+    "BuiltDataset",
+    "build_dataset",
+    "check_configs",
+    "check_names",
+    "install_staged",
+    "stage_folder",
+    "write_parquet_shards",
+]
 
 ROWS_PER_SHARD = 1_000_000
 ROWS_PER_ROW_GROUP = 131_072
-SPLIT = "test"
-
-#: Datasets built by :mod:`unqover.hub.nli_dataset` rather than from the UnQover word lists.
-NLI_DATASETS = ("nli-gender",)
-#: Datasets built by :mod:`unqover.hub.eec_dataset` (the EEC sentences and Beecher's questions).
-EEC_DATASETS = ("eec-emotion",)
-
-
-@dataclass(frozen=True)
-class BuiltDataset:
-    """What a build wrote: the folder, the rows per config and the wall time."""
-
-    path: Path
-    rows: dict[str, int]
-    seconds: float
 
 
 def check_names(names: Sequence[str]) -> list[str]:
@@ -122,12 +129,9 @@ def build_dataset(
     started = time.perf_counter()
     configs = check_configs(bias, configs)
     target = root / bias
-    if (target / "data").exists() and not overwrite:
-        raise UnqoverError(f"{target / 'data'} already exists; pass --overwrite to replace it")
+    refuse_existing(target, overwrite)
     plans = {config: make_plan(word_lists, bias, config) for config in configs}
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{bias}.building-", dir=root))
-    try:
+    with staged(root, bias) as staging:
         total = sum(plan.num_rows for plan in plans.values())
         with tqdm(total=total, unit="row", unit_scale=True, desc=bias, disable=not progress) as bar:
             rows = {
@@ -135,26 +139,4 @@ def build_dataset(
                 for config, plan in plans.items()
             }
         (staging / "README.md").write_text(dataset_card(bias, plans), encoding="utf-8")
-        target.mkdir(parents=True, exist_ok=True)
-        if (target / "data").exists():
-            shutil.rmtree(target / "data")
-        (staging / "data").rename(target / "data")
-        (staging / "README.md").replace(target / "README.md")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return BuiltDataset(target, rows, time.perf_counter() - started)
-
-
-def stage_folder(root: Path, name: str) -> Path:
-    """A fresh hidden staging folder ``root/.<name>.building-*`` to write a dataset into (see :func:`install_staged`)."""
-    root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{name}.building-", dir=root))
-
-
-def install_staged(staging: Path, target: Path) -> None:
-    """Move a complete staged dataset (``data/`` and ``README.md``) into ``target``, replacing its ``data/``."""
-    target.mkdir(parents=True, exist_ok=True)
-    if (target / "data").exists():
-        shutil.rmtree(target / "data")
-    (staging / "data").rename(target / "data")
-    (staging / "README.md").replace(target / "README.md")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 import warnings
 from collections.abc import Sequence
@@ -39,9 +38,8 @@ from unqover.generate.eec import (
     eec_sentences,
     read_eec_csv,
 )
-from unqover.hub.build import SPLIT, BuiltDataset, install_staged, stage_folder
+from unqover.hub.folder import EEC_DATASET, SPLIT, BuiltDataset, refuse_existing, staged
 
-EEC_DATASET = "eec-emotion"
 EEC_CONFIGS = ("sentences", "questions")
 _SCHEMAS = {"sentences": SENTENCE_SCHEMA, "questions": QUESTION_SCHEMA}
 
@@ -102,19 +100,14 @@ def build_eec_dataset(
     started = time.perf_counter()
     root = Path(root)
     target = root / EEC_DATASET
-    if (target / "data").exists() and not overwrite:
-        raise UnqoverError(f"{target / 'data'} already exists; pass --overwrite to replace it")
+    refuse_existing(target, overwrite)
     tables, source = make_eec_configs(configs, csv)
-    staging = stage_folder(root, EEC_DATASET)
-    try:
+    with staged(root, EEC_DATASET) as staging:
         for name, table in tqdm(tables.items(), desc=EEC_DATASET, unit="config", disable=not progress):
             folder = staging / "data" / name
             folder.mkdir(parents=True)
             pq.write_table(table, folder / f"{SPLIT}-00000-of-00001.parquet", compression="zstd")
         (staging / "README.md").write_text(eec_dataset_card(tables, source), encoding="utf-8")
-        install_staged(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return BuiltDataset(
         target, {name: t.num_rows for name, t in tables.items()}, time.perf_counter() - started
     )

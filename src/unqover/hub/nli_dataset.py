@@ -29,7 +29,6 @@ import csv
 import json
 import os
 import re
-import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,9 +53,9 @@ from unqover.generate.nli import (
     rejection_counts,
     synthetic_premises,
 )
-from unqover.hub.build import SPLIT, BuiltDataset, install_staged, stage_folder
+from unqover.hub.folder import NLI_DATASET, SPLIT, BuiltDataset, refuse_existing, staged
 
-NAME = "nli-gender"
+NAME = NLI_DATASET
 
 #: Synthetic configs: name -> template family of :data:`unqover.generate.nli.TEMPLATES`. ``synthetic`` is the default.
 SYNTHETIC_CONFIGS: dict[str, str] = {
@@ -414,22 +413,17 @@ def build_nli_dataset(
     """
     started = time.perf_counter()
     target = Path(root) / NAME
-    if (target / "data").exists() and not overwrite:
-        raise UnqoverError(f"{target / 'data'} already exists; pass --overwrite to replace it")
+    refuse_existing(target, overwrite)
     builds = make_nli_configs(
         sources=sources, configs=configs, n_per_occupation=n_per_occupation, labels=labels, seed=seed
     )
-    staging = stage_folder(Path(root), NAME)
-    try:
+    with staged(Path(root), NAME) as staging:
         for build in tqdm(builds.values(), desc=NAME, unit="config", disable=not progress):
             folder = staging / "data" / build.name
             folder.mkdir(parents=True)
             pq.write_table(build.table, folder / f"{SPLIT}-00000-of-00001.parquet", compression="zstd")
         card = nli_dataset_card(builds, labels=labels, n_per_occupation=n_per_occupation, seed=seed)
         (staging / "README.md").write_text(card, encoding="utf-8")
-        install_staged(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return BuiltDataset(
         target, {name: b.num_rows for name, b in builds.items()}, time.perf_counter() - started
     )

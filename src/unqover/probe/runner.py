@@ -28,10 +28,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +42,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from unqover.errors import UnqoverError
+from unqover.files import atomic_path
 from unqover.generate.ids import count_distinct, match_ids, parse_hex_ids
 from unqover.predictions import PREDICTION_SCHEMA
 
@@ -219,15 +218,9 @@ def chunk_path(folder: Path, chunk: int) -> Path:
 
 
 def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
-    """Write through a hidden temporary file beside ``path`` and rename: never a half-written ``path``."""
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write through a hidden temporary file beside ``path`` and rename (:func:`unqover.files.atomic_path`)."""
+    with atomic_path(path) as tmp:
+        write(str(tmp))
 
 
 def _write_json(path: Path, value: dict) -> None:

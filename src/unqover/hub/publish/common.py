@@ -1,0 +1,104 @@
+"""What every publishing plan shares: defaults, messages, Hub repo ids, card front matter, planned files."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from unqover.errors import UnqoverError
+
+DEFAULT_ROOT = Path("datasets/unqover")
+DEFAULT_METRICS_ROOT = Path("metrics")
+DEFAULT_SPACE_FOLDER = Path("space")
+DEFAULT_SPACE_NAME = "unqover"
+DEFAULT_NAMESPACE = "unqover"
+DEFAULT_TIMEOUT = 60.0
+"""Seconds to wait for any single network read or write (connecting waits at most 10 s)."""
+
+CARD = "README.md"
+BUILD_HINT = "run `unqover build-datasets` first"
+OFFLINE_MESSAGE = "offline mode: set HF_HUB_OFFLINE=0 and check your connection; use --dry-run to validate without uploading"
+TOKEN_MESSAGE = "no Hugging Face token found: run `hf auth login`, or pass --token, or set HF_TOKEN (a token with write access)"
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
+# Hub user and organisation names: letters, digits and single inner hyphens/underscores/dots (the rules
+# `huggingface_hub.utils.validate_repo_id` enforces for each part of a repo id).
+_REPO_PART = re.compile(r"^(?![-.])[A-Za-z0-9_.-]{1,96}(?<![-.])$")
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One file to upload: where it goes in the repo, where it is on disk, and its size in bytes."""
+
+    path_in_repo: str
+    local_path: Path
+    size: int
+
+
+def _file_lines(files: Sequence[PlannedFile], ignored: Sequence[str], why: str) -> list[str]:
+    """The 'files to upload' and 'not uploaded' blocks of a plan's description."""
+    total = sum(f.size for f in files)
+    lines = [f"  files to upload ({len(files)}, {_human_bytes(total)}):"]
+    width = max(len(f.path_in_repo) for f in files)
+    for f in files:
+        lines.append(f"    {f.path_in_repo:<{width}}  {f.size:>14,} bytes  ({_human_bytes(f.size)})")
+    if ignored:
+        lines.append(f"  not uploaded ({len(ignored)}, {why}):")
+        lines.extend(f"    {path}" for path in ignored)
+    return lines
+
+
+def _human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def validate_repo_id(repo_id: str) -> str:
+    """Return ``repo_id`` if it is ``namespace/name`` under the Hub's naming rules, else raise UnqoverError."""
+    parts = repo_id.split("/")
+    if len(parts) != 2:
+        raise UnqoverError(f"invalid repo id {repo_id!r}: expected '<namespace>/<name>'")
+    for kind, part in zip(("namespace", "name"), parts, strict=True):
+        if not _REPO_PART.match(part) or "--" in part or ".." in part or part.endswith(".git"):
+            raise UnqoverError(
+                f"invalid {kind} {part!r} in repo id {repo_id!r}: use letters, digits, '-', '_' or '.' "
+                "(at most 96 characters, not starting or ending with '-' or '.', no '--' or '..')"
+            )
+    return repo_id
+
+
+def read_card_metadata(card: Path, what: str = "dataset card") -> dict[str, Any]:
+    """Parse the YAML front matter of a card (``what`` names it in errors); raise UnqoverError if it is broken."""
+    try:
+        text = card.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        hint = BUILD_HINT if what == "dataset card" else "every Space needs a README.md with front matter"
+        raise UnqoverError(f"no {what} at {card}; {hint}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UnqoverError(f"cannot read {what} {card}: {exc}") from exc
+    match = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
+    if match is None:
+        raise UnqoverError(f"{card} has no YAML front matter (a block between '---' lines at the top)")
+    try:
+        metadata = yaml.safe_load(match.group(1) or "")
+    except yaml.YAMLError as exc:
+        raise UnqoverError(f"the YAML front matter of {card} does not parse: {exc}") from exc
+    if not isinstance(metadata, dict):
+        raise UnqoverError(f"the YAML front matter of {card} is not a mapping of keys to values")
+    return metadata
+
+
+def _is_upload_noise(relative: PurePosixPath) -> bool:
+    """Hidden files and Python caches: never part of a Space."""
+    return any(part.startswith(".") or part == "__pycache__" for part in relative.parts) or (
+        relative.suffix in {".pyc", ".pyo"}
+    )
