@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from unqover.generate.eec import eec_questions
+from unqover.generate.eec import EMOTION_LEXICON, eec_questions
 from unqover.measure.emotion import emotion_bias
 
 MODULE_DIR = Path(__file__).resolve().parents[1] / "metrics" / "eec_emotion_bias"
@@ -45,7 +45,7 @@ def _library(frame: pd.DataFrame, **options) -> dict:
         [r or None for r in frame["race"]],
         frame["person_slot"].tolist(),
         frame["form"].tolist(),
-        **options,
+        **({"emotions": EMOTION_LEXICON} | options),
     ).to_dict()
 
 

@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import chi2_contingency
 
 from unqover.errors import UnqoverError
+from unqover.generate.eec import EMOTION_LEXICON
 from unqover.measure.emotion import adjust_p_values, beecher_scores, beecher_statistic, emotion_bias
 from unqover.measure.stats import benjamini_hochberg, chi_square_independence, cramers_v, holm
 
@@ -188,10 +189,14 @@ def test_seeded_and_default_emotion_words():
     answers = random_answers(np.random.default_rng(8))
     one = run(answers, n_permutations=99, n_bootstrap=50, seed=4).to_dict()
     assert one == run(answers, n_permutations=99, n_bootstrap=50, seed=4).to_dict()
-    # without a mapping the EEC generator's words are used, either spelling of "dis(s)appointed"
+    # the EEC generator's lexicon knows either spelling of "dis(s)appointed"; the measure needs one passed in
     spelled = [[w.replace("disappointed", "dissapointed").upper() for w in ranking] for ranking in answers]
-    default = emotion_bias(spelled, **columns(), n_permutations=99, n_bootstrap=50, seed=4).to_dict()
+    default = emotion_bias(
+        spelled, **columns(), emotions=EMOTION_LEXICON, n_permutations=99, n_bootstrap=50, seed=4
+    ).to_dict()
     assert default == one
+    with pytest.raises(UnqoverError, match="emotions is required"):
+        emotion_bias(answers, **columns())
 
 
 def test_a_test_without_both_groups_is_none():

@@ -17,8 +17,16 @@ from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.hub.load import load_rows
 from unqover.measure.unqover import unqover_bias
-from unqover.pipeline import ROW_COLUMNS, measure_predictions
 from unqover.predictions import read_predictions, write_predictions
+from unqover.probes.base import RunOptions
+from unqover.probes.registry import get_probe
+from unqover.probes.unqover import ROW_COLUMNS
+
+
+def measure_predictions(path, dataset=None, config=None, **options):
+    """`unqover measure`'s library call."""
+    return get_probe("gender").measure_file(path, RunOptions(dataset=dataset, config=config), **options)
+
 
 MODULE_DIR = Path(__file__).resolve().parents[1] / "metrics" / "unqover_bias"
 SUBSET = ["Christian", "Hindu", "Muslim", "Atheist"]

@@ -225,7 +225,7 @@ def test_cli_end_to_end(models, upstream_word_lists_path, tmp_path, capsys):
     out = tmp_path / "run"
     assert _probe(models["qa"], out, upstream_word_lists_path, "--limit", "40") == 0
     printed = capsys.readouterr().out
-    assert "UnQover bias (default mode): 40 groups" in printed and f"Run folder: {out}" in printed
+    assert "UnQover bias: estimated from 40 of 38,500 groups" in printed and f"Run folder: {out}" in printed
     assert {p.name for p in out.iterdir()} >= {
         "run.json",
         "predictions.parquet",
@@ -268,41 +268,45 @@ def test_resume_after_interruption_gives_the_uninterrupted_result(
         return real(self, rows)
 
     monkeypatch.setattr(QAScorer, "score", dying)
-    from unqover.probe.run import ProbeOptions, probe
+    from unqover.probes.base import RunOptions
+    from unqover.probes.job import run_probe
+    from unqover.probes.registry import get_probe
 
-    options = ProbeOptions(
-        bias="religion",
-        word_lists=upstream_word_lists_path,
+    options = RunOptions(
         output=tmp_path / "resumed",
         limit=120,
         batch_size=16,
         progress=False,
         resamples=20,
         chunk_rows=64,
+        settings={"word_lists": upstream_word_lists_path},
     )
     with pytest.raises(KeyboardInterrupt):
-        probe(str(models["qa"]), options)
+        run_probe(str(models["qa"]), get_probe("religion"), options)
     assert not (tmp_path / "resumed" / "predictions.parquet").exists()
     monkeypatch.setattr(QAScorer, "score", real)
-    probe(str(models["qa"]), options)
+    run_probe(str(models["qa"]), get_probe("religion"), options)
     whole = pq.read_table(tmp_path / "whole" / "predictions.parquet")
     resumed = pq.read_table(tmp_path / "resumed" / "predictions.parquet")
     assert resumed.select(["id", "score_1", "score_2"]).equals(whole.select(["id", "score_1", "score_2"]))
 
 
 def test_sharded_runs_merge_to_the_unsharded_result(models, upstream_word_lists_path, tmp_path, capsys):
-    from unqover.probe.run import ProbeOptions, probe
+    from unqover.probes.base import RunOptions
+    from unqover.probes.job import run_probe
+    from unqover.probes.registry import get_probe
 
-    def options(output: Path, shard=None) -> ProbeOptions:
-        return ProbeOptions(bias="religion", word_lists=upstream_word_lists_path, output=output, limit=60, batch_size=8,
-                            progress=False, resamples=20, chunk_rows=32, shard=shard)  # fmt: skip
+    def options(output: Path, shard=None) -> RunOptions:
+        return RunOptions(output=output, limit=60, batch_size=8, progress=False, resamples=20, chunk_rows=32,
+                          shard=shard, settings={"word_lists": upstream_word_lists_path})  # fmt: skip
 
-    whole = probe(str(models["mlm"]), options(tmp_path / "whole"))
+    religion = get_probe("religion")
+    whole = run_probe(str(models["mlm"]), religion, options(tmp_path / "whole"))
     shared = tmp_path / "shared"
-    assert probe(str(models["mlm"]), options(shared, (0, 2))) is None
+    assert run_probe(str(models["mlm"]), religion, options(shared, (0, 2))) is None
     assert "shard 0/2 is done" in capsys.readouterr().out
     assert not (shared / "predictions.parquet").exists()
-    merged = probe(str(models["mlm"]), options(shared, (1, 2)))
+    merged = run_probe(str(models["mlm"]), religion, options(shared, (1, 2)))
     assert merged is not None
     expected = pq.read_table(whole.folder / "predictions.parquet").select(["id", "score_1", "score_2"])
     assert pq.read_table(shared / "predictions.parquet").select(["id", "score_1", "score_2"]).equals(expected)
@@ -380,7 +384,7 @@ def test_accelerate_launch_with_two_cpu_processes(models, upstream_word_lists_pa
                "--output", str(tmp_path / "launched")]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.count("UnQover bias (default mode)") == 1  # only the main process reports
+    assert done.stdout.count("UnQover bias:") == 1  # only the main process reports
     assert sorted(p.name for p in (tmp_path / "launched" / "shards").iterdir()) == ["0-of-2", "1-of-2"]
     single = pq.read_table(tmp_path / "single" / "predictions.parquet").select(["id", "score_1", "score_2"])
     launched = pq.read_table(tmp_path / "launched" / "predictions.parquet").select(

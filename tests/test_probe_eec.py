@@ -218,16 +218,17 @@ def test_probe_end_to_end(tmp_path, models, name, capsys):
     # a second run of the same command resumes: nothing to score, the same results
     again = _run(tmp_path, models[name])
     assert again["result"] == results["result"]
-    # `unqover compare` compares UnQover runs and says so
+    # `unqover compare` reads emotion runs too: their tests side by side
     capsys.readouterr()
-    assert main(["compare", str(folder), str(folder)]) == 2
-    assert "emotion runs by the tests" in capsys.readouterr().err
+    assert main(["compare", str(folder), str(folder)]) == 0
+    table = capsys.readouterr().out
+    assert "| race chi-square p |" in table and "| gender chi-square p |" in table
 
 
 def test_probe_refuses_other_options(tmp_path, models, capsys):
     base = ["probe", "--bias", "eec-emotion", "--quiet"]
     assert main([*base, str(models["bert"]), "--sample", "0.5", "--output", str(tmp_path / "a")]) == 2
-    assert "--limit N (persons" in capsys.readouterr().err
+    assert "--limit N keeps N persons per gender x race cell" in capsys.readouterr().err
     assert main([*base, str(models["qa"]), "--output", str(tmp_path / "b")]) == 2
     assert "masked LMs" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()

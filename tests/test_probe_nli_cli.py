@@ -93,7 +93,7 @@ def test_nli_probe_end_to_end(nli_model, tmp_path, capsys):
 def test_nli_probe_errors(nli_model, tmp_path, capsys):
     model, _ = nli_model
     assert main(["probe", str(model), "--bias", "nli-gender", "--sample", "0.5", "--quiet"]) == 2
-    assert "--sample applies to the UnQover probes" in capsys.readouterr().err
+    assert "--sample do(es) not apply to the nli-gender probe" in capsys.readouterr().err
     generic = tiny_models.bert_nli(tmp_path / "generic", ["a b"], ["LABEL_0", "LABEL_1", "LABEL_2"])
     assert (
         main(["probe", str(generic), "--bias", "nli-gender", "--output", str(tmp_path / "r"), "--quiet"]) == 2

@@ -31,8 +31,8 @@ from unqover.measure.nli import (
     nli_gender_bias,
     validate,
 )
-from unqover.probe.eec_run import describe_eec_selection, select_persons
-from unqover.probe.nli_run import describe_nli_selection, limit_per_occupation
+from unqover.probes.eec import describe_eec_selection, select_persons
+from unqover.probes.nli import describe_nli_selection, limit_per_occupation
 from unqover.report.eec import eec_markdown, eec_summary
 from unqover.report.eec import plural as eec_plural
 from unqover.report.nli import nli_markdown, nli_summary

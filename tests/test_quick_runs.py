@@ -14,7 +14,6 @@ import pytest
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
 from unqover.measure.unqover import unqover_bias
-from unqover.predictions import read_predictions
 from unqover.probe.sampling import DESIGN, select_groups
 
 HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
@@ -166,38 +165,58 @@ class PlantedScorer:
         return rows["id"]
 
 
-class Loaded:
-    """What the run folder records of a model."""
+def rounds(rows: pa.Table, folder: Path, scorer, target: float, seed: int, max_rows=None):
+    """Precision rounds on ``rows`` with the UnQover measure (what `probe --precision` runs)."""
+    from unqover.probes.base import RunOptions
+    from unqover.probes.precision import score_in_rounds
+    from unqover.probes.unqover import measure_scores
 
-    revision = None
+    run = RunOptions(seed=seed, progress=True, resamples=0)
+    identity = {"probe": "religion", "selection": {"precision": target, "seed": seed, "design": DESIGN}}
+    info = {"seed": seed, "design": DESIGN, "matches_design": True}
 
-    def provenance(self) -> dict:
-        return {"id": "planted"}
+    def measure(scores):
+        return measure_scores(rows, scores, resamples=0, seed=seed, sample_info=info)
+
+    settings = {"max_rows": max_rows, "max_seconds": None}
+    kept, scores, stopped = score_in_rounds(rows, scorer, folder, identity, run, target, settings, measure)
+    return kept, scores, stopped, measure(scores)
 
 
 def test_precision_rounds_stop_at_the_target_and_resume_without_rescoring(religion_rows, tmp_path, capsys):
-    from unqover.probe.precision import probe_to_precision
-    from unqover.probe.run import ProbeOptions
-
-    options = ProbeOptions(bias="religion", precision=0.2, seed=1, progress=True, chunk_rows=4096)
-    identity = {"model": {"id": "planted"}, "selection": {"precision": 0.2, "seed": 1, "design": DESIGN}}
     scorer = PlantedScorer()
-    run = probe_to_precision(tmp_path / "run", religion_rows, scorer, identity, Loaded(), options)
+    kept, scores, stopped, result = rounds(religion_rows, tmp_path / "run", scorer, 0.2, seed=1)
     printed = capsys.readouterr().out
     assert "round 0: 1,000 of 38,500 groups" in printed and "μ declined" in printed
     assert "round 1:" in printed and "stopped: every headline interval is at most 0.2 wide" in printed
-    result = run.result
+    assert stopped["stopped"] == "every headline interval is at most 0.2 wide"
     assert all(high - low <= 0.2 for low, high in (result.intervals[n] for n in HEADLINE))
     scored_groups = result.sample["groups"]
+    assert stopped["groups"] == scored_groups and kept.num_rows == 4 * scored_groups
     assert scorer.rows_scored == 4 * scored_groups  # each round scores only the groups it adds
     # the groups scored are the design's sample of that size (nested rounds)
     expected = select_groups(religion_rows, limit=scored_groups, seed=1)["id"].to_pylist()
-    scores, _ = read_predictions(tmp_path / "run" / "predictions.parquet")
     assert sorted(scores["id"].to_pylist()) == sorted(expected)
 
     again = PlantedScorer()
-    rerun = probe_to_precision(tmp_path / "run", religion_rows, again, identity, Loaded(), options)
-    assert again.rows_scored == 0 and rerun.result.to_dict() == result.to_dict()
+    *_, rerun = rounds(religion_rows, tmp_path / "run", again, 0.2, seed=1)
+    assert again.rows_scored == 0 and rerun.to_dict() == result.to_dict()
+
+
+def test_precision_rounds_that_reach_the_whole_dataset_give_the_full_run(religion_rows, tmp_path, capsys):
+    *_, result = rounds(religion_rows, tmp_path / "run", PlantedScorer(), 0.001, seed=2)
+    assert "stopped: the whole dataset is scored" in capsys.readouterr().out
+    full = unqover_bias(religion_rows, *planted(religion_rows), n_resamples=0)
+    assert result.sample is None
+    for name in HEADLINE:
+        assert getattr(result, name) == pytest.approx(getattr(full, name), abs=1e-12)
+
+
+def test_precision_rounds_stop_at_max_rows(religion_rows, tmp_path, capsys):
+    _, _, stopped, result = rounds(
+        religion_rows, tmp_path / "run", PlantedScorer(), 0.001, seed=3, max_rows=8000
+    )
+    assert stopped["stopped"] == "--max-rows 8,000 reached" and result.sample["groups"] == 2000
 
 
 def test_precision_options_are_checked_before_anything_loads(tmp_path, capsys):
@@ -213,17 +232,3 @@ def test_precision_options_are_checked_before_anything_loads(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["probe", "m", "--bias", "religion", "--seed", "-1"])
     assert "must be >= 0" in capsys.readouterr().err
-
-
-def test_precision_rounds_that_reach_the_whole_dataset_give_the_full_run(religion_rows, tmp_path, capsys):
-    from unqover.probe.precision import probe_to_precision
-    from unqover.probe.run import ProbeOptions
-
-    options = ProbeOptions(bias="religion", precision=0.001, seed=2, progress=True, resamples=0)
-    identity = {"model": {"id": "planted"}, "selection": {"precision": 0.001, "seed": 2, "design": DESIGN}}
-    run = probe_to_precision(tmp_path / "run", religion_rows, PlantedScorer(), identity, Loaded(), options)
-    assert "stopped: the whole dataset is scored" in capsys.readouterr().out
-    full = unqover_bias(religion_rows, *planted(religion_rows), n_resamples=0)
-    assert run.result.sample is None
-    for name in HEADLINE:
-        assert getattr(run.result, name) == pytest.approx(getattr(full, name), abs=1e-12)

@@ -258,9 +258,19 @@ def test_markdown_report_has_the_tables():
     text = markdown_report(make_results(clusters={"female": 0, "male": 1}), top=3)
     assert text.startswith("# UnQover bias report: org/model-x on religion (qa)")
     assert "Content warning" in text
-    assert "| bias intensity μ (per cluster) | 0.1234 | 0.1200 | [0.1000, 0.1500] |" in text
-    assert "| μ per subject | 0.1111 |" in text
-    assert "| positional error δ | 0.0421 |" in text and "| attributive error ε | 0.0789 |" in text
+    # a full run: the value over all groups, then the interval beside its own (bias-corrected) estimate
+    assert (
+        "| bias intensity μ (per cluster) | 0.1234 (all groups); over other subjects and templates: "
+        "0.1200 [0.1000, 0.1500] |" in text
+    )
+    assert (
+        "| μ per subject | 0.1111 (all groups); over other subjects and templates: 0.1100 [0.0900, 0.1300] |"
+        in text
+    )
+    assert (
+        "| positional error δ | 0.0421 (all groups) |" in text
+        and "| attributive error ε | 0.0789 (all groups) |" in text
+    )
     assert "1,234 complete groups measured, 2 incomplete groups dropped; default mode." in text
     assert "## Most biased subject–attribute pairs (top 3 of 8 by |γ(x, a)|)" in text
     assert "## Subjects ranked by γ(x) (all)" in text
@@ -281,7 +291,7 @@ def test_markdown_report_has_the_tables():
 def test_markdown_missing_values_and_no_bootstrap():
     results = make_results(intervals=False, mu=None)
     text = markdown_report(results)
-    assert "| bias intensity μ (per subject) | — | — | — |" in text
+    assert "| bias intensity μ (per subject) | — |" in text
     assert "No intervals" in text
     with pytest.raises(UnqoverError):
         markdown_report({"something": 1})
@@ -302,7 +312,7 @@ def test_html_report_is_self_contained_and_well_formed():
     ids = [e.get("id") for root in roots for e in root.iter() if e.get("id")]
     assert len(ids) == len(set(ids))
     assert "Content warning" in page
-    for number in ("0.1234", "0.3456", "0.0421", "0.0789", "0.4567", "[0.1000, 0.1500]", "0.1200"):
+    for number in ("0.1234", "0.3456", "0.0421", "0.0789", "0.4567", "0.1200 [0.1000, 0.1500]", "all groups"):
         assert number in page
     assert WEIRD not in page and charts.escape(WEIRD) in page
 
@@ -310,8 +320,8 @@ def test_html_report_is_self_contained_and_well_formed():
 def test_html_report_without_clusters_or_intervals():
     page = html_report(make_results(intervals=False, mu=None))
     assert len(svg_blocks(page)) == 3
-    assert 'class="na">—</td>' in page
-    assert "interval" in page  # the column exists; its cells are missing
+    assert 'class="l na">—</td>' in page
+    assert "No intervals" in page
 
 
 def test_write_report_atomic(tmp_path):
@@ -338,6 +348,7 @@ def test_compare_shifts_and_overlaps():
     b = make_results(scale=2.0)
     b["result"]["mu"] = 0.2234
     b["result"]["intervals"]["mu"] = [0.2, 0.25]
+    b["result"]["bias_corrected"]["mu"] = 0.2200
     b["result"]["positional_error"] = 0.0521
     comparison = compare_results(a, b, "base", "tuned", top=3)
     head = {row["key"]: row for row in comparison["headline"]}
@@ -362,10 +373,12 @@ def test_compare_shifts_and_overlaps():
     text = compare_text(comparison)
     assert "A = base (org/model-x @ abc1234)" in text and "+0.1000" in text and "disjoint" in text
     markdown = compare_markdown(comparison)
+    # each interval beside the estimate it is for (the bias-corrected μ of a full run), not the headline value
     assert (
-        "| bias intensity μ (per subject) | 0.1234 | [0.1000, 0.1500] | 0.2234 | [0.2000, 0.2500] | +0.1000 |"
-        in (markdown)
+        "| bias intensity μ (per subject) | 0.1234 | 0.1200 [0.1000, 0.1500] | 0.2234 | 0.2200 [0.2000, 0.2500] "
+        "| +0.1000 |" in markdown
     )
+    assert "A = base (org/model-x @ abc1234): all 1,234 groups" in text
 
 
 def test_compare_lists_what_only_one_run_measured():

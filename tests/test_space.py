@@ -80,12 +80,18 @@ def served(models, upstream_word_lists_path, tmp_path_factory):
 
 
 def test_sample_bounds_and_gpu_duration():
-    assert live.check_sample("gender", None) == 200 and live.check_sample("religion", 20.0) == 20
+    assert live.check_sample("gender", None) == 400 and live.check_sample("religion", 20.0) == 20
     for bad in (0, 2001, 2.5, "x"):
         with pytest.raises(UnqoverError, match="sample"):
             live.check_sample("gender", bad)
     assert live.check_sample("nli-gender", 100) == 100
     assert live.gpu_seconds("gender", 10) < live.gpu_seconds("gender", 2000) <= live.GPU_MAX_SECONDS
+    # the bound in the unit that --limit takes: groups for the UnQover classes
+    assert live.sample_size("religion").label == "sample: groups (1 to 2,000; 4 inputs each)"
+    assert live.sample_size("nli-gender").label == "sample: rows per occupation (1 to 100)"
+    assert live.sample_size("eec-emotion").label == "sample: persons per gender × race cell (1 to 5)"
+    with pytest.raises(UnqoverError, match="1 to 2,000 groups"):
+        live.check_sample("religion", 5000)
 
 
 def test_model_checks(models, tmp_path):
@@ -127,8 +133,12 @@ def test_live_probe_tab_and_cache(served, models, monkeypatch):
 
     monkeypatch.setattr(QAScorer, "score", counted)
     status, headline, pairs, charts = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
-    assert status.startswith("✅") and "religion, 12 groups" in status, status
-    assert "bias intensity μ" in headline and "[" in headline  # the headline with its interval
+    # the live probe is a quick run: its numbers are estimates of the full-dataset values, or declined
+    quick = "estimated from 12 of 38,500 groups (0.031%), 95% intervals for the full-dataset values"
+    assert status.startswith("✅") and f"religion, 12 groups: {quick}." in status, status
+    assert quick in headline
+    assert "| bias intensity μ (per subject) | — (declined: μ is a mean of maxima" in headline
+    assert "groups needed)" in headline and "nan" not in headline.lower()
     assert charts.count("<svg") == 2 and "γ(x, a)" in charts  # ranking and heat map
     assert pairs["headers"][:3] == ["subject", "attribute", "γ(x, a)"] and len(pairs["data"]) == 10
     run = next(cache.rglob("religion-limit12"))
@@ -144,10 +154,11 @@ def test_nli_and_emotion_choices(served, models):
     status, headline, _, charts = client.predict(str(models["nli"]), "nli-gender", 2, api_name="/probe")
     assert status.startswith("✅"), status
     assert "NLI gender-occupation bias" in headline and "<svg" in charts
+    assert "estimated from" in status and "source premises" in status  # a quick run, in its own unit
     identity = json.loads(next(cache.rglob("nli-gender-limit2")).joinpath("run.json").read_text())
-    assert identity["selection"] == {"limit": 2, "per": "occupation"}
+    assert identity["selection"]["limit"] == 2 and identity["selection"]["per"] == "occupation"
     status, *_ = client.predict(str(models["nli"]), "religion", 10, api_name="/probe")
-    assert "is a nli model; religion needs a QA, masked-LM or causal-LM model" in status
+    assert "is a nli model; religion needs a QA model, a masked LM or a causal LM" in status
     status, *_ = client.predict(str(models["mlm"]), "eec-emotion", 1, api_name="/probe")
     assert status.startswith("✅"), status
 
@@ -252,8 +263,10 @@ def test_results_tab(served, models):
     names = [row[0] for row in table["data"]]
     a = next(n for n in names if n.startswith("qa@") and n.endswith("religion-limit12"))
     b = next(n for n in names if n.startswith("qa2@"))
-    mu = {row[0]: row[table["headers"].index("μ")] for row in table["data"]}
-    assert isinstance(mu[a], float) and mu[a] >= 0
+    column = {name: table["headers"].index(name) for name in ("μ", "groups", "δ")}
+    row = next(row for row in table["data"] if row[0] == a)
+    assert row[column["groups"]] == "12 of 38,500 groups (0.031%)"
+    assert row[column["μ"]] is None and row[column["δ"]] is None  # declined at 12 groups: missing, not 0
     headline, _, charts = client.predict(str(cache), a, api_name="/view_run")
     assert "bias intensity μ" in headline and charts.count("<svg") == 2
     compared = client.predict(str(cache), a, b, api_name="/compare")
@@ -264,11 +277,11 @@ def test_results_tab(served, models):
     assert status.startswith("⚠️ cannot download the dataset repo 'unqover/no-such-results'")
 
 
-def test_nli_limit_keeps_n_rows_per_occupation_round_robin_over_templates():
+def test_nli_limit_keeps_n_rows_per_occupation_spread_over_templates():
     from collections import Counter
 
     from unqover.generate.nli import nli_rows, synthetic_premises
-    from unqover.probe.nli_run import limit_per_occupation
+    from unqover.probes.nli import limit_per_occupation
 
     rows = nli_rows(synthetic_premises(), family="main")
     kept = limit_per_occupation(rows, 3)
@@ -280,10 +293,6 @@ def test_nli_limit_keeps_n_rows_per_occupation_round_robin_over_templates():
         assert {r["template_id"] for r in mine} == set(
             templates[:3]
         )  # one row of each template before a second
-        first = [
-            r for r in rows.to_pylist() if r["occupation"] == occupation and r["template_id"] == templates[0]
-        ]
-        assert first[0]["id"] in {r["id"] for r in mine}  # the first row of the first template
-    assert limit_per_occupation(rows, 3)["id"].equals(kept["id"])  # deterministic
+    assert limit_per_occupation(rows, 3)["id"].equals(kept["id"])  # deterministic (seeded)
     with pytest.raises(UnqoverError, match="rows per occupation"):
         limit_per_occupation(rows, 0)

@@ -7,6 +7,7 @@ the `unqover` library (`unqover.measure.emotion`); this module only adapts input
 import datasets
 import evaluate
 
+from unqover.generate.eec import EMOTION_LEXICON
 from unqover.measure.emotion import emotion_bias
 from unqover.measure.module_inputs import ReferenceRows
 
@@ -147,7 +148,7 @@ class EecEmotionBias(ReferenceRows, evaluate.Measurement):
             [row["race"] or None for row in references],
             [row["person"] for row in references],
             [row["form"] for row in references],
-            emotions=emotions,
+            emotions=EMOTION_LEXICON if emotions is None else emotions,
             top_k=top_k,
             n_permutations=n_permutations,
             n_bootstrap=n_bootstrap,

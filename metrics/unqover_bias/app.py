@@ -7,6 +7,7 @@ import gradio as gr
 import pandas as pd
 
 from unqover.files import read_table_file
+from unqover.report.markdown import headline as headlines
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["subject_1", "subject_2", "template_id", "attribute", "polarity", "score_1", "score_2"]
@@ -41,20 +42,9 @@ def measure(path: str | None, mode: str, n_resamples: float, seed: float):
         )
     except ValueError as err:
         raise gr.Error(str(err)) from err
-    intervals = result.get("intervals", {})
-
-    def ci(name: str) -> str:
-        low_high = intervals.get(name)
-        return f" [{low_high[0]:.4f}, {low_high[1]:.4f}]" if low_high else ""
-
     headline = "\n".join(
-        [
-            f"**{result['num_groups']:,} groups** ({mode} mode)",
-            f"- positional error δ: {result['positional_error']:.4f}",
-            f"- attributive error ε: {result['attributive_error']:.4f}",
-            f"- bias intensity μ (per {result['mu_unit']}): {result['mu']:.4f}{ci('mu')}",
-            f"- count-based η: {result['eta']:.4f}{ci('eta')}",
-        ]
+        [f"**{result['num_groups']:,} groups** ({mode} mode)"]
+        + [f"- {row['name']}: {row['text']}" for row in headlines(result)]
     )
     gamma = pd.DataFrame(result["gamma"])
     gamma = gamma.reindex(gamma["gamma"].abs().sort_values(ascending=False).index).head(50)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from unqover import __version__
 from unqover.errors import UnqoverError
-from unqover.generate.unqover import BIAS_CLASSES
 
 DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 
@@ -20,6 +19,25 @@ def _build_datasets(args: argparse.Namespace) -> int:
     from unqover.hub.nli_dataset import build_nli_dataset
     from unqover.lexicon import resolve_word_lists
 
+    if args.probe is not None:
+        from unqover.hub.build import build_custom_dataset
+        from unqover.probes.registry import get_probe
+
+        if args.names or args.source or args.labels != "paper":
+            raise UnqoverError(
+                "--probe FILE builds that probe alone: leave out dataset names, --source and --labels"
+            )
+        custom = get_probe(probe_file=args.probe)
+        built = build_custom_dataset(
+            custom.definition,
+            args.output,
+            configs=args.config,
+            overwrite=args.overwrite,
+            progress=not args.quiet,
+        )
+        rows = ", ".join(f"{config} {n:,}" for config, n in built.rows.items())
+        print(f"{built.path}: {rows} rows in {built.seconds:.1f} s")
+        return 0
     names = check_names(args.names)
     for name in names:
         check_configs(name, args.config)
@@ -60,32 +78,31 @@ def _source(text: str) -> tuple[str, str | None]:
 
 def _measure(args: argparse.Namespace) -> int:
     from unqover.files import write_json_atomic
-    from unqover.pipeline import measure_predictions
-    from unqover.report.text import summary
+    from unqover.predictions import read_provenance
+    from unqover.probes.base import RunOptions
+    from unqover.probes.registry import get_probe, probe_of
 
-    result, provenance = measure_predictions(
-        args.predictions,
-        dataset=args.dataset,
-        config=args.config,
-        split=args.split,
-        mode=args.mode,
-        drop_incomplete=args.drop_incomplete,
-        n_resamples=args.resamples,
-        confidence=args.confidence,
-        seed=args.seed,
-    )
-    print(summary(result, top=args.top))
+    if args.probe is not None:
+        probe = get_probe(probe_file=args.probe)
+    else:
+        probe = probe_of(read_provenance(args.predictions), default=args.bias or "gender")
+    run = RunOptions(dataset=args.dataset, config=args.config, resamples=args.resamples, seed=args.seed)
+    options = {"split": args.split} if args.split else {}
+    if hasattr(probe, "families") and "qa" in probe.families:  # the UnQover measures' own options
+        options |= {"mode": args.mode, "drop_incomplete": args.drop_incomplete, "confidence": args.confidence}
+    result, provenance = probe.measure_file(args.predictions, run, **options)
+    print(probe.summary(result, top=args.top))
     output = args.output or args.predictions.with_name(args.predictions.stem + ".bias.json")
-    write_json_atomic(output, {"provenance": provenance, "result": result.to_dict()})
+    write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": result.to_dict()})
     print(f"\nFull results: {output}")
     return 0
 
 
 def _sample(args: argparse.Namespace) -> int:
     from unqover.hub.load import load_rows
-    from unqover.pipeline import ROW_COLUMNS
     from unqover.predictions import SAMPLE_IDS_SCHEMA, write_predictions
     from unqover.probe.sampling import DESIGN, describe_selection, select_groups
+    from unqover.probes.unqover import ROW_COLUMNS
 
     rows = load_rows(args.dataset, args.config, args.split, columns=ROW_COLUMNS)
     kept = select_groups(rows, limit=args.groups, sample=args.fraction, seed=args.seed)
@@ -103,51 +120,49 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _probe(args: argparse.Namespace) -> int:
-    from unqover.probe.run import ProbeOptions, probe
-    from unqover.report.text import summary
+#: Options that belong to some probes only: the probe's definition accepts or refuses them.
+PROBE_SETTINGS = (
+    "sample",
+    "precision",
+    "max_rows",
+    "max_seconds",
+    "scoring",
+    "mode",
+    "word_lists",
+    "label_map",
+    "length_rule",
+    "permutations",
+)
 
-    options = ProbeOptions(
-        bias=args.bias,
+
+def _probe(args: argparse.Namespace) -> int:
+    from unqover.probes.base import RunOptions
+    from unqover.probes.job import run_probe
+    from unqover.probes.registry import get_probe
+
+    probe = get_probe(args.bias, probe_file=args.probe)
+    run = RunOptions(
         dataset=args.dataset,
-        word_lists=args.word_lists,
         config=args.config,
         output=args.output,
-        scoring=args.scoring,
-        mode=args.mode,
         batch_size=args.batch_size,
         device=args.device,
         dtype=args.dtype,
         shard=args.shard,
         limit=args.limit,
-        sample=args.sample,
-        precision=args.precision,
-        max_rows=args.max_rows,
-        max_seconds=args.max_time,
         seed=args.seed,
         resamples=args.resamples,
         progress=not args.quiet,
         revision=args.revision,
         token=args.token,
         allow_pickle=args.allow_pickle,
-        label_map=args.label_map,
-        permutations=args.permutations,
-        length_rule=args.length_rule,
+        settings={name: getattr(args, name) for name in PROBE_SETTINGS},
     )
-    run = probe(args.model, options)
-    if run is None:
+    finished = run_probe(args.model, probe, run)
+    if finished is None:
         return 0
-    if args.bias == "nli-gender":
-        from unqover.report.nli import nli_summary
-
-        print(nli_summary(run.result.to_dict()))
-    elif args.bias == "eec-emotion":
-        from unqover.report.eec import eec_summary
-
-        print(eec_summary(run.result.to_dict()))
-    else:
-        print(summary(run.result, top=args.top))
-    print(f"\nRun folder: {run.folder} (predictions.parquet, results.json, report.md, report.html)")
+    print(probe.summary(finished.result, top=args.top))
+    print(f"\nRun folder: {finished.folder} (predictions.parquet, results.json, report.md, report.html)")
     return 0
 
 
@@ -237,6 +252,8 @@ def _non_negative(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from unqover.probes.registry import UNQOVER_PROBES, probe_names
+
     parser = argparse.ArgumentParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
     parser.add_argument("--version", action="version", version=f"unqover {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -251,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"datasets to build: {', '.join(BIAS_CLASSES)}, nli-gender, eec-emotion (default: the four UnQover ones)",
+        help=f"datasets to build: {', '.join(UNQOVER_PROBES)}, nli-gender, eec-emotion (default: the four UnQover ones)",
     )
     build.add_argument(
         "--word-lists",
@@ -270,6 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="build only this config (repeatable; default: all of qa, qa-newsqa, mlm, mlm-bert, mlm-roberta)",
     )
     build.add_argument("--overwrite", action="store_true", help="replace data that is already built")
+    build.add_argument(
+        "--probe",
+        type=Path,
+        metavar="FILE.yaml",
+        help="build a custom probe from its YAML file into OUTPUT/<its name> (configs qa and, when derivable, mlm)",
+    )
     build.add_argument(
         "--source",
         type=_source,
@@ -294,6 +317,11 @@ def build_parser() -> argparse.ArgumentParser:
         "bootstrap intervals, print the headline numbers and write the full results as JSON.",
     )
     measure.add_argument("predictions", type=Path, metavar="PREDICTIONS", help="a predictions Parquet file")
+    written_by = measure.add_mutually_exclusive_group()
+    written_by.add_argument(
+        "--bias", choices=probe_names(), help="the probe, when the file does not record it (default: gender)"
+    )
+    written_by.add_argument("--probe", type=Path, metavar="FILE.yaml", help="a custom probe's file")
     measure.add_argument("--dataset", help="dataset folder or Hub id (default: the one recorded in the file)")
     measure.add_argument("--config", help="dataset config (default: recorded in the file)")
     measure.add_argument("--split", help="dataset split (default: recorded, else test)")
@@ -348,11 +376,17 @@ def build_parser() -> argparse.ArgumentParser:
         "is a Hub id or a local folder.",
     )
     probe.add_argument("model", metavar="MODEL", help="Hub model id or local folder")
-    probe.add_argument(
+    which = probe.add_mutually_exclusive_group(required=True)
+    which.add_argument(
         "--bias",
-        required=True,
-        choices=[*BIAS_CLASSES, "nli-gender", "eec-emotion"],
-        help="bias class (nli-gender: NLI models; eec-emotion: masked and causal LMs)",
+        choices=probe_names(),
+        help="the probe: an UnQover bias class, nli-gender (NLI models) or eec-emotion (masked and causal LMs)",
+    )
+    which.add_argument(
+        "--probe",
+        type=Path,
+        metavar="FILE.yaml",
+        help="a custom UnQover-style probe: subjects, attributes and templates in a YAML file (see README)",
     )
     probe.add_argument(
         "--dataset",
@@ -368,11 +402,10 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument(
         "--scoring",
         choices=("default", "paper"),
-        default="default",
-        help="paper: the original's scoring quirks",
+        help="UnQover: paper reproduces the original's scoring quirks",
     )
     probe.add_argument(
-        "--mode", choices=("default", "paper"), default="default", help="measure mode (see `unqover measure`)"
+        "--mode", choices=("default", "paper"), help="UnQover: the measure mode (see `unqover measure`)"
     )
     probe.add_argument(
         "--batch-size",
@@ -409,6 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--max-rows", type=_positive, help="with --precision: score at most this many rows")
     probe.add_argument(
         "--max-time",
+        dest="max_seconds",
         type=_duration,
         metavar="DURATION",
         help="with --precision: start no round that would end past this scoring time (90s, 30m, 2h)",
@@ -437,14 +471,12 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument(
         "--length-rule",
         choices=("mean", "sum"),
-        default="mean",
-        help="eec-emotion: rank sentences by log-probability per token (mean) or in total (default: %(default)s)",
+        help="eec-emotion: rank sentences by log-probability per token (mean, the default) or in total",
     )
     probe.add_argument(
         "--permutations",
         type=_non_negative,
-        default=2000,
-        help="eec-emotion: person-level permutations per test (default: %(default)s)",
+        help="eec-emotion: person-level permutations per test (default: 2000)",
     )
     probe.add_argument("--quiet", action="store_true", help="no progress bar")
     probe.set_defaults(run=_probe)
@@ -467,9 +499,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return publish_main(argv[1:])
     if argv[:1] == ["compare"]:
+        from unqover.probes.registry import headline_of
         from unqover.report.compare import main as compare_main
 
-        return compare_main(argv[1:])
+        return compare_main(argv[1:], headline_of=headline_of)
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

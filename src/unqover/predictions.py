@@ -39,22 +39,34 @@ def write_predictions(
     return path
 
 
-def read_predictions(path: str | Path) -> tuple[pa.Table, dict]:
-    """Scores and provenance of a predictions file, checked for the expected columns and unique ids."""
+def read_provenance(path: str | Path) -> dict:
+    """The provenance of a predictions file (``{}`` when it has none), without reading its rows."""
     path = Path(path)
     if not path.is_file():
         raise UnqoverError(f"predictions file not found: {path}")
     try:
+        metadata = pq.read_schema(path).metadata or {}
+    except (pa.ArrowInvalid, OSError) as err:
+        raise UnqoverError(f"{path} is not a readable Parquet predictions file: {err}") from err
+    try:
+        return json.loads(metadata[METADATA_KEY]) if METADATA_KEY in metadata else {}
+    except json.JSONDecodeError as err:
+        raise UnqoverError(f"{path} has unreadable provenance metadata: {err}") from err
+
+
+def read_predictions(path: str | Path, schema: pa.Schema = PREDICTION_SCHEMA) -> tuple[pa.Table, dict]:
+    """Scores and provenance of a predictions file, checked for the columns of ``schema`` and unique ids."""
+    path = Path(path)
+    provenance = read_provenance(path)
+    try:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as err:
         raise UnqoverError(f"{path} is not a readable Parquet predictions file: {err}") from err
-    missing = [name for name in PREDICTION_SCHEMA.names if name not in table.column_names]
+    missing = [name for name in schema.names if name not in table.column_names]
     if missing:
         raise UnqoverError(
-            f"{path} lacks the columns {missing} (a predictions file has id, score_1, score_2)"
+            f"{path} lacks the columns {missing} (this predictions file has {', '.join(schema.names)})"
         )
-    metadata = table.schema.metadata or {}
-    provenance = json.loads(metadata[METADATA_KEY]) if METADATA_KEY in metadata else {}
     if count_distinct(table["id"]) != table.num_rows:
         raise UnqoverError(f"{path} has duplicate ids")
-    return table.select(PREDICTION_SCHEMA.names), provenance
+    return table.select(schema.names), provenance

@@ -55,8 +55,10 @@ EMOTION_WORDS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-_WORD_EMOTION = {w: e for e, kinds in EMOTION_WORDS.items() for words in kinds.values() for w in words}
-_WORD_EMOTION[FIXED] = "sadness"
+#: word -> emotion for every EEC emotion word, in both spellings of ``dissapointed`` (the measure's lexicon).
+EMOTION_LEXICON: dict[str, str] = {
+    w: e for e, kinds in EMOTION_WORDS.items() for words in kinds.values() for w in words
+} | {FIXED: "sadness"}
 
 
 @dataclass(frozen=True)
@@ -160,10 +162,10 @@ CSV_HEADER = ("ID", "Sentence", "Template", "Person", "Gender", "Race", "Emotion
 def emotion_of(word: str) -> str:
     """The emotion (anger, fear, joy, sadness) of an EEC emotion word, in either spelling of ``dissapointed``."""
     try:
-        return _WORD_EMOTION[word]
+        return EMOTION_LEXICON[word]
     except (KeyError, TypeError):
         raise UnqoverError(
-            f"{word!r} is not an EEC emotion word; use one of {', '.join(sorted(_WORD_EMOTION))}"
+            f"{word!r} is not an EEC emotion word; use one of {', '.join(sorted(EMOTION_LEXICON))}"
         ) from None
 
 

@@ -126,17 +126,36 @@ def build_dataset(
         from unqover.hub.eec_dataset import build_eec_dataset
 
         return build_eec_dataset(root, configs=configs, overwrite=overwrite, progress=progress)
-    started = time.perf_counter()
     configs = check_configs(bias, configs)
-    target = root / bias
-    refuse_existing(target, overwrite)
+    refuse_existing(root / bias, overwrite)
     plans = {config: make_plan(word_lists, bias, config) for config in configs}
-    with staged(root, bias) as staging:
+    return write_dataset(root, bias, plans, dataset_card(bias, plans), progress)
+
+
+def write_dataset(root: Path, name: str, plans: dict, card: str, progress: bool = True) -> BuiltDataset:
+    """Write the plans' rows (one Parquet config each) and the card into ``root/name``, atomically."""
+    started = time.perf_counter()
+    with staged(root, name) as staging:
         total = sum(plan.num_rows for plan in plans.values())
-        with tqdm(total=total, unit="row", unit_scale=True, desc=bias, disable=not progress) as bar:
+        with tqdm(total=total, unit="row", unit_scale=True, desc=name, disable=not progress) as bar:
             rows = {
                 config: write_parquet_shards(plan, staging / "data" / config, bar)
                 for config, plan in plans.items()
             }
-        (staging / "README.md").write_text(dataset_card(bias, plans), encoding="utf-8")
-    return BuiltDataset(target, rows, time.perf_counter() - started)
+        (staging / "README.md").write_text(card, encoding="utf-8")
+    return BuiltDataset(root / name, rows, time.perf_counter() - started)
+
+
+def build_custom_dataset(
+    probe, root: Path, configs: Sequence[str] | None = None, overwrite: bool = False, progress: bool = True
+) -> BuiltDataset:
+    """A custom probe (``unqover.lexicon.custom.CustomProbe``) as a dataset folder with a generated card."""
+    from unqover.generate.custom import custom_card, custom_configs, custom_plan
+
+    available = custom_configs(probe)
+    unknown = [c for c in configs or () if c not in available]
+    if unknown:
+        raise UnqoverError(f"the probe {probe.name!r} has the configs {available}, not {unknown}")
+    refuse_existing(root / probe.name, overwrite)
+    plans = {config: custom_plan(probe, config) for config in (configs or available)}
+    return write_dataset(root, probe.name, plans, custom_card(probe), progress)

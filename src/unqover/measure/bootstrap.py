@@ -12,12 +12,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from unqover.measure.unqover import Estimates, SubjectValues, Sums
+from unqover.measure.cells import Estimates, SubjectValues, Sums
 
 DENSE_LIMIT = 60_000_000  # cells of the (statistic, subject, attribute) x (partner, template) matrix
 
@@ -44,8 +42,6 @@ def crossed_bootstrap(
     spec: BootstrapSpec,
 ) -> tuple[Estimates, Estimates, Estimates]:
     """Lower and upper percentile bounds and the replicate mean of every field of ``statistic``."""
-    from unqover.measure.unqover import Sums
-
     rng = np.random.default_rng(spec.seed)
     subject_w = multinomial_weights(rng, n_subjects, spec.n_resamples)
     template_w = multinomial_weights(rng, n_templates, spec.n_resamples)

@@ -86,15 +86,16 @@ def _values(values, name: str, n: int | None) -> list:
 
 
 def _lookup(emotions: Mapping[str, str] | None) -> tuple[Callable[[str], str], tuple[str, ...]]:
-    """A word → emotion function and the emotion names (columns), from ``emotions`` or the EEC generator."""
-    if emotions is not None:
-        table = {str(word).strip().lower(): str(emotion) for word, emotion in emotions.items()}
-        if not table:
-            raise UnqoverError("emotions is empty; give a mapping from each answer word to its emotion")
-        return table.__getitem__, tuple(sorted(set(table.values())))
-    from unqover.generate.eec import EMOTIONS, emotion_of  # lazy: the measure does not need the generator
-
-    return emotion_of, tuple(EMOTIONS)
+    """A word → emotion function and the emotion names (columns, sorted) from the ``emotions`` lexicon."""
+    if emotions is None:
+        raise UnqoverError(
+            "emotions is required: a mapping from each answer word to its emotion "
+            "(unqover.generate.eec.EMOTION_LEXICON holds the EEC's)"
+        )
+    table = {str(word).strip().lower(): str(emotion) for word, emotion in emotions.items()}
+    if not table:
+        raise UnqoverError("emotions is empty; give a mapping from each answer word to its emotion")
+    return table.__getitem__, tuple(sorted(set(table.values())))
 
 
 def encode_answers(

@@ -169,11 +169,13 @@ class Design:
         return math.sqrt(scale * (z**2).sum() / (len(z) - 1))
 
     def cell_se(self, rec: CellRecords, term: np.ndarray) -> np.ndarray:
-        """Standard error of each cell's θ̂."""
+        """Standard error of each cell's θ̂; NaN for a cell with fewer than 2 sampled values (no spread to see)."""
         groups, scale = self._scale(None)
         mask = np.concatenate([groups, groups])
         sq = np.bincount(rec.cell[mask], term[mask] ** 2, rec.num_cells)
-        return np.sqrt(scale * sq / max(self.n - 1, 1))
+        sampled = np.bincount(rec.cell[mask], None, rec.num_cells)
+        se = np.sqrt(scale * sq / max(self.n - 1, 1))
+        return np.where((sampled >= 2) | (scale == 0), se, np.nan)
 
     def needed(self, rec: CellRecords, cells: np.ndarray) -> tuple[bool, int]:
         """Are there enough expected values in every cell? And the number of groups that would be enough."""
@@ -274,15 +276,15 @@ def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name:
     omega[units] = 1.0 / len(units)
     theta, term = design.cell_estimates(rec, values)
     se = design.cell_se(rec, term)
-    empty = present & np.isnan(theta)
+    empty = present & (np.isnan(theta) | np.isnan(se))  # no sampled value, or one: its spread is unknown
     abs_theta = np.where(present, np.abs(np.nan_to_num(theta)), -np.inf)
     num_attributes = len(design.population.attributes)
     per_unit = abs_theta.reshape(-1, num_attributes)
     plug_in = float((omega * np.maximum(per_unit.max(axis=1), 0)).sum())
-    # a unit with an unsampled cell may have its maximum there: |θ| <= 1
+    # a unit with an unsampled (or once-sampled) cell may have its maximum there: |θ| <= 1
     unit_has_empty = empty.reshape(-1, num_attributes).any(axis=1)
     upper_max = np.where(unit_has_empty, 1.0, np.maximum(per_unit.max(axis=1), 0))
-    se_max = np.where(present, se, 0).reshape(-1, num_attributes).max(axis=1)
+    se_max = np.where(present, np.nan_to_num(se), 0).reshape(-1, num_attributes).max(axis=1)
     upper = float((omega * upper_max).sum()) + design.z * float((omega * se_max).sum())
 
     def choose(theta_a: np.ndarray, usable: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ every pair compares two clusters (gender: female vs male names), per subject oth
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ import pandas as pd
 from unqover.errors import UnqoverError
 from unqover.measure import sampled as sampling
 from unqover.measure.bootstrap import BootstrapSpec, crossed_bootstrap, crossed_group_means
+from unqover.measure.cells import Estimates, SubjectValues, Sums
 from unqover.measure.pairing import PairedScores, PairingError, pair_rows
 
 MODES = ("default", "paper")
@@ -72,27 +73,6 @@ def paper_inconsistent_pairs(paired: PairedScores) -> int:
     return int((d[:, 0] * d[:, 1] > 0).sum())
 
 
-@dataclass(frozen=True)
-class SubjectValues:
-    """C values seen from each subject: both orientations of every group."""
-
-    subject: np.ndarray
-    partner: np.ndarray
-    attribute: np.ndarray
-    template: np.ndarray
-    value: np.ndarray
-
-    @classmethod
-    def from_groups(cls, paired: PairedScores, c: np.ndarray) -> SubjectValues:
-        return cls(
-            subject=np.concatenate([paired.x1, paired.x2]),
-            partner=np.concatenate([paired.x2, paired.x1]),
-            attribute=np.concatenate([paired.attribute, paired.attribute]),
-            template=np.concatenate([paired.template, paired.template]),
-            value=np.concatenate([c, -c]),
-        )
-
-
 def nan_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den, NaN where den is 0: an undefined mean is missing, never 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -109,31 +89,6 @@ def _nanmax_abs(values: np.ndarray, axis: int) -> np.ndarray:
     return np.where(
         present, np.nanmax(np.where(np.isnan(values), -np.inf, np.abs(values)), axis=axis), np.nan
     )
-
-
-@dataclass(frozen=True)
-class Sums:
-    """Per subject x attribute: Σ C, Σ sign C and the count (optionally weighted)."""
-
-    total: np.ndarray  # (..., S, A)
-    signs: np.ndarray
-    count: np.ndarray
-
-
-@dataclass(frozen=True)
-class Estimates:
-    """Everything derived from :class:`Sums` under one mode; each array may carry leading replicate axes."""
-
-    gamma: np.ndarray  # (..., S, A) γ(x, a)
-    eta: np.ndarray  # (..., S, A) η(x, a)
-    subject_gamma: np.ndarray  # (..., S)
-    subject_eta: np.ndarray
-    cluster_gamma: np.ndarray  # (..., K, A)
-    cluster_eta: np.ndarray
-    mu: np.ndarray  # (...)
-    eta_model: np.ndarray
-    subject_mu: np.ndarray
-    subject_eta_model: np.ndarray
 
 
 def estimates(
@@ -432,12 +387,15 @@ def unqover_bias(
         scored = observed[paired.rows]
         observed_groups = scored.all(axis=1)
         partial = np.flatnonzero(scored.any(axis=1) & ~observed_groups)
-        if len(partial):
+        if len(partial) and drop_incomplete:
+            paired = replace(paired, dropped_groups=paired.dropped_groups + len(partial))
+        elif len(partial):
             g = partial[0]
             raise PairingError(
                 f"{len(partial)} groups were scored only in part (each needs all four rows: both subject orders x "
                 f"both polarities); first: ({paired.subjects[paired.x1[g]]!r}, {paired.subjects[paired.x2[g]]!r}, "
-                f"template {paired.templates[paired.template[g]]}, {paired.attributes[paired.attribute[g]]!r})"
+                f"template {paired.templates[paired.template[g]]}, {paired.attributes[paired.attribute[g]]!r}). "
+                "Pass drop_incomplete=True (--drop-incomplete) to measure the complete groups only."
             )
     return measure(
         paired,
@@ -569,7 +527,6 @@ def _estimate_full_dataset(
         seed=seed,
         confidence=confidence,
     )
-    result.num_groups = population.num_groups
     result.interval_kind = "sampling"
     result.sample = {
         "groups": design.n,

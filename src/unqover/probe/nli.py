@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -120,6 +121,7 @@ class LoadedNLIModel:
     device: str
     dtype: str
     label_source: str = "config"  # "config" (read by name from id2label) or "label_map" (given by the user)
+    family: ClassVar[str] = "nli"
     id2label: dict[int, str] = field(default_factory=dict)
 
     def provenance(self) -> dict:

@@ -78,6 +78,26 @@ def _hashed_codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], list[np.
     return codes, [hashes[c] for c in codes], size
 
 
+def seeded_keys(seed: int, tag: str, *columns: list) -> np.ndarray:
+    """A uniform number in [0, 1) per position from a hash of (tag, seed, the columns' values there).
+
+    The same values and seed give the same number on every machine, whatever the row order (blake2b, not
+    Python's salted ``hash``); ``tag`` keeps different draws of one seed independent.
+    """
+    return np.array(
+        [
+            int.from_bytes(
+                hashlib.blake2b(
+                    "\x1f".join((tag, str(seed), *map(str, values))).encode(), digest_size=8
+                ).digest(),
+                "big",
+            )
+            / 2.0**64
+            for values in zip(*columns, strict=True)
+        ]
+    )
+
+
 def _uniform(hashes: np.ndarray) -> np.ndarray:
     """Uniform numbers in [0, 1) from 64-bit hashes (their top 53 bits)."""
     return (hashes >> np.uint64(11)).astype(np.float64) * 2.0**-53

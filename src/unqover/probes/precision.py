@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,21 +20,27 @@ import pyarrow as pa
 
 from unqover.errors import UnqoverError
 from unqover.measure.sampled import HEADLINE
+from unqover.probe.runner import merge_shards, run_shard
+from unqover.probe.sampling import find_groups, priorities
+from unqover.probes.job import claim
 
 FIRST_ROUND_GROUPS = 1000
 GROWTH = (1.25, 4.0)
 ROWS_PER_GROUP = 4
 
 
-def check_precision_options(options) -> None:
+def check_options(run, settings: dict) -> None:
     """Refuse what does not go with a precision target, before any model or data is loaded."""
-    if not isinstance(options.precision, int | float) or not 0 < options.precision < 1:
-        raise UnqoverError(f"--precision is an interval width in (0, 1), got {options.precision!r}")
-    if options.limit is not None or options.sample is not None:
+    if not isinstance(settings["precision"], int | float) or not 0 < settings["precision"] < 1:
+        raise UnqoverError(f"--precision is an interval width in (0, 1), got {settings['precision']!r}")
+    if run.limit is not None or settings.get("sample") is not None:
         raise UnqoverError("--precision chooses the sample size itself: leave out --limit and --sample")
-    if options.shard is not None:
+    if run.shard is not None:
         raise UnqoverError("--precision runs its rounds in one process: leave out --shard")
-    if options.max_rows is not None and options.max_rows < FIRST_ROUND_GROUPS * ROWS_PER_GROUP // 10:
+    if (
+        settings.get("max_rows") is not None
+        and settings["max_rows"] < FIRST_ROUND_GROUPS * ROWS_PER_GROUP // 10
+    ):
         raise UnqoverError(f"--max-rows must be at least {FIRST_ROUND_GROUPS * ROWS_PER_GROUP // 10}")
 
 
@@ -74,23 +81,29 @@ def _line(k: int, result, n: int, total: int) -> str:
     return f"round {k}: {n:,} of {total:,} groups ({n / total:.2%}): " + ", ".join(parts)
 
 
-def probe_to_precision(folder: Path, population: pa.Table, scorer, identity: dict, loaded, options):
-    """Score rounds of the nested sample until every headline interval is at most ``options.precision`` wide,
-    ``options.max_rows`` rows are scored or ``options.max_seconds`` of scoring time is spent; then write the run
-    folder as a quick run of the groups scored."""
-    from unqover.probe.run import _claim, finish, measure_rows
-    from unqover.probe.runner import merge_shards, run_shard
-    from unqover.probe.sampling import find_groups, priorities
-
+def score_in_rounds(
+    population: pa.Table,
+    scorer,
+    folder: Path,
+    identity: dict,
+    run,
+    target: float,
+    settings: dict,
+    measure: Callable[[pa.Table], object],
+) -> tuple[pa.Table, pa.Table, dict]:
+    """Score rounds of the nested sample of ``population`` until every headline interval of ``measure(scores)``
+    is at most ``target`` wide, ``settings["max_rows"]`` rows are scored or ``settings["max_seconds"]`` of scoring
+    time is spent. Returns the rows scored, their scores and why it stopped (for the run's selection)."""
     groups = find_groups(population)
     total = groups.num_groups
-    order = np.lexsort((groups.identity, priorities(groups, options.seed)))
+    order = np.lexsort((groups.identity, priorities(groups, run.seed)))
     rank = np.empty(total, dtype=np.int64)
     rank[order] = np.arange(total)
     row_rank = rank[groups.row_group]
-    cap = total if options.max_rows is None else max(1, min(total, options.max_rows // ROWS_PER_GROUP))
+    max_rows, max_seconds = settings.get("max_rows"), settings.get("max_seconds")
+    cap = total if max_rows is None else max(1, min(total, max_rows // ROWS_PER_GROUP))
     n_strata = int(groups.stratum.max()) + 1
-    _claim(folder, identity)
+    claim(folder, identity)
 
     scored: list[pa.Table] = []
     done, n, k = 0, min(cap, max(n_strata, FIRST_ROUND_GROUPS)), 0
@@ -103,9 +116,9 @@ def probe_to_precision(folder: Path, population: pa.Table, scorer, identity: dic
             round_rows,
             scorer,
             round_folder,
-            batch_size=options.batch_size,
-            chunk_rows=options.chunk_rows,
-            progress=options.progress,
+            batch_size=run.batch_size,
+            chunk_rows=run.chunk_rows,
+            progress=run.progress,
         )
         scored.append(merge_shards(round_rows, round_folder, 1))
         spent = time.monotonic() - start
@@ -113,33 +126,30 @@ def probe_to_precision(folder: Path, population: pa.Table, scorer, identity: dic
         if spent > 1:
             rate = round_rows.num_rows / spent
         scores = pa.concat_tables(scored)
-        kept = population.filter(pa.array(row_rank < n))
-        result = measure_rows(kept, scores, options, population, identity["selection"])
+        result = measure(scores)
         done = n
         widest, declined = _widest(result)
-        if options.progress:
+        if run.progress:
             print(_line(k, result, n, total), flush=True)
         reason = None
         if result.sample is None:
             reason = "the whole dataset is scored"
-        elif not declined and widest <= options.precision:
-            reason = f"every headline interval is at most {options.precision} wide"
-        elif n >= total:
-            reason = "the whole dataset is scored"
+        elif not declined and widest <= target:
+            reason = f"every headline interval is at most {target} wide"
         elif n >= cap:
-            reason = f"--max-rows {options.max_rows:,} reached"
+            reason = f"--max-rows {max_rows:,} reached"
         if reason is None:
-            following = next_budget(n, result, options.precision, min(cap, total))
+            following = next_budget(n, result, target, cap)
             eta = None if rate is None else (following - n) * ROWS_PER_GROUP / rate
-            if options.max_seconds is not None and eta is not None and seconds + eta > options.max_seconds:
-                reason = f"the next round ({eta:,.0f} s) would pass --max-time {options.max_seconds:,.0f} s"
+            if max_seconds is not None and eta is not None and seconds + eta > max_seconds:
+                reason = f"the next round ({eta:,.0f} s) would pass --max-time {max_seconds:,.0f} s"
         if reason is not None:
-            if options.progress:
+            if run.progress:
                 print(f"stopped: {reason}", flush=True)
             break
-        if options.progress:
+        if run.progress:
             when = "unknown" if eta is None else f"about {eta:,.0f} s"
             print(f"  next round: {following:,} groups (+{following - n:,}), ETA {when}", flush=True)
         n, k = following, k + 1
-    identity = {**identity, "selection": {**identity["selection"], "stopped": reason, "groups": n}}
-    return finish(folder, kept, scores, identity, loaded, options, population=population)
+    kept = population.filter(pa.array(row_rank < n))
+    return kept, scores, {"stopped": reason, "groups": n}

@@ -12,17 +12,23 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.report.charts import attribute_key, attribute_labels, interval_of, number
 from unqover.report.markdown import (
+    ALL_GROUPS,
+    GENERALIZATION,
     MISSING,
     fmt,
+    fmt_estimate,
     fmt_interval,
     fmt_signed,
+    headline,
     md,
+    sample_line,
+    sample_of,
     split_results,
     table,
 )
@@ -157,6 +163,24 @@ def _check_comparable(
     return warnings
 
 
+def _scope(result: Mapping) -> str:
+    """What a run's numbers come from: ``estimated from n of M groups (p%), …`` or ``all N groups``."""
+    line = sample_line(result)
+    if line is not None:
+        return line
+    total = number(result.get("num_groups"))
+    return ALL_GROUPS if total is None else f"all {int(total):,} groups"
+
+
+def _interval_kind(result: Mapping) -> str | None:
+    """``sampling`` (quick run), ``generalization`` (full run with intervals) or None (no intervals)."""
+    if sample_of(result) is not None:
+        return "sampling"
+    if not any(v for v in (result.get("intervals") or {}).values()):
+        return None
+    return result.get("interval_kind") or "generalization"
+
+
 def _overlap(a: Sequence | None, b: Sequence | None) -> bool | None:
     """Whether two intervals overlap; None when either is missing."""
     if not a or not b or len(a) != 2 or len(b) != 2:
@@ -219,7 +243,8 @@ def compare_results(a: Mapping, b: Mapping, name_a: str = "A", name_b: str = "B"
     """Compare two results dicts of the same dataset, config and mode; shifts are B − A.
 
     Returns plain data: ``names``, ``models``, ``dataset``, ``mode``, ``warnings``; ``headline`` (μ, η, per-subject
-    μ and η, δ, ε, mean score: values, shift, both intervals and whether they overlap); ``subjects`` (γ(x) of the
+    μ and η, δ, ε, mean score: values, shift, both intervals with the estimate each is for, and whether they
+    overlap); ``subjects`` (γ(x) of the
     subjects in both runs, with ranks, sorted by |shift|); ``pairs`` and ``clusters`` (the ``top`` most changed
     γ(x, a) and γ(cluster, a)), with the number compared; ``only_in`` (subjects, attributes and cells measured in one
     run only). Raises :class:`UnqoverError` when the runs measured different datasets, configs, splits or modes.
@@ -239,7 +264,18 @@ def compare_results(a: Mapping, b: Mapping, name_a: str = "A", name_b: str = "B"
     intervals_a, intervals_b = ra.get("intervals") or {}, rb.get("intervals") or {}
     unit = ra.get("mu_unit") or "subject"
 
-    headline = []
+    estimates = [{row["key"]: row["estimate"] for row in headline(r)} for r in (ra, rb)]
+    scopes = [_scope(ra), _scope(rb)]
+    kinds = [_interval_kind(ra), _interval_kind(rb)]
+    if None not in kinds and kinds[0] != kinds[1]:
+        quick = names[kinds.index("sampling")]
+        full = names[kinds.index("generalization")]
+        warnings.append(
+            f"{quick}'s intervals are for the full-dataset values (a sample of groups), {full}'s are {GENERALIZATION} "
+            "(all groups): they answer different questions, so their overlap is a rough guide only"
+        )
+
+    rows = []
     for key, name in HEADLINE:
         if (
             key in ("subject_mu", "subject_eta")
@@ -248,7 +284,7 @@ def compare_results(a: Mapping, b: Mapping, name_a: str = "A", name_b: str = "B"
         ):
             continue  # the same numbers as μ and η
         ia, ib = intervals_a.get(key), intervals_b.get(key)
-        headline.append(
+        rows.append(
             {
                 "key": key,
                 "name": f"{name} (per {unit})" if key in ("mu", "eta") else name,
@@ -257,6 +293,9 @@ def compare_results(a: Mapping, b: Mapping, name_a: str = "A", name_b: str = "B"
                 "shift": _shift(ra.get(key), rb.get(key)),
                 "interval_a": _interval(ia),
                 "interval_b": _interval(ib),
+                # the estimate each interval is for (a full run's bias-corrected μ and η, not its headline value)
+                "estimate_a": estimates[0].get(key),
+                "estimate_b": estimates[1].get(key),
                 "overlap": _overlap(ia, ib),
             }
         )
@@ -308,7 +347,8 @@ def compare_results(a: Mapping, b: Mapping, name_a: str = "A", name_b: str = "B"
         "mu_unit": unit,
         "confidence": number((ra.get("bootstrap") or {}).get("confidence")),
         "warnings": warnings,
-        "headline": headline,
+        "scopes": scopes,
+        "headline": rows,
         "subjects": subjects,
         "num_pairs": len(pairs),
         "pairs": pairs[: max(top, 0)],
@@ -335,14 +375,27 @@ def _describe(comparison: Mapping) -> list[str]:
     data = comparison.get("dataset") or {}
     what = str(data.get("source") or "an unrecorded dataset")
     detail = ", ".join(str(data[k]) for k in ("config", "split") if data.get(k))
+    scopes = comparison.get("scopes") or [None, None]
     lines = [
-        f"A = {names[0]}" + (f" ({models[0]})" if models[0] else ""),
-        f"B = {names[1]}" + (f" ({models[1]})" if models[1] else ""),
+        f"A = {names[0]}"
+        + (f" ({models[0]})" if models[0] else "")
+        + (f": {scopes[0]}" if scopes[0] else ""),
+        f"B = {names[1]}"
+        + (f" ({models[1]})" if models[1] else "")
+        + (f": {scopes[1]}" if scopes[1] else ""),
         f"dataset {what}"
         + (f" ({detail})" if detail else "")
         + f", {comparison.get('mode')} mode; shifts are B − A",
     ]
     return lines
+
+
+def _with_interval(row: Mapping, side: str) -> str:
+    """A headline row's interval beside the estimate it is for (empty without an interval)."""
+    interval = row.get(f"interval_{side}")
+    if fmt_interval(interval) == MISSING:
+        return ""
+    return fmt_estimate(row.get(f"estimate_{side}"), interval)
 
 
 def _level(comparison: Mapping) -> str:
@@ -379,13 +432,16 @@ def compare_text(comparison: Mapping) -> str:
     top = comparison.get("top", 10)
     lines = ["UnQover comparison", *(f"  {line}" for line in _describe(comparison))]
     lines += [f"  warning: {w}" for w in comparison.get("warnings", [])]
-    lines += ["", f"  {'measure':<28} {'A':>26} {'B':>26} {'shift':>9}  {_level(comparison)}"]
+    lines += [
+        "",
+        f"  {'measure':<30} {'A':>7} {'(estimate [interval])':>24} {'B':>7} {'(estimate [interval])':>24} "
+        f"{'shift':>9}  {_level(comparison)}",
+    ]
     for row in comparison["headline"]:
-        a = f"{fmt(row['a'])} {fmt_interval(row['interval_a']) if row['interval_a'] else ''}".strip()
-        b = f"{fmt(row['b'])} {fmt_interval(row['interval_b']) if row['interval_b'] else ''}".strip()
+        a, b = _with_interval(row, "a"), _with_interval(row, "b")
         lines.append(
-            f"  {row['name']:<28} {a:>26} {b:>26} {fmt_signed(row['shift']):>9}  "
-            f"{'' if row['overlap'] is None else _overlap_word(row['overlap'])}"
+            f"  {row['name']:<30} {fmt(row['a']):>7} {a:>24} {fmt(row['b']):>7} {b:>24} "
+            f"{fmt_signed(row['shift']):>9}  {'' if row['overlap'] is None else _overlap_word(row['overlap'])}"
         )
     subjects = comparison["subjects"]
     if subjects and top:
@@ -432,9 +488,9 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
         [
             "measure",
             f"A: {md(names[0])}",
-            f"{level} A",
+            f"A: estimate [{level}]",
             f"B: {md(names[1])}",
-            f"{level} B",
+            f"B: estimate [{level}]",
             "shift",
             "intervals",
         ],
@@ -442,9 +498,9 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
             [
                 row["name"],
                 fmt(row["a"]),
-                fmt_interval(row["interval_a"]),
+                _with_interval(row, "a") or MISSING,
                 fmt(row["b"]),
-                fmt_interval(row["interval_b"]),
+                _with_interval(row, "b") or MISSING,
                 fmt_signed(row["shift"]),
                 _overlap_word(row["overlap"]),
             ]
@@ -556,13 +612,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``unqover compare RUN_A RUN_B [--top K] [--output FILE.md]``; returns the exit status (2 on errors)."""
+def compare_headlines(
+    a: Mapping[str, tuple], b: Mapping[str, tuple], name_a: str, name_b: str, warnings: Sequence[str] = ()
+) -> str:
+    """Any probe's headline numbers side by side (name -> (value, interval) per run), with the shift B − A, as a
+    Markdown table (it reads as plain text too)."""
+    lines = [f"| | {md(name_a)} | {md(name_b)} | shift (B − A) |", "|---|---:|---:|---:|"]
+    for key in dict.fromkeys([*a, *b]):
+        value_a, interval_a = a.get(key, (None, None))
+        value_b, interval_b = b.get(key, (None, None))
+        lines.append(
+            f"| {md(key)} | {fmt_estimate(value_a, interval_a)} | {fmt_estimate(value_b, interval_b)} | "
+            f"{fmt_signed(_shift(value_a, value_b))} |"
+        )
+    return "\n".join([*lines, *(f"\nwarning: {w}" for w in warnings)])
+
+
+def main(
+    argv: Sequence[str] | None = None, headline_of: Callable[[Mapping], Mapping | None] | None = None
+) -> int:
+    """``unqover compare RUN_A RUN_B [--top K] [--output FILE.md]``; returns the exit status (2 on errors).
+
+    ``headline_of(results)`` gives the headline numbers of a probe other than UnQover (None for UnQover runs,
+    which get the full comparison of subjects and cells).
+    """
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         a, b = load_results(args.run_a), load_results(args.run_b)
         name_a = args.name_a or _run_name(args.run_a)
         name_b = args.name_b or _run_name(args.run_b)
+        head_a, head_b = (None, None) if headline_of is None else (headline_of(a), headline_of(b))
+        if (head_a is None) != (head_b is None):
+            raise UnqoverError(f"{name_a} and {name_b} were written by different probes")
+        if head_a is not None:
+            _, pa = split_results(a)
+            _, pb = split_results(b)
+            if pa.get("probe") != pb.get("probe"):
+                raise UnqoverError(f"{name_a} ran {pa.get('probe')} and {name_b} ran {pb.get('probe')}")
+            config = [_dataset(p)["config"] for p in (pa, pb)]
+            if None not in config and config[0] != config[1]:
+                raise UnqoverError(
+                    f"the runs measured different dataset configs: {config[0]!r}, {config[1]!r}"
+                )
+            warnings = [] if pa.get("selection") == pb.get("selection") else ["the runs kept different rows"]
+            text = compare_headlines(head_a, head_b, name_a, name_b, warnings)
+            print(text)
+            if args.output:
+                from unqover.files import write_text_atomic
+
+                print(f"\nComparison written to {write_text_atomic(args.output, text + chr(10))}")
+            return 0
         comparison = compare_results(a, b, name_a, name_b, top=args.top)
         print(compare_text(comparison))
         if args.output:

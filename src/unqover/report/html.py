@@ -23,17 +23,18 @@ from unqover.report.markdown import (
     clusters,
     default_title,
     errors,
-    fmt,
     fmt_count,
     fmt_interval,
     fmt_signed,
     groups_line,
     headline,
+    headline_parts,
     level,
     markdown_report,
     most_biased,
     provenance_items,
     ranking_rows,
+    sample_warning,
     split_results,
     unit_line,
 )
@@ -73,7 +74,7 @@ footer{margin-top:36px;color:#777;font-size:13px}
 
 
 def _cell(text: str, css: str = "") -> str:
-    classes = " ".join(c for c in (css, "na" if text == "—" else "") if c)
+    classes = " ".join(c for c in (css, "na" if text.startswith("—") else "") if c)
     return f'<td class="{classes}">{escape(text)}</td>' if classes else f"<td>{escape(text)}</td>"
 
 
@@ -147,26 +148,21 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
 
     # headline
     rows = headline(result)
-    parts += ['<section id="headline"><h2>Headline</h2>', '<div class="cards">']
-    for row in rows[:2]:
-        parts.append(
-            _card(
-                row["name"],
-                fmt(row["value"]),
-                f"{ci} {fmt_interval(row['interval'])}" if row["interval"] else "",
-                f"bias-corrected {fmt(row['corrected'])}" if row["corrected"] is not None else "",
-            )
-        )
+    parts += ['<section id="headline"><h2>Headline</h2>', f"<p>{escape(groups_line(result))}</p>"]
+    parts.append('<div class="cards">')
+    for row in rows:
+        if row["key"] in ("mu", "eta"):
+            value, beside, note = headline_parts(row)
+            parts.append(_card(row["name"], value, beside, note))
     parts.append("</div>")
-    parts.append(f"<p>{escape(groups_line(result))}</p>")
+    warning = sample_warning(result)
+    if warning:
+        parts.append(f'<p class="warning" role="note">⚠ {escape(warning)}</p>')
     parts.append(
         _table(
-            ["measure", "value", "bias-corrected", ci],
-            [
-                f'<tr><td class="l">{escape(r["name"])}</td>{_cell(fmt(r["value"]))}{_cell(fmt(r["corrected"]))}'
-                f"{_cell(fmt_interval(r['interval']))}</tr>"
-                for r in rows
-            ],
+            ["measure", "value"],
+            [f'<tr><td class="l">{escape(r["name"])}</td>{_cell(r["text"], "l")}</tr>' for r in rows],
+            left=(0, 1),
         )
     )
     parts.append(f'<p class="note">{escape(unit_line(result))}</p>')

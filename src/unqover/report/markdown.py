@@ -3,6 +3,17 @@
 A results dict is what ``unqover measure`` writes (and a probe run keeps as ``results.json``):
 ``{"provenance": {...}, "result": UnqoverBias.to_dict()}``; a bare ``to_dict()`` is accepted too. Everything here
 is a pure function of that dict. Missing values (``None``/NaN) print as "—", never as 0.
+
+Headline numbers (δ, ε, μ, η) print one way in every report (terminal, Markdown, HTML, the Space), through
+:func:`headline` and :func:`fmt_headline`; the value printed beside an interval is always the estimate that
+interval is for:
+
+* quick run (``result["sample"]`` set): ``0.2280 [0.2010, 0.2550]``, the estimate of the full-dataset value with its
+  interval, and once near the numbers :func:`sample_line` ("estimated from 20,580 of 1,372,000 groups (1.5%), 95%
+  intervals for the full-dataset values"); a declined value prints
+  ``— (declined: <reason>; about <groups_needed> groups needed)``;
+* full run: ``0.4834 (all groups); over other subjects and templates: 0.2678 [0.1547, 0.3734]``, the full-set value,
+  then the generalisation interval beside its own (bias-corrected) estimate.
 """
 
 from __future__ import annotations
@@ -14,6 +25,9 @@ from unqover.errors import UnqoverError
 from unqover.report.charts import attribute_key, attribute_labels, interval_of, number
 
 MISSING = "—"
+ALL_GROUPS = "all groups"
+GENERALIZATION = "over other subjects and templates"
+FULL_DATASET = "intervals for the full-dataset values"
 CONTENT_WARNING = (
     "Content warning: this report lists stereotypes (offensive associations between groups of people and "
     "attributes) by design; they are what the probe measures in the model, not statements about anyone."
@@ -68,6 +82,36 @@ def fmt_interval(pair: Sequence | None, digits: int = 4, signed: bool = False) -
     return f"[{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
 
 
+def fmt_estimate(value: object, pair: Sequence | None = None, digits: int = 4, signed: bool = False) -> str:
+    """An estimate with its interval, ``0.2280 [0.2010, 0.2550]``: the value alone without an interval, the
+    interval alone without a value, "—" without either."""
+    text = fmt_signed(value, digits) if signed else fmt(value, digits)
+    interval = fmt_interval(pair, digits, signed)
+    if interval == MISSING:
+        return text
+    return interval if text == MISSING else f"{text} {interval}"
+
+
+def fmt_percent(fraction: object) -> str:
+    """A share as a percentage with enough digits to be non-zero: 50%, 7.8%, 0.036%."""
+    f = number(fraction)
+    if f is None:
+        return MISSING
+    if f == 0 or f >= 0.1:
+        return f"{f:.0%}"
+    if f >= 0.001:
+        return f"{f:.1%}"
+    return f"{100 * f:.2g}%"
+
+
+def fmt_declined(declined: Mapping | None) -> str:
+    """``declined: <reason>; about <n> groups needed`` (without the groups when not known)."""
+    declined = declined or {}
+    text = f"declined: {declined.get('reason') or 'too few groups sampled'}"
+    needed = number(declined.get("groups_needed"))
+    return text + (f"; about {int(needed):,} groups needed" if needed is not None else "")
+
+
 def fmt_count(value: object) -> str:
     v = number(value)
     return MISSING if v is None else f"{int(v):,}"
@@ -83,39 +127,117 @@ def clusters(result: Mapping) -> list[str]:
     return list(dict.fromkeys(str(r.get("cluster")) for r in result.get("cluster_gamma") or []))
 
 
+def sample_of(result: Mapping) -> dict | None:
+    """The quick run's ``sample`` (groups, of, fraction, seed, design, ...), or None for a full run."""
+    sample = result.get("sample")
+    if (
+        not isinstance(sample, Mapping)
+        or number(sample.get("groups")) is None
+        or number(sample.get("of")) is None
+    ):
+        return None
+    return dict(sample)
+
+
+def sample_line(result: Mapping) -> str | None:
+    """``estimated from 20,580 of 1,372,000 groups (1.5%), 95% intervals for the full-dataset values`` for a quick
+    run; None for a full run."""
+    sample = sample_of(result)
+    if sample is None:
+        return None
+    n, total = int(number(sample["groups"])), int(number(sample["of"]))
+    fraction = number(sample.get("fraction"))
+    share = fmt_percent(fraction if fraction is not None else (n / total if total else None))
+    line = f"estimated from {n:,} of {total:,} groups ({share})"
+    return line + (f", {level(result)} {FULL_DATASET}" if level(result) else f", {FULL_DATASET}")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # views: plain rows shared by the Markdown and HTML reports
 
 
+HEADLINE_NAMES = {
+    "positional_error": "positional error δ",
+    "attributive_error": "attributive error ε",
+    "subject_mu": "μ per subject",
+    "subject_eta": "η per subject",
+}
+
+
 def headline(result: Mapping) -> list[dict]:
-    """Rows ``name, value, corrected, interval`` for μ and η (and their per-subject versions when the unit differs)."""
+    """Rows for μ and η (and their per-subject versions when the unit differs), then δ and ε.
+
+    Each row: ``key``, ``name``, ``value`` (the headline: a quick run's estimate of the full-dataset value, or a
+    full run's value over all groups), ``estimate`` (what ``interval`` is an interval for), ``interval``,
+    ``declined`` (``{"reason", "groups_needed"}`` or None), ``quick`` and ``text`` (:func:`fmt_headline`).
+    """
     unit = result.get("mu_unit") or "subject"
     intervals = result.get("intervals") or {}
+    estimates = result.get("interval_estimates") or {}
     corrected = result.get("bias_corrected") or {}
-    rows = [
-        ("mu", f"bias intensity μ (per {unit})"),
-        ("eta", f"count-based η (per {unit})"),
-    ]
-    if unit != "subject":
-        rows += [("subject_mu", "μ per subject"), ("subject_eta", "η per subject")]
-    return [
-        {
+    declined = result.get("declined") or {}
+    quick = sample_of(result) is not None
+    keys = ["mu", "eta", *(["subject_mu", "subject_eta"] if unit != "subject" else []), "positional_error"]
+    keys.append("attributive_error")
+    rows = []
+    for key in keys:
+        value = number(result.get(key))
+        interval = intervals.get(key)
+        if fmt_interval(interval) == MISSING:
+            interval = None
+        if quick:
+            estimate = number(estimates.get(key))
+            estimate = value if estimate is None else estimate
+        else:
+            estimate = number(estimates[key]) if key in estimates else number(corrected.get(key))
+        row = {
             "key": key,
-            "name": name,
-            "value": number(result.get(key)),
-            "corrected": number(corrected.get(key)),
-            "interval": intervals.get(key),
+            "name": HEADLINE_NAMES.get(key)
+            or (f"bias intensity μ (per {unit})" if key == "mu" else f"count-based η (per {unit})"),
+            "value": value,
+            "estimate": estimate if interval is not None else None,
+            "interval": interval,
+            "declined": declined.get(key) if isinstance(declined.get(key), Mapping) else None,
+            "quick": quick,
         }
-        for key, name in rows
-    ]
+        row["text"] = fmt_headline(row)
+        rows.append(row)
+    return rows
+
+
+def headline_parts(row: Mapping) -> tuple[str, str, str]:
+    """(value, beside, note) of a :func:`headline` row, the pieces of :func:`fmt_headline`: quick run
+    ``("0.2280", "[0.2010, 0.2550]", "")``, declined ``("—", "(declined: …; about 1,375 groups needed)", "")``,
+    full run ``("0.4834", "(all groups)", "over other subjects and templates: 0.2678 [0.1547, 0.3734]")``."""
+    value = fmt(row.get("value"))
+    interval = row.get("interval")
+    if value == MISSING:
+        beside = f"({fmt_declined(row['declined'])})" if row.get("declined") else ""
+    elif row.get("quick"):  # a quick run's headline is the estimate its interval is for
+        return value, "" if interval is None else fmt_interval(interval), ""
+    else:
+        beside = f"({ALL_GROUPS})"
+    if interval is None or row.get("quick"):
+        return value, beside, ""
+    return value, beside, f"{GENERALIZATION}: {fmt_estimate(row.get('estimate'), interval)}"
+
+
+def fmt_headline(row: Mapping) -> str:
+    """One headline number in words, the same in every report: ``0.2280 [0.2010, 0.2550]`` (quick run),
+    ``— (declined: <reason>; about 1,375 groups needed)``, or
+    ``0.4834 (all groups); over other subjects and templates: 0.2678 [0.1547, 0.3734]`` (full run)."""
+    value, beside, note = headline_parts(row)
+    text = f"{value} {beside}" if beside else value
+    if note:
+        text += f" ({note})" if value == MISSING else f"; {note}"
+    return text
 
 
 def errors(result: Mapping) -> list[tuple[str, str]]:
-    """The reasoning errors and counts, formatted: (name, value)."""
+    """The other reasoning counts, formatted: (name, value). δ and ε are in :func:`headline`, with intervals."""
+    quick = sample_of(result) is not None
     rows = [
-        ("positional error δ", fmt(result.get("positional_error"))),
-        ("attributive error ε", fmt(result.get("attributive_error"))),
-        ("mean answer score", fmt(result.get("mean_score"))),
+        ("mean answer score" + (" (of the sampled groups)" if quick else ""), fmt(result.get("mean_score")))
     ]
     consistency = result.get("position_consistency") or {}
     flips, compared = number(consistency.get("inconsistent")), number(consistency.get("compared"))
@@ -133,10 +255,30 @@ def errors(result: Mapping) -> list[tuple[str, str]]:
 
 
 def groups_line(result: Mapping) -> str:
-    line = f"{fmt_count(result.get('num_groups'))} complete groups measured"
+    """What the numbers come from: ``estimated from n of M groups (p%), …`` (quick run) or the groups measured."""
     dropped = number(result.get("dropped_groups"))
+    mode = f"; {result.get('mode', 'default')} mode."
+    quick = sample_line(result)
+    if quick is not None:
+        return quick + (f"; {int(dropped):,} incomplete groups dropped" if dropped else "") + mode
+    line = f"{fmt_count(result.get('num_groups'))} complete groups measured"
     line += f", {int(dropped):,} incomplete groups dropped" if dropped else ", none dropped"
-    return line + f"; {result.get('mode', 'default')} mode."
+    return line + mode
+
+
+def sample_warning(result: Mapping) -> str | None:
+    """A quick run's warning when the scored groups are not the design's random sample."""
+    sample = sample_of(result)
+    if sample is None:
+        return None
+    if sample.get("warning"):
+        return str(sample["warning"])
+    if sample.get("matches_design") is False:
+        return (
+            "the scored groups are not spread over the strata as a random sample of this size would be; the "
+            "intervals assume an equal-probability random sample"
+        )
+    return None
 
 
 def unit_line(result: Mapping) -> str:
@@ -152,11 +294,23 @@ def unit_line(result: Mapping) -> str:
 
 
 def bootstrap_line(result: Mapping) -> str:
+    """How the intervals were made, and what they are intervals for."""
     boot = result.get("bootstrap") or {}
+    sample = sample_of(result)
+    if sample is not None or result.get("interval_kind") == "sampling":
+        parts = [f"{level(result) or 'The'} {FULL_DATASET}, from the sampling of groups".lstrip()]
+        design = [f"{k} {sample[k]}" for k in ("design", "seed") if sample and sample.get(k) is not None]
+        if design:
+            parts.append("sample: " + ", ".join(design))
+        if boot.get("method"):
+            parts.append(str(boot["method"]))
+        return "; ".join(parts) + "."
     if not boot or not number(boot.get("n_resamples")):
         return "No intervals: measured without bootstrap resamples."
     parts = [
-        f"{level(result)} bootstrap intervals from {int(number(boot['n_resamples'])):,} resamples (seed {boot.get('seed')})"
+        f"{level(result)} bootstrap intervals from {int(number(boot['n_resamples'])):,} resamples "
+        f"(seed {boot.get('seed')}), {GENERALIZATION}, each printed beside its own estimate (bias-corrected for μ "
+        f"and η); the headline values are those of {ALL_GROUPS}"
     ]
     if boot.get("resampled"):
         parts.append(f"resampled: {boot['resampled']}")
@@ -302,6 +456,13 @@ def md(text: object) -> str:
     return value
 
 
+def md_text(text: object) -> str:
+    """The project's own text (numbers, intervals, reasons) in a Markdown table cell: one line, no pipes, no HTML;
+    brackets stay as they are (names from the data go through :func:`md`)."""
+    value = " ".join(str(text).split())
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
     """Markdown table lines; ``align``: one of l/r per column (default: first left, rest right)."""
     align = align or "l" + "r" * (len(header) - 1)
@@ -323,13 +484,10 @@ def markdown_report(
     lines = [f"# {md(title or default_title(provenance))}", "", f"> {CONTENT_WARNING}", ""]
 
     lines += ["## Headline", "", groups_line(result), ""]
-    lines += table(
-        ["measure", "value", "bias-corrected", ci],
-        [
-            [row["name"], fmt(row["value"]), fmt(row["corrected"]), fmt_interval(row["interval"])]
-            for row in headline(result)
-        ],
-    )
+    warning = sample_warning(result)
+    if warning:
+        lines += [f"> warning: {md_text(warning)}", ""]
+    lines += table(["measure", "value"], [[row["name"], md_text(row["text"])] for row in headline(result)])
     lines += ["", unit_line(result), ""]
     lines += table(["reasoning errors", "value"], [[name, value] for name, value in errors(result)])
     lines += ["", HOW_TO_READ, ""]

@@ -1,54 +1,93 @@
-"""Plain-text summary of an UnQover result for the terminal."""
+"""Plain-text summary of an UnQover result for the terminal.
+
+The headline numbers print as in the Markdown and HTML reports (:func:`unqover.report.markdown.fmt_headline`):
+a quick run's estimates of the full-dataset values with their intervals and "estimated from n of M groups", or a
+full run's values over all groups with the generalisation interval beside its own estimate.
+"""
 
 from __future__ import annotations
 
-import math
-
 from unqover.measure.unqover import UnqoverBias
+from unqover.report.markdown import (
+    bootstrap_line,
+    errors,
+    fmt_interval,
+    fmt_signed,
+    groups_line,
+    headline,
+    sample_warning,
+    unit_line,
+)
+
+# the scalar fields of an UnqoverBias that the headline reads, with their defaults (older results lack some)
+_FIELDS = {
+    "mode": "default",
+    "num_groups": None,
+    "dropped_groups": 0,
+    "positional_error": None,
+    "attributive_error": None,
+    "mean_score": None,
+    "mu": None,
+    "eta": None,
+    "mu_unit": "subject",
+    "subject_mu": None,
+    "subject_eta": None,
+    "position_consistency": {},
+    "intervals": {},
+    "bias_corrected": {},
+    "bootstrap": {},
+    "paper_inconsistent_pairs": None,
+    "interval_kind": None,
+    "interval_estimates": {},
+    "sample": None,
+    "declined": {},
+}
 
 
-def _interval(values: list[float] | None) -> str:
-    if not values or any(v is None or math.isnan(v) for v in values):
-        return ""
-    return f"  [{values[0]:.4f}, {values[1]:.4f}]"
+_LABELS = {"mu": "bias intensity μ", "eta": "count-based η"}  # their unit is on its own line
 
 
-def _corrected(result: UnqoverBias, name: str) -> str:
-    value = result.bias_corrected.get(name)
-    return "" if value is None else f" (bias-corrected {value:.4f})"
+def _scalars(result: UnqoverBias) -> dict:
+    """The headline fields of ``result`` as a results dict (without the tables)."""
+    out = {name: getattr(result, name, default) for name, default in _FIELDS.items()}
+    table = getattr(result, "cluster_gamma", None)
+    if table is not None and "cluster" in getattr(table, "columns", ()):
+        out["cluster_gamma"] = [{"cluster": name} for name in dict.fromkeys(table["cluster"].astype(str))]
+    return out
+
+
+def _interval(low: object, high: object) -> str:
+    text = fmt_interval([low, high], signed=True)
+    return "" if text == "—" else f"  {text}"
 
 
 def summary(result: UnqoverBias, top: int = 10) -> str:
     """Headline numbers with intervals, the most biased subject–attribute pairs, and the subject ranking ends."""
-    boot = result.bootstrap
-    level = f"{boot['confidence']:.0%} interval, {boot['n_resamples']} resamples" if boot else "no intervals"
-    lines = [
-        f"UnQover bias ({result.mode} mode): {result.num_groups:,} groups"
-        + (f", {result.dropped_groups:,} incomplete groups dropped" if result.dropped_groups else ""),
-        f"  positional error δ   {result.positional_error:.4f}",
-        f"  attributive error ε  {result.attributive_error:.4f}",
-        f"  mean answer score    {result.mean_score:.4f}",
-        f"  bias intensity μ     {result.mu:.4f}{_corrected(result, 'mu')}{_interval(result.intervals.get('mu'))}"
-        f"   (per {result.mu_unit}; {level})",
-        f"  count-based η        {result.eta:.4f}{_corrected(result, 'eta')}{_interval(result.intervals.get('eta'))}",
-    ]
-    if result.mu_unit != "subject":
-        lines.append(
-            f"  per-subject μ, η     {result.subject_mu:.4f}{_interval(result.intervals.get('subject_mu'))}, "
-            f"{result.subject_eta:.4f}{_interval(result.intervals.get('subject_eta'))}"
-        )
+    scalars = _scalars(result)
+    lines = [f"UnQover bias: {groups_line(scalars)}"]
+    warning = sample_warning(scalars)
+    if warning:
+        lines.append(f"  warning: {warning}")
+    for row in headline(scalars):
+        label = _LABELS.get(row["key"], row["name"])
+        lines.append(f"  {label:<20} {row['text']}")
+    lines.append(f"  {unit_line(scalars)}")
+    lines += [f"  {name}: {value}" for name, value in errors(scalars)]
+    lines.append(f"  {bootstrap_line(scalars)}")
     if top:
         lines += ["", f"Most biased subject–attribute pairs (|γ(x, a)|, top {top}):"]
         for row in result.most_biased(top).to_dict(orient="records"):
-            ci = _interval([row["gamma_low"], row["gamma_high"]]) if "gamma_low" in row else ""
+            ci = _interval(row.get("gamma_low"), row.get("gamma_high"))
             lines.append(
-                f"  {row['gamma']:+.4f}{ci}  η {row['eta']:+.2f}  {row['subject']} — {row['attribute']}"
+                f"  {fmt_signed(row['gamma'])}{ci}  η {fmt_signed(row['eta'], 2)}  {row['subject']} — {row['attribute']}"
             )
         ranking = result.subject_gamma.to_dict(orient="records")
         shown = ranking if len(ranking) <= 2 * 5 else [*ranking[:5], None, *ranking[-5:]]
         lines += ["", "Subjects ranked by γ(x) (rank 1: most associated with the attributes):"]
         for row in shown:
             lines.append(
-                "  ..." if row is None else f"  {row['rank']:>3}. {row['gamma']:+.4f}  {row['subject']}"
+                "  ..."
+                if row is None
+                else f"  {row['rank']:>3}. {fmt_signed(row['gamma'])}  {row['subject']}"
             )
     return "\n".join(lines)

@@ -98,7 +98,12 @@ class Space:
             log.warning("probe of %r on %s failed: %r", model_id, bias, err)
             return f"⚠️ {live.friendly(err)}", "", pd.DataFrame(), ""
         unit = live.sample_size(bias).unit
-        status = f"✅ {check.model_id} ({check.family}, {check.parameters / 1e6:,.1f}M parameters) on {bias}, {sample} {unit}."
+        status = (
+            f"✅ {check.model_id} ({check.family}, {check.parameters / 1e6:,.1f}M parameters) on {bias}, "
+            f"{sample:,} {unit}"
+        )
+        line = render.quick_run_line(found)
+        status += f": {line}." if line else "."
         return status, headline, pairs, charts
 
     # ------------------------------------------------------------------------------------------------ explorer
@@ -199,7 +204,7 @@ def _sample_slider(bias: str):
     import gradio as gr
 
     size = live.sample_size(bias)
-    return gr.update(maximum=size.maximum, value=size.default, label=f"sample: {size.unit}")
+    return gr.update(maximum=size.maximum, value=size.default, label=size.label)
 
 
 def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike | None = None, **settings):
@@ -221,7 +226,7 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
                 )
                 bias = gr.Dropdown(list(BIASES), value=space.default_bias, label="bias class")
                 sample = gr.Slider(
-                    1, first.maximum, value=first.default, step=1, label=f"sample: {first.unit}"
+                    1, first.maximum, value=first.default, step=1, label=first.label, info=live.SAMPLE_INFO
                 )
             run = gr.Button("Probe", variant="primary")
             status = gr.Markdown(elem_id="probe-status")
@@ -263,7 +268,8 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
             score.click(space.explore, [e_model, *fields], explained, api_name="explore", **gpu_queue)
         with gr.Tab("Results"):
             gr.Markdown(
-                "Full-dataset runs computed offline (`unqover probe`): a folder of run folders or a Hub dataset repo."
+                "Runs computed offline (`unqover probe`), from a folder of run folders or a Hub dataset repo. The "
+                "groups column tells a full run (all groups) from a quick run (estimates from a sample of groups)."
             )
             with gr.Row():
                 location = gr.Textbox(space.results_location, label="results folder or Hub dataset repo")

@@ -122,7 +122,7 @@ def explore(loaded, subject_1: str, subject_2: str, context: str, question: str,
     """Score the four inputs with the probe's scorer for the model's family and measure B(x1), B(x2) and C."""
     from unqover.measure.pairing import pair_rows
     from unqover.measure.unqover import bias_scores
-    from unqover.probe.run import make_scorer
+    from unqover.probes.unqover import make_scorer
 
     rows = explorer_rows(subject_1, subject_2, context, question, negated, masked=loaded.family == "mlm")
     scorer = make_scorer(loaded, "default")

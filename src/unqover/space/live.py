@@ -11,37 +11,29 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.probe.models import first_line
-from unqover.space.models import EEC_BIAS, NLI_BIAS, UNQOVER_BIASES, ModelCheck
+from unqover.probes.base import QuickRunSize, RunOptions
+from unqover.probes.registry import PROBES, get_probe, is_unqover
+from unqover.space.models import ModelCheck
 
 RESULTS = "results.json"
 
 
-@dataclass(frozen=True)
-class SampleSize:
-    """What ``limit`` means for a bias class, its default and bound, and about how many model inputs it makes."""
-
-    unit: str
-    default: int
-    maximum: int
-    rows_each: int
-
-
-SAMPLES = {
-    **dict.fromkeys(UNQOVER_BIASES, SampleSize("groups (4 inputs each, stratified)", 200, 2000, 4)),
-    NLI_BIAS: SampleSize("rows per occupation", 10, 100, 80),
-    EEC_BIAS: SampleSize("persons per gender × race cell", 1, 5, 840),
-}
+SAMPLES = {name: probe.quick_run for name, probe in PROBES.items()}
+SAMPLE_INFO = (
+    "A quick run: a random sample, stratified, drawn with a fixed seed. UnQover classes: the numbers are estimates "
+    "of the full-dataset values with 95% intervals; μ and η are declined (with the number of groups they need) "
+    "when the sample is too small for them."
+)
 GPU_ROWS_PER_SECOND = 200  # conservative for a base-size model on a shared GPU, model loading included below
 GPU_BASE_SECONDS = 30
 GPU_MAX_SECONDS = 120
 
 
-def sample_size(bias: str) -> SampleSize:
+def sample_size(bias: str) -> QuickRunSize:
     if bias not in SAMPLES:
         raise UnqoverError(f"unknown bias class {bias!r}; choose from {', '.join(SAMPLES)}")
     return SAMPLES[bias]
@@ -57,7 +49,7 @@ def check_sample(bias: str, sample: float | int | None) -> int:
     except (TypeError, ValueError) as err:
         raise UnqoverError(f"the sample size must be a whole number, got {sample!r}") from err
     if value != sample or not 1 <= value <= size.maximum:
-        raise UnqoverError(f"the sample size for {bias} is 1 to {size.maximum} {size.unit}, got {sample!r}")
+        raise UnqoverError(f"the sample size for {bias} is 1 to {size.maximum:,} {size.unit}, got {sample!r}")
     return value
 
 
@@ -108,8 +100,9 @@ def run_probe(
     resamples: int = 200,
     progress: bool = True,
 ) -> dict:
-    """The results dict of ``probe(model, limit=sample)``: read from the cache, else scored once and cached."""
-    from unqover.probe.run import ProbeOptions, probe
+    """The results dict of ``probe(model, limit=sample)`` (``sample`` in the bias class's unit: groups for the
+    UnQover classes): read from the cache, else scored once and cached."""
+    from unqover.probes.job import run_probe as run_job
 
     folder = cache_folder(cache_dir, check, bias, sample)
     found = cached(folder)
@@ -119,17 +112,17 @@ def run_probe(
         found = cached(folder)
         if found is not None:
             return found
-        options = ProbeOptions(
-            bias=bias,
+        probe = get_probe(bias)
+        options = RunOptions(
             limit=sample,
             output=folder,
-            word_lists=word_lists if bias in UNQOVER_BIASES else None,
             revision=None if check.local else check.revision,
             token=token,
             resamples=resamples,
             progress=progress,
+            settings={"word_lists": word_lists} if is_unqover(probe) else {},
         )
-        probe(check.model_id, options)
+        run_job(check.model_id, probe, options)
         found = cached(folder)
     if found is None:
         raise UnqoverError(f"the probe finished without {RESULTS} in {folder}")

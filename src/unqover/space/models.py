@@ -16,6 +16,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.probe.models import detect_family, first_line, model_source
+from unqover.probes.registry import PROBES, UNQOVER_PROBES
 
 CURATED_MODELS = (
     "distilbert/distilbert-base-cased-distilled-squad",
@@ -24,16 +25,12 @@ CURATED_MODELS = (
     "FacebookAI/roberta-large-mnli",
     "openai-community/gpt2",
 )
-UNQOVER_BIASES = ("gender", "nationality", "ethnicity", "religion")
-NLI_BIAS = "nli-gender"
-EEC_BIAS = "eec-emotion"
-BIASES = (*UNQOVER_BIASES, NLI_BIAS, EEC_BIAS)
+UNQOVER_BIASES = UNQOVER_PROBES
+BIASES = tuple(PROBES)
 MAX_PARAMETERS = 1_500_000_000
-FAMILIES_OF = {  # which model families each probe scores
-    **dict.fromkeys(UNQOVER_BIASES, ("qa", "mlm", "causal")),
-    NLI_BIAS: ("nli",),
-    EEC_BIAS: ("mlm", "causal"),
-}
+FAMILIES_OF = {
+    name: probe.families for name, probe in PROBES.items()
+}  # which model families each probe scores
 
 
 @dataclass(frozen=True)
@@ -151,9 +148,8 @@ def check_pair(check: ModelCheck, bias: str) -> None:
     if bias not in FAMILIES_OF:
         raise UnqoverError(f"unknown bias class {bias!r}; choose from {', '.join(BIASES)}")
     if check.family not in FAMILIES_OF[bias]:
-        wanted = {"nli": "an NLI classifier (e.g. FacebookAI/roberta-large-mnli)"}.get(
-            FAMILIES_OF[bias][0], "a QA, masked-LM or causal-LM model"
-        )
-        if bias == EEC_BIAS:
-            wanted = "a masked LM or a causal LM"
+        names = {"nli": "an NLI classifier (e.g. FacebookAI/roberta-large-mnli)", "qa": "a QA model"}
+        names |= {"mlm": "a masked LM", "causal": "a causal LM"}
+        wanted = [names[family] for family in FAMILIES_OF[bias]]
+        wanted = ", ".join(wanted[:-1]) + " or " + wanted[-1] if len(wanted) > 1 else wanted[0]
         raise UnqoverError(f"{check.model_id!r} is a {check.family} model; {bias} needs {wanted}")

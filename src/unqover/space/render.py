@@ -20,8 +20,11 @@ from unqover.report.markdown import (
     fmt_signed,
     groups_line,
     headline,
+    md_text,
     most_biased,
     ranking_rows,
+    sample_line,
+    sample_warning,
     split_results,
     unit_line,
 )
@@ -41,14 +44,32 @@ def kind_of(results: Mapping) -> str:
 
 
 def unqover_headline(results: Mapping) -> str:
+    """The headline as in the reports: a quick run's estimates of the full-dataset values ("estimated from n of M
+    groups", declined values with the reason), or a full run's values over all groups."""
     result, provenance = split_results(results)
-    lines = [f"### {default_title(provenance)}", "", "| measure | value | interval |", "|---|---:|---|"]
-    for row in headline(result):
-        value = "—" if row["value"] is None else f"{row['value']:.4f}"
-        lines.append(f"| {row['name']} | {value} | {fmt_interval(row['interval'])} |")
-    lines += [f"| {name} | {value} | |" for name, value in errors(result)]
-    lines += ["", groups_line(result), "", unit_line(result), "", bootstrap_line(result)]
+    lines = [f"### {default_title(provenance)}", "", groups_line(result), ""]
+    warning = sample_warning(result)
+    if warning:
+        lines += [f"> warning: {md_text(warning)}", ""]
+    lines += ["| measure | value |", "|---|---|"]
+    lines += [f"| {row['name']} | {md_text(row['text'])} |" for row in headline(result)]
+    lines += [f"| {name} | {md_text(value)} |" for name, value in errors(result)]
+    lines += ["", unit_line(result), "", bootstrap_line(result)]
     return "\n".join(lines)
+
+
+def quick_run_line(results: Mapping) -> str | None:
+    """What a quick run's numbers come from ("estimated from n of M groups", or the NLI/emotion probe's line);
+    None for a full run."""
+    result = results.get("result", results)
+    kind = kind_of(results)
+    if kind == "nli":
+        from unqover.report.nli import quick_run_line as line
+    elif kind == "eec":
+        from unqover.report.eec import quick_run_line as line
+    else:
+        line = sample_line
+    return line(result)
 
 
 def pairs_frame(results: Mapping, k: int = 10) -> pd.DataFrame:

@@ -14,11 +14,30 @@ import pandas as pd
 
 from unqover.errors import UnqoverError
 from unqover.probe.models import first_line
-from unqover.report.markdown import split_results
+from unqover.report.markdown import fmt_percent, headline, sample_of, split_results
 from unqover.space.render import kind_of
 
 RESULTS = "results.json"
-COLUMNS = ["run", "model", "probe", "dataset", "μ", "μ low", "μ high", "η", "δ", "ε", "S", "ΔP", "B (NLI)"]
+INTERVAL_ESTIMATE = (
+    "μ: the interval's estimate"  # a full run's interval is for its bias-corrected μ, not for μ
+)
+COLUMNS = [
+    "run",
+    "model",
+    "probe",
+    "dataset",
+    "groups",
+    "μ",
+    INTERVAL_ESTIMATE,
+    "μ low",
+    "μ high",
+    "η",
+    "δ",
+    "ε",
+    "S",
+    "ΔP",
+    "B (NLI)",
+]
 
 
 def results_folder(location: str, token: str | None = None) -> Path:
@@ -63,20 +82,36 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def _groups(result: Mapping) -> str | None:
+    """``3,000 of 38,500 groups (7.8%)`` for a quick run, ``all 38,500 groups`` for a full run."""
+    sample = sample_of(result)
+    if sample is not None:
+        return f"{int(sample['groups']):,} of {int(sample['of']):,} groups ({fmt_percent(sample.get('fraction'))})"
+    total = _number(result.get("num_groups"))
+    return None if total is None else f"all {int(total):,} groups"
+
+
 def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
-    """One row per run: model, probe, dataset and the headline numbers (blank where a probe has none)."""
+    """One row per run: model, probe, dataset, how many groups and the headline numbers (blank where a probe has
+    none). μ low and μ high bound the interval's own estimate (a quick run's μ; a full run's bias-corrected μ)."""
     rows = []
     for name, results in runs.items():
         result, provenance = results["result"], results.get("provenance") or {}
         dataset = provenance.get("dataset") or {}
-        interval = (result.get("intervals") or {}).get("mu") or [None, None]
+        unqover = kind_of(results) == "unqover"
+        mu = {}
+        if unqover:
+            mu = next(row for row in headline(result) if row["key"] == "mu")
+        interval = mu.get("interval") or [None, None]
         rows.append(
             {
                 "run": name,
                 "model": (provenance.get("model") or {}).get("id"),
                 "probe": kind_of(results),
                 "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
+                "groups": _groups(result) if unqover else None,
                 "μ": _number(result.get("mu")),
+                INTERVAL_ESTIMATE: _number(mu.get("estimate")),
                 "μ low": _number(interval[0]),
                 "μ high": _number(interval[1]),
                 "η": _number(result.get("eta")),

@@ -1,33 +1,34 @@
-"""`unqover probe MODEL --bias nli-gender`: the NLI gender-occupation probe with the same runner and run folder.
+"""The NLI gender-occupation probe (Sharma, Dey & Sinha 2021): does an NLI model think a premise about an
+occupation entails "This text speaks of a female profession" more than the male counterpart?
 
-Each row (premise x template) holds both hypotheses; the scores are P_e = sigmoid(z_e − z_c) of the female
-hypothesis (``score_1``) and of the male one (``score_2``), neutral dropped as in the paper. When the model has a
-neutral label its 3-way neutral probabilities are scored too (``neutral/`` in the run folder) for the neutral rate.
+Rows: ``--dataset``, else a local build in ``datasets/unqover/nli-gender``, else the project's synthetic premises
+made in memory. Each row holds a premise and both hypotheses; ``score_1``/``score_2`` are P_e = sigmoid(z_e − z_c)
+for the female and male hypotheses, and with a neutral label its 3-way neutral probabilities are scored too
+(``neutral/`` in the run folder). ``--limit N`` keeps N rows per occupation, drawn at random (seeded) within
+occupation × template strata with source premises whole.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
-from unqover.files import write_json_atomic, write_text_atomic
-from unqover.predictions import write_predictions
-from unqover.probe.run import (
-    NLI_BIAS,
-    ProbeOptions,
-    ProbeRun,
-    claim_and_score,
-    dataset_fingerprint,
-    default_output,
-    library_versions,
-    load_for_process,
-    refuse_unqover_options,
-)
+from unqover.generate.nli import nli_rows, synthetic_premises
+from unqover.hub.load import load_rows
+from unqover.measure.nli import nli_gender_bias
+from unqover.predictions import read_predictions
+from unqover.probe.placement import load_placed
+from unqover.probe.sampling import seeded_keys
+from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.report.nli import nli_html, nli_markdown, nli_summary
+
+NAME = "nli-gender"
+
 
 NLI_COLUMNS = (
     "id",
@@ -64,18 +65,14 @@ class NLIRowScorer:
         return np.stack([female, male], axis=1).astype(np.float64)
 
 
-def load_nli_rows(options: ProbeOptions, config: str) -> tuple[pa.Table, dict]:
+def load_nli_rows(dataset: str | None, config: str) -> tuple[pa.Table, dict]:
     """--dataset, else a local build in datasets/unqover/nli-gender, else synthetic premises made in memory."""
-    from unqover.hub.load import load_rows
-
-    if options.dataset:
-        rows, source = load_rows(options.dataset, config), str(options.dataset)
-    elif (Path("datasets/unqover") / NLI_BIAS / "data" / config).is_dir():
-        source = str(Path("datasets/unqover") / NLI_BIAS)
+    if dataset:
+        rows, source = load_rows(dataset, config), str(dataset)
+    elif (Path("datasets/unqover") / NAME / "data" / config).is_dir():
+        source = str(Path("datasets/unqover") / NAME)
         rows = load_rows(source, config)
     elif config == "synthetic":
-        from unqover.generate.nli import nli_rows, synthetic_premises
-
         rows, source = nli_rows(synthetic_premises(), family="main"), "generated synthetic premises"
     else:
         raise UnqoverError(
@@ -85,26 +82,6 @@ def load_nli_rows(options: ProbeOptions, config: str) -> tuple[pa.Table, dict]:
     if missing:
         raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an nli-gender dataset?")
     return rows, {"source": source, "config": config, "split": "test"}
-
-
-def seeded_keys(seed: int, tag: str, *columns: list) -> np.ndarray:
-    """A uniform number in [0, 1) per position from a hash of (tag, seed, the columns' values there).
-
-    The same values and seed give the same number on every machine, whatever the row order (blake2b, not
-    Python's salted ``hash``); ``tag`` keeps different draws of one seed independent.
-    """
-    return np.array(
-        [
-            int.from_bytes(
-                hashlib.blake2b(
-                    "\x1f".join((tag, str(seed), *map(str, values))).encode(), digest_size=8
-                ).digest(),
-                "big",
-            )
-            / 2.0**64
-            for values in zip(*columns, strict=True)
-        ]
-    )
 
 
 def _strata(rows: pa.Table) -> tuple[list[str], list[str], list[str]]:
@@ -181,44 +158,10 @@ def describe_nli_selection(rows: pa.Table, kept: pa.Table, limit: int, seed: int
     }
 
 
-def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
-    """Score, measure and report the NLI gender-occupation probe."""
-    from unqover.measure.nli import nli_gender_bias
-    from unqover.probe.nli import NLIScorer, load_nli_model
-    from unqover.report.nli import nli_html, nli_markdown
-
-    refuse_unqover_options(options, "rows per occupation, for a quick NLI run")
-    state, loaded = load_for_process(model_id, options, load_nli_model, label_map=options.label_map)
-    config = options.config or "synthetic"
-    rows, dataset = load_nli_rows(options, config)
-    selection = None
-    if options.limit is not None:
-        kept = limit_per_occupation(rows, options.limit, options.seed)
-        selection = describe_nli_selection(rows, kept, options.limit, options.seed)
-        rows = kept
-    dataset = {**dataset, "rows": rows.num_rows, "fingerprint": dataset_fingerprint(rows["id"])}
-    folder = options.output or default_output(model_id, NLI_BIAS, config, "default")
-    provenance_model = loaded.provenance()
-    identity = {
-        "model": {"id": model_id, "revision": provenance_model.get("revision"), "family": "nli"},
-        "labels": provenance_model.get("label_ids"),
-        "dataset": dataset,
-        "dtype": provenance_model.get("dtype"),
-    }
-    if selection is not None:
-        identity["selection"] = selection
-    scorer = NLIScorer(loaded, batch_size=1 << 30)  # the runner chooses the batches
-    extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in loaded.label_ids else {}
-    scores, _, merged = claim_and_score(rows, NLIRowScorer(scorer), folder, identity, options, state, extra)
-    if scores is None:
-        return None
-    provenance = {
-        **identity,
-        "model": {**identity["model"], **provenance_model},
-        "versions": library_versions(),
-    }
-    write_predictions(folder / "predictions.parquet", scores, provenance)
-    neutral = merged.get("neutral")
+def measure_nli(
+    rows: pa.Table, scores: pa.Table, neutral: pa.Table | None, run: RunOptions, selection: dict | None
+):
+    """The NLI measures of scored rows (``scores``, ``neutral`` aligned with ``rows``)."""
     result = nli_gender_bias(
         scores["score_1"].to_numpy(),
         scores["score_2"].to_numpy(),
@@ -228,13 +171,82 @@ def probe_nli(model_id: str, options: ProbeOptions) -> ProbeRun | None:
         template_id=rows["template_id"].to_pylist(),
         neutral_female=None if neutral is None else neutral["score_1"].to_numpy(),
         neutral_male=None if neutral is None else neutral["score_2"].to_numpy(),
-        n_resamples=options.resamples,
-        seed=options.seed,
+        n_resamples=run.resamples,
+        seed=run.seed,
     )
     if selection is not None:
         result.selection = selection
-    results = {"provenance": provenance, "result": result.to_dict()}
-    write_json_atomic(folder / "results.json", results)
-    write_text_atomic(folder / "report.md", nli_markdown(results))
-    write_text_atomic(folder / "report.html", nli_html(results))
-    return ProbeRun(folder, result, provenance)
+    return result
+
+
+class NLIProbe(ProbeDefinition):
+    """The NLI gender-occupation probe: NLI classifiers, S / ΔP / B with premise-cluster intervals."""
+
+    name = NAME
+    title = "NLI gender-occupation"
+    families = ("nli",)
+    limit_meaning = "N rows per occupation, drawn at random within occupation x template strata"
+    quick_run = QuickRunSize("rows per occupation", 10, 100, 80)
+    settings: ClassVar[dict] = {"label_map": None}
+
+    def load_model(self, model_id: str, run: RunOptions, settings: dict):
+        from unqover.probe.nli import load_nli_model
+
+        return load_placed(
+            load_nli_model,
+            model_id,
+            shard=run.shard,
+            device=run.device,
+            revision=run.revision,
+            dtype=run.dtype,
+            token=run.token,
+            allow_pickle=run.allow_pickle,
+            label_map=settings["label_map"],
+        )
+
+    def load(self, run: RunOptions, settings: dict, model) -> Loaded:
+        config = run.config or "synthetic"
+        rows, dataset = load_nli_rows(run.dataset, config)
+        selection = None
+        if run.limit is not None:
+            kept = limit_per_occupation(rows, run.limit, run.seed)
+            selection = describe_nli_selection(rows, kept, run.limit, run.seed)
+            rows = kept
+        return Loaded(rows, dataset, None, selection, {"identity": {"labels": model.label_ids}})
+
+    def scorers(self, model, settings: dict) -> dict:
+        from unqover.probe.nli import NLIScorer
+
+        scorer = NLIScorer(model, batch_size=1 << 30)  # the runner chooses the batches
+        extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in model.label_ids else {}
+        return {"": NLIRowScorer(scorer), **extra}
+
+    def output_name(self, loaded: Loaded, settings: dict) -> str:
+        return f"{NAME}-{loaded.dataset['config']}"
+
+    def measure(self, loaded, scores, extra, run, settings) -> Measured:
+        return Measured(measure_nli(loaded.rows, scores, extra.get("neutral"), run, loaded.selection))
+
+    def reports(self, results: dict) -> dict[str, str]:
+        return {"report.md": nli_markdown(results), "report.html": nli_html(results)}
+
+    def summary(self, result, top: int = 10) -> str:
+        return nli_summary(result.to_dict())
+
+    def headline(self, results: dict) -> dict:
+        result = results["result"]
+        intervals = result.get("intervals") or {}
+        return {name: (result.get(name), intervals.get(name)) for name in ("S", "delta_P", "B")}
+
+    def measure_file(self, predictions: Path, run: RunOptions, **options):
+        """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file)."""
+        scores, provenance = read_predictions(predictions)
+        recorded = provenance.get("dataset", {})
+        config = run.config or recorded.get("config") or "synthetic"
+        source = run.dataset or recorded.get("source")
+        rows, _ = load_nli_rows(source if source and Path(str(source)).exists() else None, config)
+        position = pc.index_in(scores["id"], value_set=rows["id"]).to_numpy(zero_copy_only=False)
+        if pc.is_null(pc.index_in(scores["id"], value_set=rows["id"])).to_numpy(zero_copy_only=False).any():
+            raise UnqoverError(f"{predictions}: some prediction ids are not in the {config!r} NLI rows")
+        rows = rows.take(pa.array(position.astype(np.int64)))
+        return measure_nli(rows, scores, None, run, provenance.get("selection")), provenance

@@ -1,0 +1,196 @@
+"""The one job runner: any probe definition, from a model id to a finished run folder.
+
+load -> select -> score (resumable, sharded, ``accelerate``-aware) -> predictions with the same provenance for
+every probe -> measure -> ``results.json`` (with a ``"probe"`` key) -> reports.
+
+Run folder (``--output``, default ``runs/<model>/<probe>-<config>``)::
+
+    run.json              what this run is (probe, model, dataset and its fingerprint, scoring, selection)
+    shards/<i>-of-<n>/    finished chunks of scores (resume starts from these); <name>/shards/ for extra scorers
+    predictions.parquet   the scores (id, score_1, score_2 for UnQover and NLI) + provenance
+    results.json          {"probe", "provenance", "result", ...}: the measures
+    report.md, report.html
+
+Several machines split one run with ``--shard i/n`` into a shared folder; under ``accelerate launch`` every
+process takes its shard and the main process merges, measures and reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+from importlib import metadata
+from pathlib import Path
+
+import pyarrow as pa
+
+from unqover import __version__
+from unqover.errors import UnqoverError
+from unqover.files import write_json_atomic, write_text_atomic
+from unqover.generate.ids import parse_hex_ids
+from unqover.predictions import write_predictions
+from unqover.probe.placement import Placement
+from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
+from unqover.probe.sampling import check_seed
+from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
+
+
+def dataset_fingerprint(ids: pa.ChunkedArray | pa.Array) -> str:
+    """BLAKE2b of the row ids in order: the same rows give the same fingerprint on every machine."""
+    digest = hashlib.blake2b(digest_size=16)
+    keys = parse_hex_ids(ids)
+    if keys is not None:
+        digest.update(keys.astype("<u8").tobytes())
+    else:
+        for value in ids.to_pylist():
+            digest.update(value.encode() + b"\n")
+    return digest.hexdigest()
+
+
+def library_versions() -> dict:
+    """Versions of the libraries a result depends on (read from package metadata: nothing is imported)."""
+    versions = {"unqover": __version__, "python": platform.python_version()}
+    for name in ("torch", "transformers", "datasets", "numpy", "pyarrow"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def default_output(model_id: str, name: str) -> Path:
+    """runs/<model>/<name>: a local folder's last part, or the Hub id with / as __."""
+    model = re.sub(
+        r"[^A-Za-z0-9._-]+",
+        "_",
+        Path(model_id).name if Path(model_id).is_dir() else model_id.replace("/", "__"),
+    )
+    return Path("runs") / model / name
+
+
+def claim(folder: Path, identity: dict) -> None:
+    """Record what this run is, or refuse a folder that holds a different run."""
+    manifest = folder / "run.json"
+    if manifest.is_file():
+        existing = json.loads(manifest.read_text())
+        if existing != identity:
+            differing = sorted(k for k in set(existing) | set(identity) if existing.get(k) != identity.get(k))
+            raise UnqoverError(
+                f"{folder} holds another run (it differs in {', '.join(differing)}); choose another --output or "
+                "remove that folder"
+            )
+        return
+    if folder.exists() and any(folder.iterdir()):
+        raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(manifest, identity)
+
+
+def claim_and_score(
+    rows: pa.Table, scorers: dict, folder: Path, identity: dict, run: RunOptions, placement: Placement
+) -> tuple[pa.Table | None, dict[str, pa.Table]]:
+    """Claim the run folder, score this process's shard with every scorer and merge all shards.
+
+    ``scorers`` maps a name to a runner scorer: "" writes into ``folder``, any other name into ``folder/<name>``.
+    Returns (None, {}) on a process or shard that only scored its part.
+    """
+    if placement.is_main:
+        claim(folder, identity)
+    if placement.distributed:
+        placement.wait()
+        claim(folder, identity)
+    shard = placement.shard
+    for name, scorer in scorers.items():
+        run_shard(
+            rows,
+            scorer,
+            folder / name if name else folder,
+            batch_size=run.batch_size,
+            shard=shard,
+            chunk_rows=run.chunk_rows,
+            progress=run.progress and placement.is_main,
+        )
+    placement.wait()
+    if not placement.is_main:
+        return None, {}
+    try:
+        merged = {name: merge_shards(rows, folder / name if name else folder, shard[1]) for name in scorers}
+    except UnqoverError as err:
+        if shard[1] > 1 and not placement.distributed:
+            print(
+                f"shard {shard[0]}/{shard[1]} is done; {err}. Run any shard's command again once all are done."
+            )
+            return None, {}
+        raise
+    return merged.pop(""), merged
+
+
+def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, settings: dict) -> dict:
+    """run.json: what makes two runs the same run."""
+    identity = {
+        "probe": probe.name,
+        "model": {"id": model_id, "revision": model.revision, "family": model.family},
+        "dataset": {
+            **loaded.dataset,
+            "rows": loaded.rows.num_rows,
+            "fingerprint": dataset_fingerprint(loaded.rows["id"]),
+        },
+        "scoring": probe.scoring(model, settings),
+        "dtype": model.dtype,
+        "selection": loaded.selection,
+    }
+    return {**identity, **loaded.context.get("identity", {})}
+
+
+def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
+    """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
+    settings = probe.check_settings(run.settings)
+    check_seed(run.seed)
+    placement, model = probe.load_model(model_id, run, settings)
+    loaded = probe.load(run, settings, model)
+    folder = run.output or default_output(model_id, probe.output_name(loaded, settings))
+    identity = identity_of(probe, model_id, model, loaded, settings)
+    scored = probe.score(loaded, model, folder, identity, run, settings, placement, claim_and_score)
+    if scored is None:
+        return None
+    loaded, scores, extra = scored
+    return finish(probe, folder, loaded, scores, extra, identity, model, run, settings, placement.shard)
+
+
+def finish(
+    probe: ProbeDefinition,
+    folder: Path,
+    loaded: Loaded,
+    scores: pa.Table,
+    extra: dict[str, pa.Table],
+    identity: dict,
+    model,
+    run: RunOptions,
+    settings: dict,
+    shard: tuple[int, int] = (0, 1),
+) -> ProbeRun:
+    """Write predictions, measure, write results.json and the reports."""
+    provenance = {
+        **identity,
+        "selection": loaded.selection,  # a precision run adds where its rounds stopped
+        "model": {**identity["model"], **model.provenance()},
+        "batch_size": recorded_batch_size(folder, shard),
+        "versions": library_versions(),
+    }
+    predictions = probe.predictions(loaded, scores)
+    write_predictions(folder / "predictions.parquet", predictions, provenance, schema=predictions.schema)
+    measured = probe.measure(loaded, scores, extra, run, settings)
+    for name, table in measured.tables.items():
+        write_predictions(folder / name, table, provenance, schema=table.schema)
+    results = {
+        "probe": probe.name,
+        "provenance": provenance,
+        **measured.extra,
+        "result": measured.result.to_dict(),
+    }
+    write_json_atomic(folder / "results.json", results)
+    for name, text in probe.reports(results).items():
+        write_text_atomic(folder / name, text)
+    return ProbeRun(folder, measured.result, provenance, probe.name)
