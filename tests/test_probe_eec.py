@@ -218,11 +218,33 @@ def test_probe_end_to_end(tmp_path, models, name, capsys):
     # a second run of the same command resumes: nothing to score, the same results
     again = _run(tmp_path, models[name])
     assert again["result"] == results["result"]
+    # `unqover measure` reads the sentence predictions again: the same answers and tests
+    capsys.readouterr()
+    measured_file = tmp_path / "measured.json"
+    args = [
+        "measure",
+        str(folder / "predictions.parquet"),
+        "--resamples",
+        "50",
+        "--output",
+        str(measured_file),
+    ]
+    assert main(args) == 0
+    measured = json.loads(measured_file.read_text())
+    assert measured["probe"] == "eec-emotion"
+    for test in ("race", "gender"):  # the rankings, hence the answer counts, are the run's
+        for key in ("counts", "statistic", "df"):
+            assert (
+                measured["result"]["tests"][test]["top1"][key]
+                == results["result"]["tests"][test]["top1"][key]
+            )
     # `unqover compare` reads emotion runs too: their tests side by side
     capsys.readouterr()
     assert main(["compare", str(folder), str(folder)]) == 0
     table = capsys.readouterr().out
-    assert "| race chi-square p |" in table and "| gender chi-square p |" in table
+    assert "| race: p-value |" in table and "| gender: Cramér's V |" in table
+    v = results["result"]["tests"]["race"]["cramers_v"]
+    assert f"| race: Cramér's V | {v:.4f} | {v:.4f} | +0.0000 |" in table
 
 
 def test_probe_refuses_other_options(tmp_path, models, capsys):

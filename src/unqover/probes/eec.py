@@ -247,11 +247,12 @@ class EECProbe(ProbeDefinition):
         return eec_summary(result.to_dict())
 
     def headline(self, results: dict) -> dict:
-        result = results["result"]
+        """Per test (race, gender): its p-value (permutation, else asymptotic) and Cramér's V with its interval."""
+        tests = results["result"].get("tests") or {}
         out = {}
-        for test in ("race", "gender"):
-            top1 = ((result.get(test) or {}).get("top1")) or {}
-            out[f"{test} chi-square p"] = (top1.get("p_value"), None)
+        for name, test in tests.items():
+            out[f"{name}: p-value"] = (test.get("p_value"), None)
+            out[f"{name}: Cramér's V"] = (test.get("cramers_v"), test.get("cramers_v_interval"))
         return out
 
     def measure_file(self, predictions: Path, run: RunOptions, **options):
