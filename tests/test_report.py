@@ -163,7 +163,8 @@ def test_heatmap_one_cell_per_subject_attribute_with_exact_tooltips():
     cells = [c for row in rows for c in row if c.tag in (SVG + "use", SVG + "rect")]
     assert len(cells) == 8
     tips = [c.find(SVG + "title").text for c in cells]
-    assert f"{WEIRD} × is <rude> & loud: γ -0.0500 [-0.1000, +0.0000], η -1.00" in tips
+    # the upper bound is −0.05 + 0.05 in floats, 1.4e-17: float noise, printed as zero; η with 4 decimals as γ
+    assert f"{WEIRD} × is <rude> & loud: γ -0.0500 [-0.1000, +0.0000], η -1.0000" in tips
     assert charts.escape("is <rude> & loud") in svg
     # rows follow the given order
     assert [r.find(SVG + "text").find(SVG + "title").text for r in rows] == order
@@ -275,7 +276,9 @@ def test_markdown_report_has_the_tables():
     assert "## Most biased subject–attribute pairs (top 3 of 8 by |γ(x, a)|)" in text
     assert "## Subjects ranked by γ(x) (all)" in text
     assert "## Attributes most associated with each cluster" in text
-    assert "| female | 1 | is bad | +0.2000 | [+0.1700, +0.2300] | +0.40 |" in text
+    assert (
+        "| female | 1 | is bad | +0.2000 | [+0.1700, +0.2300] | +0.4000 |" in text
+    )  # η with 4 decimals, as γ
     assert "- model: org/model-x @ abc1234" in text and "- dtype: bfloat16" in text
     assert "- dataset: datasets/unqover/religion (qa, test)" in text
     assert "- dataset fingerprint: f00d" in text and "- library versions: unqover 0.1.0, torch 2.5" in text

@@ -199,6 +199,27 @@ def test_declined_values_print_a_dash_with_the_reason_never_nan_or_zero():
     assert '<div class="value">—</div>' in page and "about 1,375 groups needed" in page
 
 
+def test_a_masked_lm_s_tiny_mu_is_never_printed_as_zero():
+    """Issue 13: a masked LM's μ of 1.5e-5 printed as 0.0000; every format now shows 1.5e-05 (format.fmt)."""
+    results = quick_results()
+    result = results["result"]
+    for name in ("mu", "subject_mu"):
+        result[name] = result["interval_estimates"][name] = 1.5e-5
+        result["intervals"][name] = [1.1e-5, 1.9e-5]
+    for fmt, section in renderings(results).items():
+        assert "1.5e-05 [1.1e-05, 1.9e-05]" in section, (fmt, section)
+        mu_line = section[section.index("μ") :].split("1.5e-05")[0]
+        assert "0.0000" not in mu_line, fmt
+    full = full_results()
+    full["result"].update(mu=1.5e-5, subject_mu=1.5e-5)
+    full["result"]["intervals"]["mu"] = [-2e-6, 3.2e-5]
+    full["result"]["interval_estimates"]["mu"] = 1.4e-5
+    for fmt, section in renderings(full).items():
+        assert (
+            "1.5e-05 (all groups); over other subjects and templates: 1.4e-05 [-2.0e-06, 3.2e-05]" in section
+        ), fmt
+
+
 def test_full_run_prints_all_groups_and_the_interval_beside_its_own_estimate():
     results = full_results()
     for fmt, section in renderings(results).items():

@@ -296,3 +296,16 @@ def test_nli_limit_keeps_n_rows_per_occupation_spread_over_templates():
     assert limit_per_occupation(rows, 3)["id"].equals(kept["id"])  # deterministic (seeded)
     with pytest.raises(UnqoverError, match="rows per occupation"):
         limit_per_occupation(rows, 0)
+
+
+def test_the_explorer_reads_the_sign_of_c_and_shows_tiny_scores():
+    import numpy as np
+
+    from unqover.space.explore import Exploration, explanation
+
+    scores = np.full((2, 2, 2), 2e-5)
+    negative = explanation(Exploration("Gerald", "Jennifer", scores, -0.1, 0.1, -0.1))
+    assert "C < 0: the model associates Jennifer with the attribute more than Gerald" in negative
+    assert "C > 0" not in negative and "2.0e-05" in negative and "0.0000 |" not in negative
+    positive = explanation(Exploration("Gerald", "Jennifer", scores, 0.2, -0.1, 0.15))
+    assert "C > 0: the model associates Gerald with the attribute more than Jennifer" in positive

@@ -9,6 +9,8 @@ import pandas as pd
 
 from unqover.errors import UnqoverError
 from unqover.files import read_table_file
+from unqover.report.eec import BEECHER_DIGITS
+from unqover.report.format import MISSING, fmt, fmt_count, fmt_interval, fmt_p_clause
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["gender", "race", "person", "form"]
@@ -51,10 +53,6 @@ def _tie(value) -> bool:
     return str(value).strip().lower() in ("true", "1", "yes")
 
 
-def _p(value) -> str:
-    return "—" if value is None else f"{value:.4g}"
-
-
 def measure(path: str | None, n_permutations: float, n_bootstrap: float, seed: float):
     """Run the module on an uploaded file; returns the headline text, the tests table and the per-person table."""
     if not path:
@@ -82,18 +80,21 @@ def measure(path: str | None, n_permutations: float, n_bootstrap: float, seed: f
         )
     except (ValueError, UnqoverError) as err:
         raise gr.Error(str(err)) from err
-    rows, lines = [], [f"**{result['num_questions']:,} questions, {result['num_persons']:,} persons**"]
+    rows = []
+    lines = [
+        f"**{fmt_count(result['num_questions'])} questions, {fmt_count(result['num_persons'])} persons**"
+    ]
     for name, test in result["tests"].items():
         if test is None:
             lines.append(f"- {name}: not run (one of its groups has no questions)")
             continue
         beecher, top1 = test["beecher"], test["top1"]
-        interval = test["cramers_v_interval"]
+        interval = fmt_interval(test["cramers_v_interval"])
         lines.append(
-            f"- {name}: top-1 χ² = {top1['statistic']:.3f} (df {top1['df']}), p = {_p(test['p_value'])} "
-            f"({test['p_value_method']}); Cramér's V = {test['cramers_v']:.3f}"
-            + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "")
-            + f"; Beecher χ² = {beecher['statistic']:.5f} (legacy, not a valid test)"
+            f"- {name}: top-1 χ² = {fmt(top1['statistic'])} (df {top1['df']}), {fmt_p_clause(test['p_value'])} "
+            f"({test['p_value_method']}); Cramér's V = {fmt(test['cramers_v'])}"
+            + (f" {interval}" if interval != MISSING else "")
+            + f"; Beecher χ² = {fmt(beecher['statistic'], BEECHER_DIGITS)} (legacy, not a valid test)"
         )
         rows.append(
             {

@@ -8,6 +8,7 @@ import pandas as pd
 
 from unqover.errors import UnqoverError
 from unqover.files import read_table_file
+from unqover.report.format import MISSING, POINTS_DIGITS, fmt, fmt_count, fmt_interval, fmt_p_clause
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["p_female", "p_male", "occupation_gender", "cluster"]
@@ -48,18 +49,17 @@ def measure(path: str | None, ties: str, margin: float, n_resamples: float, seed
     p_values = result.get("p_values", {})
 
     def line(label: str, name: str) -> str:
-        value = result[name]
-        text = "undefined" if value is None else f"{value:.2f}"
-        low_high = intervals.get(name)
-        if low_high and None not in low_high:
-            text += f" [{low_high[0]:.2f}, {low_high[1]:.2f}]"
+        text = fmt(result[name], POINTS_DIGITS)
+        interval = fmt_interval(intervals.get(name), POINTS_DIGITS)
+        if interval != MISSING:
+            text += f" {interval}"
         if name in p_values:
-            text += f" (sign-flip p = {p_values[name]:.4f})"
+            text += f" ({fmt_p_clause(p_values[name], 'sign-flip p')})"
         return f"- {label}: {text}"
 
     lines = [
-        f"**{result['num_instances']:,} instances, {result['num_clusters']:,} clusters** (percent; ties: {ties},"
-        f" {result['ties']} exact ties)",
+        f"**{fmt_count(result['num_instances'])} instances, {fmt_count(result['num_clusters'])} clusters** "
+        f"(percent; ties: {ties}, {result['ties']} exact ties)",
         line("S (same label, ↑)", "S"),
         line(f"S with margin {result['margin']:g}", "S_margin"),
         line("ΔP = mean |P_f − P_m| (↓)", "delta_P"),

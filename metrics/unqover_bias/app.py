@@ -7,6 +7,7 @@ import gradio as gr
 import pandas as pd
 
 from unqover.files import read_table_file
+from unqover.report.format import fmt_count
 from unqover.report.markdown import headline as headlines
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
@@ -43,7 +44,7 @@ def measure(path: str | None, mode: str, n_resamples: float, seed: float):
     except ValueError as err:
         raise gr.Error(str(err)) from err
     headline = "\n".join(
-        [f"**{result['num_groups']:,} groups** ({mode} mode)"]
+        [f"**{fmt_count(result['num_groups'])} groups** ({mode} mode)"]
         + [f"- {row['name']}: {row['text']}" for row in headlines(result)]
     )
     gamma = pd.DataFrame(result["gamma"])

@@ -8,7 +8,9 @@ Every chart is a function of the plain records in a results dict (``UnqoverBias.
 * :func:`error_bars` — the reasoning errors δ and ε beside the mean answer score.
 
 A value that cannot be computed (``None``/NaN, or a cell without data) is drawn as *missing* — hatched grey, never
-as 0. All text is escaped; every cell and row carries a ``<title>`` tooltip with its exact values.
+as 0 — and labelled "missing". All text is escaped; every cell and row carries a ``<title>`` tooltip with its
+values, printed by :mod:`unqover.report.format` (missing as "—", tiny values never as 0). The only numbers formatted
+here are SVG coordinates and axis tick labels.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from unqover.report.format import fmt, fmt_interval, fmt_percent, fmt_signed, number
+
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif"
 POSITIVE = "#b2182b"  # γ > 0: the subject is preferred for the attribute
 NEGATIVE = "#2166ac"
-MISSING = "#9a9a9a"
+MISSING_COLOR = "#9a9a9a"  # hatching and labels of missing values
 # ColorBrewer RdBu (11 classes), from most negative (blue) to most positive (red)
 DIVERGING = (
     "#053061",
@@ -55,26 +59,10 @@ def escape(text: object) -> str:
     )
 
 
-def number(value: object) -> float | None:
-    """A finite float, or None for missing values (None, NaN, ±inf, non-numbers)."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
 def interval_of(record: Mapping) -> tuple[float, float] | None:
     """(gamma_low, gamma_high) of a record when both are present."""
     low, high = number(record.get("gamma_low")), number(record.get("gamma_high"))
     return None if low is None or high is None else (low, high)
-
-
-def signed(value: object, digits: int = 4) -> str:
-    v = number(value)
-    return "missing" if v is None else f"{v:+.{digits}f}"
 
 
 def attribute_key(record: Mapping) -> tuple[str, str | None]:
@@ -103,9 +91,15 @@ def _uid(kind: str, *parts: object) -> str:
 
 
 def _f(value: float) -> str:
-    """A coordinate: at most one decimal, no trailing zeros."""
+    """An SVG coordinate: at most one decimal, no trailing zeros (not a reported number)."""
     text = f"{value:.1f}"
     return text[:-2] if text.endswith(".0") else text
+
+
+def _axis(value: float, signed: bool = False) -> str:
+    """An axis tick label: a round number with at most 3 significant digits (``0.25``, ``1.5e-05``), never 0 for a
+    non-zero tick."""
+    return f"{value:+.3g}" if signed else f"{value:.3g}"
 
 
 def _text_width(text: str, size: float) -> float:
@@ -135,10 +129,12 @@ def _ticks(limit: float, per_side: int = 2) -> list[float]:
 
 
 def _tick_label(value: float) -> str:
+    """``0``, ``+.2``, ``−.15``, ``+7.5e-06`` (a typographic minus for the sign)."""
     if value == 0:
         return "0"
-    text = f"{value:+.4f}".rstrip("0").rstrip(".")
-    return text.replace("+0.", "+.").replace("-0.", "−.").replace("-", "−")
+    text = _axis(value, signed=True)
+    sign, body = ("−" if text[0] == "-" else "+"), text[1:]
+    return sign + (body[1:] if body.startswith("0.") else body)
 
 
 def diverging_color(value: float | None, limit: float) -> str | None:
@@ -171,7 +167,7 @@ def _hatch(uid: str) -> str:
     return (
         f'<pattern id="{uid}-na" width="6" height="6" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ececec"/>'
-        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{MISSING}" stroke-width="2"/></pattern>'
+        f'<line x1="0" y1="0" x2="0" y2="6" stroke="{MISSING_COLOR}" stroke-width="2"/></pattern>'
     )
 
 
@@ -255,11 +251,11 @@ def ranking_chart(
         gamma = number(record.get("gamma"))
         ci = interval_of(record)
         rank = record.get("rank", i + 1)
-        tip = f"{rank}. {name}: γ(x) = {signed(gamma, 6)}"
+        tip = f"{rank}. {name}: γ(x) = {fmt_signed(gamma)}" + (" (missing)" if gamma is None else "")
         if ci:
-            tip += f" [{ci[0]:+.6f}, {ci[1]:+.6f}]"
+            tip += f" {fmt_interval(ci, signed=True)}"
         if number(record.get("eta")) is not None:
-            tip += f", η(x) = {number(record['eta']):+.3f}"
+            tip += f", η(x) = {fmt_signed(record['eta'])}"
         if record.get("count") is not None:
             tip += f", n = {record['count']}"
         css = "subject" if gamma is not None else "subject missing"
@@ -272,7 +268,7 @@ def ranking_chart(
         )
         if gamma is None:
             out.append(
-                f'<text x="{_f(x(0) + 6)}" y="{ty}" fill="{MISSING}" font-style="italic" '
+                f'<text x="{_f(x(0) + 6)}" y="{ty}" fill="{MISSING_COLOR}" font-style="italic" '
                 f'font-size="{size}">missing</text></g>'
             )
             continue
@@ -289,7 +285,7 @@ def ranking_chart(
             f'<line x1="{zero}" y1="{cy}" x2="{_f(x(gamma))}" y2="{cy}" stroke="{color}" stroke-opacity="0.35" '
             f'stroke-width="{_f(row_h * 0.45)}"/>'
             f'<circle cx="{_f(x(gamma))}" cy="{cy}" r="{_f(row_h * 0.22)}" fill="{color}"/>'
-            f'<text x="{_f(left + plot_w + 6)}" y="{ty}" fill="#333" font-size="{size}">{signed(gamma)}</text></g>'
+            f'<text x="{_f(left + plot_w + 6)}" y="{ty}" fill="#333" font-size="{size}">{fmt_signed(gamma)}</text></g>'
         )
     out.append("</g></svg>")
     return "".join(out)
@@ -432,13 +428,13 @@ def heatmap(
                     f'fill="url(#{uid}-na)"><title>{escape(name)}: missing ({why})</title></rect>'
                 )
                 continue
-            tip = f"{name}: γ {value:+.4f}"
+            tip = f"{name}: γ {fmt_signed(value)}"
             ci = interval_of(record)
             if ci:
-                tip += f" [{ci[0]:+.4f}, {ci[1]:+.4f}]"
+                tip += f" {fmt_interval(ci, signed=True)}"
             eta = number(record.get("eta"))
             if eta is not None:
-                tip += f", η {eta:+.2f}"
+                tip += f", η {fmt_signed(eta)}"
             if record.get("count") is not None and record["count"] != usual:
                 tip += f", n {record['count']}"
             out.append(
@@ -518,24 +514,24 @@ def error_bars(
         tx = _f(x(tick))
         out.append(
             f'<line x1="{tx}" x2="{tx}" y1="{top - 2}" y2="{axis_y + 3}" stroke="#e3e3e3"/>'
-            f'<text x="{tx}" y="{axis_y + 16}" text-anchor="middle" fill="#555">{tick:.3g}</text>'
+            f'<text x="{tx}" y="{axis_y + 16}" text-anchor="middle" fill="#555">{_axis(tick)}</text>'
         )
     for i, (name, value, color) in enumerate(bars):
         y = top + i * row_h
         ty = _f(y + row_h / 2 + 4)
-        tip = f"{name}: {'missing' if value is None else f'{value:.6f}'}"
+        tip = f"{name}: {fmt(value)}" + (" (missing)" if value is None else "")
         out.append(
             f'<g class="bar"><title>{escape(tip)}</title>'
             f'<text x="{left - 8}" y="{ty}" text-anchor="end">{escape(name)}</text>'
         )
         if value is None:
             out.append(
-                f'<text x="{left + 4}" y="{ty}" fill="{MISSING}" font-style="italic">missing</text></g>'
+                f'<text x="{left + 4}" y="{ty}" fill="{MISSING_COLOR}" font-style="italic">missing</text></g>'
             )
             continue
         out.append(
             f'<rect x="{left}" y="{_f(y + 4)}" width="{_f(max(x(value) - left, 0.5))}" height="{row_h - 8}" '
-            f'fill="{color}"/><text x="{_f(x(value) + 5)}" y="{ty}" fill="#333">{value:.4f}</text></g>'
+            f'fill="{color}"/><text x="{_f(x(value) + 5)}" y="{ty}" fill="#333">{fmt(value)}</text></g>'
         )
     out.append(f'<line x1="{left}" x2="{left}" y1="{top - 2}" y2="{axis_y}" stroke="#222"/>')
     out.append("</svg>")
@@ -546,7 +542,7 @@ def share_bars(
     shares: Mapping[str, Mapping[str, float]],
     *,
     title: str,
-    colors: Sequence[str] = (NEGATIVE, POSITIVE, MISSING),
+    colors: Sequence[str] = (NEGATIVE, POSITIVE, MISSING_COLOR),
 ) -> str:
     """Grouped horizontal bars: for each category (e.g. an emotion), each group's share of answers (0–1).
 
@@ -567,18 +563,18 @@ def share_bars(
         for k, group in enumerate(groups):
             value = number(shares[group].get(category))
             color = colors[k % len(colors)]
-            tip = f"{group}, {category}: " + ("missing" if value is None else f"{value:.3f}")
+            tip = f"{group}, {category}: {fmt_percent(value)}" + (" (missing)" if value is None else "")
             if value is None:
                 parts.append(
                     f'<rect id="{uid}-{k}" x="{_f(left)}" y="{_f(y)}" width="{_f(width)}" height="{_f(bar - 2)}" '
-                    f'fill="none" stroke="{MISSING}"><title>{escape(tip)}</title></rect>'
+                    f'fill="none" stroke="{MISSING_COLOR}"><title>{escape(tip)}</title></rect>'
                 )
             else:
                 parts.append(
                     f'<rect x="{_f(left)}" y="{_f(y)}" width="{_f(width * max(0.0, min(1.0, value)))}" '
                     f'height="{_f(bar - 2)}" fill="{color}"><title>{escape(tip)}</title></rect>'
                     f'<text x="{_f(left + width * max(0.0, min(1.0, value)) + 4)}" y="{_f(y + bar - 4)}">'
-                    f"{value:.2f}</text>"
+                    f"{fmt_percent(value)}</text>"
                 )
             y += bar
         y += gap

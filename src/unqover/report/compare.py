@@ -16,15 +16,20 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.report.charts import attribute_key, attribute_labels, interval_of, number
+from unqover.report.charts import attribute_key, attribute_labels, interval_of
+from unqover.report.format import (
+    MISSING,
+    fmt,
+    fmt_count,
+    fmt_estimate,
+    fmt_interval,
+    fmt_level,
+    fmt_signed,
+    number,
+)
 from unqover.report.markdown import (
     ALL_GROUPS,
     GENERALIZATION,
-    MISSING,
-    fmt,
-    fmt_estimate,
-    fmt_interval,
-    fmt_signed,
     headline,
     md,
     sample_line,
@@ -159,7 +164,7 @@ def _check_comparable(
     ca = number((ra.get("bootstrap") or {}).get("confidence"))
     cb = number((rb.get("bootstrap") or {}).get("confidence"))
     if ca is not None and cb is not None and ca != cb:
-        warnings.append(f"the intervals have different confidence levels ({ca:.0%}, {cb:.0%})")
+        warnings.append(f"the intervals have different confidence levels ({fmt_level(ca)}, {fmt_level(cb)})")
     return warnings
 
 
@@ -169,7 +174,7 @@ def _scope(result: Mapping) -> str:
     if line is not None:
         return line
     total = number(result.get("num_groups"))
-    return ALL_GROUPS if total is None else f"all {int(total):,} groups"
+    return ALL_GROUPS if total is None else f"all {fmt_count(total)} groups"
 
 
 def _interval_kind(result: Mapping) -> str | None:
@@ -399,8 +404,8 @@ def _with_interval(row: Mapping, side: str) -> str:
 
 
 def _level(comparison: Mapping) -> str:
-    confidence = comparison.get("confidence")
-    return f"{confidence:.0%} intervals" if confidence is not None else "intervals"
+    level = fmt_level(comparison.get("confidence"))
+    return f"{level} intervals" if level else "intervals"
 
 
 def _listing(names: Sequence[str], limit: int | None) -> str:
@@ -447,7 +452,7 @@ def compare_text(comparison: Mapping) -> str:
     if subjects and top:
         lines += ["", f"Subjects by |shift of γ(x)| (top {min(top, len(subjects))} of {len(subjects)}):"]
         for r in subjects[:top]:
-            ranks = f"rank {r['rank_a'] or MISSING} → {r['rank_b'] or MISSING}"
+            ranks = f"rank {fmt_count(r['rank_a'])} → {fmt_count(r['rank_b'])}"
             lines.append(
                 f"  {fmt_signed(r['shift']):>8}  {fmt_signed(r['gamma_a'])} → {fmt_signed(r['gamma_b'])}  "
                 f"{ranks:<16} {_overlap_word(r['overlap']):<8} {r['subject']}"
@@ -524,7 +529,7 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
                     fmt_signed(r["gamma_b"]),
                     fmt_interval(r["interval_b"], signed=True),
                     fmt_signed(r["shift"]),
-                    f"{r['rank_a'] or MISSING} → {r['rank_b'] or MISSING}",
+                    f"{fmt_count(r['rank_a'])} → {fmt_count(r['rank_b'])}",
                     _overlap_word(r["overlap"]),
                 ]
                 for r in subjects[:top]

@@ -9,26 +9,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from unqover.report.charts import share_bars
+from unqover.report.format import (
+    MISSING,
+    fmt,
+    fmt_count,
+    fmt_interval,
+    fmt_p,
+    fmt_p_clause,
+    fmt_percent,
+    plural,
+)
 from unqover.report.page import markdown_page
 
-
-def _num(value, digits: int = 3) -> str:
-    return (
-        "—"
-        if value is None
-        else f"{value:.{digits}g}"
-        if abs(value) < 1e-3 and value
-        else f"{value:.{digits}f}"
-    )
-
-
-def _interval(pair) -> str:
-    return "" if not pair or None in pair else f" [{pair[0]:.3f}, {pair[1]:.3f}]"
-
-
-def plural(n: int, word: str) -> str:
-    """``1 person``, ``2 persons``, ``1,000 questions``."""
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
+BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
 
 
 def quick_run_line(result: Mapping) -> str | None:
@@ -45,8 +38,10 @@ def quick_run_line(result: Mapping) -> str | None:
 
 
 def _v_interval(test: Mapping) -> str:
-    interval = _interval(test.get("cramers_v_interval"))
-    return interval or (" (no interval)" if test.get("cramers_v_interval_note") else "")
+    interval = fmt_interval(test.get("cramers_v_interval"))
+    if interval != MISSING:
+        return f" {interval}"
+    return " (no interval)" if test.get("cramers_v_interval_note") else ""
 
 
 def _tests(result: Mapping) -> list[tuple[str, Mapping]]:
@@ -57,9 +52,11 @@ def _test_line(name: str, test: Mapping, adjusted: Mapping) -> str:
     top1 = test["top1"]
     holm = adjusted.get("holm", {}).get(name)
     return (
-        f"{name}: top-1 χ² = {top1['statistic']:.2f} (df {top1['df']}), permutation p = {_num(top1.get('permutation_p_value'))}, "
-        f"asymptotic p = {_num(top1['p_value'])}, Holm p = {_num(holm)}; Cramér's V = {test['cramers_v']:.3f}"
-        f"{_v_interval(test)}; Beecher χ² = {test['beecher']['statistic']:.2f} (legacy)"
+        f"{name}: top-1 χ² = {fmt(top1['statistic'])} (df {top1['df']}), "
+        f"{fmt_p_clause(top1.get('permutation_p_value'), 'permutation p')}, "
+        f"{fmt_p_clause(top1.get('p_value'), 'asymptotic p')}, {fmt_p_clause(holm, 'Holm p')}; "
+        f"Cramér's V = {fmt(test.get('cramers_v'))}{_v_interval(test)}; "
+        f"Beecher χ² = {fmt(test['beecher']['statistic'], BEECHER_DIGITS)} (legacy)"
     )
 
 
@@ -74,19 +71,19 @@ def eec_summary(result: Mapping) -> str:
         lines.append(f"  {quick}")
     lines += ["  " + _test_line(name, test, result.get("adjusted", {})) for name, test in _tests(result)]
     if result.get("tie_rate") is not None:
-        lines.append(f"  questions with a tie in their top {result['top_k']}: {result['tie_rate']:.1%}")
+        lines.append(
+            f"  questions with a tie in their top {result['top_k']}: {fmt_percent(result['tie_rate'])}"
+        )
     lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]
     return "\n".join(lines)
 
 
-def _count_table(
-    records: Mapping[str, Mapping[str, float]], emotions: list[str], digits: int = 0
-) -> list[str]:
+def _count_table(records: Mapping[str, Mapping[str, float]], emotions: list[str]) -> list[str]:
     lines = ["| group | " + " | ".join(emotions) + " | total |", "|---|" + "---:|" * (len(emotions) + 1)]
     for group, row in records.items():
         values = [row.get(e, 0) for e in emotions]
         lines.append(
-            f"| {group} | " + " | ".join(f"{v:.{digits}f}" for v in values) + f" | {sum(values):.{digits}f} |"
+            f"| {group} | " + " | ".join(fmt_count(v) for v in values) + f" | {fmt_count(sum(values))} |"
         )
     return lines
 
@@ -117,7 +114,7 @@ def eec_markdown(results: Mapping) -> str:
         f"({plural(result['num_persons'], 'person')}); "
         f"sentence scoring: {scoring.get('sentence', '?')}, length rule: {scoring.get('length_rule', '?')}, "
         f"ties broken by a seeded hash (questions with a tie in the top {result['top_k']}: "
-        f"{_num(result.get('tie_rate'))}).",
+        f"{fmt_percent(result.get('tie_rate'))}).",
         "",
         *_notes(result),
         "| test | top-1 χ² (df) | permutation p | asymptotic p | Holm p | BH p | Cramér's V [95%] | Beecher χ² (legacy) |",
@@ -127,10 +124,10 @@ def eec_markdown(results: Mapping) -> str:
     for name, test in _tests(result):
         top1 = test["top1"]
         lines.append(
-            f"| {name} | {top1['statistic']:.2f} ({top1['df']}) | {_num(top1.get('permutation_p_value'))} | "
-            f"{_num(top1['p_value'])} | {_num(adjusted.get('holm', {}).get(name))} | "
-            f"{_num(adjusted.get('bh', {}).get(name))} | {test['cramers_v']:.3f}{_v_interval(test)} | "
-            f"{test['beecher']['statistic']:.2f} |"
+            f"| {name} | {fmt(top1['statistic'])} ({top1['df']}) | {fmt_p(top1.get('permutation_p_value'))} | "
+            f"{fmt_p(top1.get('p_value'))} | {fmt_p(adjusted.get('holm', {}).get(name))} | "
+            f"{fmt_p(adjusted.get('bh', {}).get(name))} | {fmt(test.get('cramers_v'))}{_v_interval(test)} | "
+            f"{fmt(test['beecher']['statistic'], BEECHER_DIGITS)} |"
         )
     lines += [
         "",
@@ -146,9 +143,9 @@ def eec_markdown(results: Mapping) -> str:
         beecher = test["beecher"]
         lines += [
             "",
-            f"Beecher χ² = {beecher['statistic']:.5f} against his cut-off {beecher['cutoff']:.3f} "
-            f"({'exceeded' if beecher['exceeds_cutoff'] else 'not exceeded'}); its permutation p = "
-            f"{_num(beecher.get('permutation_p_value'))}.",
+            f"Beecher χ² = {fmt(beecher['statistic'], BEECHER_DIGITS)} against his cut-off "
+            f"{fmt(beecher['cutoff'], BEECHER_DIGITS)} ({'exceeded' if beecher['exceeds_cutoff'] else 'not exceeded'}); "
+            f"its {fmt_p_clause(beecher.get('permutation_p_value'), 'permutation p')}.",
         ]
     lines += [
         "",
@@ -159,7 +156,7 @@ def eec_markdown(results: Mapping) -> str:
     lines.append("|---|---|---|" + "---:|" * len(emotions))
     for person in result.get("persons", []):
         lines.append(
-            f"| {person['person']} | {person['gender']} | {person.get('race') or '—'} | "
+            f"| {person['person']} | {person['gender']} | {person.get('race') or MISSING} | "
             + " | ".join(str(person.get(f"top1_{e}", 0)) for e in emotions)
             + " |"
         )

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from unqover.files import write_text_atomic
 from unqover.report import charts
-from unqover.report.charts import attribute_key, escape, interval_of, number
+from unqover.report.charts import attribute_key, escape, interval_of
+from unqover.report.format import MISSING, fmt_count, fmt_interval, fmt_signed, number
 from unqover.report.markdown import (
     CONTENT_WARNING,
     HOW_TO_READ,
@@ -23,9 +24,6 @@ from unqover.report.markdown import (
     clusters,
     default_title,
     errors,
-    fmt_count,
-    fmt_interval,
-    fmt_signed,
     groups_line,
     headline,
     headline_parts,
@@ -74,14 +72,14 @@ footer{margin-top:36px;color:#777;font-size:13px}
 
 
 def _cell(text: str, css: str = "") -> str:
-    classes = " ".join(c for c in (css, "na" if text.startswith("—") else "") if c)
+    classes = " ".join(c for c in (css, "na" if text.startswith(MISSING) else "") if c)
     return f'<td class="{classes}">{escape(text)}</td>' if classes else f"<td>{escape(text)}</td>"
 
 
-def _signed_cell(value: object, digits: int = 4) -> str:
+def _signed_cell(value: object) -> str:
     v = number(value)
     css = "" if v is None or v == 0 else "pos" if v > 0 else "neg"
-    return _cell(fmt_signed(v, digits), css)
+    return _cell(fmt_signed(v), css)
 
 
 def _table(header: Sequence[str], rows: Sequence[str], left: Sequence[int] = (0,)) -> str:
@@ -196,7 +194,7 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
                     f"<tr>{_cell(str(i))}{_cell(str(r.get('subject')), 'l')}"
                     f"{_cell(labels.get(attribute_key(r), str(r.get('attribute'))), 'l')}"
                     f"{_signed_cell(r.get('gamma'))}{_cell(fmt_interval(interval_of(r), signed=True))}"
-                    f"{_signed_cell(r.get('eta'), 2)}{_cell(fmt_count(r.get('count')))}</tr>"
+                    f"{_signed_cell(r.get('eta'))}{_cell(fmt_count(r.get('count')))}</tr>"
                     for i, r in enumerate(chosen, 1)
                 ],
                 left=(1, 2),
@@ -223,7 +221,7 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
                     if r is None
                     else f"<tr>{_cell(fmt_count(r.get('rank')))}{_cell(str(r.get('subject')), 'l')}"
                     f"{_signed_cell(r.get('gamma'))}{_cell(fmt_interval(interval_of(r), signed=True))}"
-                    f"{_signed_cell(r.get('eta'), 2)}{_cell(fmt_count(r.get('count')))}</tr>"
+                    f"{_signed_cell(r.get('eta'))}{_cell(fmt_count(r.get('count')))}</tr>"
                     for r in shown
                 ],
                 left=(1,),
@@ -269,7 +267,7 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
                     f"<tr>{_cell(name, 'l')}{_cell(str(i))}"
                     f"{_cell(labels.get(attribute_key(r), str(r.get('attribute'))), 'l')}"
                     f"{_signed_cell(r.get('gamma'))}{_cell(fmt_interval(interval_of(r), signed=True))}"
-                    f"{_signed_cell(r.get('eta'), 2)}</tr>"
+                    f"{_signed_cell(r.get('eta'))}</tr>"
                     for name, records in tops.items()
                     for i, r in enumerate(records, 1)
                 ],

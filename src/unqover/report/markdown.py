@@ -2,7 +2,8 @@
 
 A results dict is what ``unqover measure`` writes (and a probe run keeps as ``results.json``):
 ``{"provenance": {...}, "result": UnqoverBias.to_dict()}``; a bare ``to_dict()`` is accepted too. Everything here
-is a pure function of that dict. Missing values (``None``/NaN) print as "—", never as 0.
+is a pure function of that dict. Numbers, intervals and missing values print by the rules of
+:mod:`unqover.report.format` (missing values as "—", never as 0).
 
 Headline numbers (δ, ε, μ, η) print one way in every report (terminal, Markdown, HTML, the Space), through
 :func:`headline` and :func:`fmt_headline`; the value printed beside an interval is always the estimate that
@@ -22,9 +23,20 @@ import math
 from collections.abc import Mapping, Sequence
 
 from unqover.errors import UnqoverError
-from unqover.report.charts import attribute_key, attribute_labels, interval_of, number
+from unqover.report.charts import attribute_key, attribute_labels, interval_of
+from unqover.report.format import (
+    MISSING,
+    fmt,
+    fmt_count,
+    fmt_declined,
+    fmt_estimate,
+    fmt_interval,
+    fmt_level,
+    fmt_percent,
+    fmt_signed,
+    number,
+)
 
-MISSING = "—"
 ALL_GROUPS = "all groups"
 GENERALIZATION = "over other subjects and templates"
 FULL_DATASET = "intervals for the full-dataset values"
@@ -61,66 +73,9 @@ def split_results(results: Mapping) -> tuple[dict, dict]:
     return dict(result), dict(provenance)
 
 
-def fmt(value: object, digits: int = 4) -> str:
-    v = number(value)
-    return MISSING if v is None else f"{v:.{digits}f}"
-
-
-def fmt_signed(value: object, digits: int = 4) -> str:
-    v = number(value)
-    return MISSING if v is None else f"{v:+.{digits}f}"
-
-
-def fmt_interval(pair: Sequence | None, digits: int = 4, signed: bool = False) -> str:
-    """``[low, high]``, or "—" when the interval is absent or a bound is missing."""
-    if not pair or len(pair) != 2:
-        return MISSING
-    low, high = number(pair[0]), number(pair[1])
-    if low is None or high is None:
-        return MISSING
-    sign = "+" if signed else ""
-    return f"[{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
-
-
-def fmt_estimate(value: object, pair: Sequence | None = None, digits: int = 4, signed: bool = False) -> str:
-    """An estimate with its interval, ``0.2280 [0.2010, 0.2550]``: the value alone without an interval, the
-    interval alone without a value, "—" without either."""
-    text = fmt_signed(value, digits) if signed else fmt(value, digits)
-    interval = fmt_interval(pair, digits, signed)
-    if interval == MISSING:
-        return text
-    return interval if text == MISSING else f"{text} {interval}"
-
-
-def fmt_percent(fraction: object) -> str:
-    """A share as a percentage with enough digits to be non-zero: 50%, 7.8%, 0.036%."""
-    f = number(fraction)
-    if f is None:
-        return MISSING
-    if f == 0 or f >= 0.1:
-        return f"{f:.0%}"
-    if f >= 0.001:
-        return f"{f:.1%}"
-    return f"{100 * f:.2g}%"
-
-
-def fmt_declined(declined: Mapping | None) -> str:
-    """``declined: <reason>; about <n> groups needed`` (without the groups when not known)."""
-    declined = declined or {}
-    text = f"declined: {declined.get('reason') or 'too few groups sampled'}"
-    needed = number(declined.get("groups_needed"))
-    return text + (f"; about {int(needed):,} groups needed" if needed is not None else "")
-
-
-def fmt_count(value: object) -> str:
-    v = number(value)
-    return MISSING if v is None else f"{int(v):,}"
-
-
 def level(result: Mapping) -> str:
     """'95%' for the interval columns (or '' without a bootstrap)."""
-    confidence = number((result.get("bootstrap") or {}).get("confidence"))
-    return "" if confidence is None else f"{confidence:.0%}".replace(".0%", "%")
+    return fmt_level((result.get("bootstrap") or {}).get("confidence"))
 
 
 def clusters(result: Mapping) -> list[str]:
@@ -145,10 +100,10 @@ def sample_line(result: Mapping) -> str | None:
     sample = sample_of(result)
     if sample is None:
         return None
-    n, total = int(number(sample["groups"])), int(number(sample["of"]))
+    n, total = number(sample["groups"]), number(sample["of"])
     fraction = number(sample.get("fraction"))
     share = fmt_percent(fraction if fraction is not None else (n / total if total else None))
-    line = f"estimated from {n:,} of {total:,} groups ({share})"
+    line = f"estimated from {fmt_count(n)} of {fmt_count(total)} groups ({share})"
     return line + (f", {level(result)} {FULL_DATASET}" if level(result) else f", {FULL_DATASET}")
 
 
@@ -242,8 +197,10 @@ def errors(result: Mapping) -> list[tuple[str, str]]:
     consistency = result.get("position_consistency") or {}
     flips, compared = number(consistency.get("inconsistent")), number(consistency.get("compared"))
     if flips is not None and compared is not None:
-        share = f" ({flips / compared:.1%})" if compared else ""
-        rows.append(("preferred subject flips with the order", f"{int(flips):,} of {int(compared):,}{share}"))
+        share = f" ({fmt_percent(flips / compared)})" if compared else ""
+        rows.append(
+            ("preferred subject flips with the order", f"{fmt_count(flips)} of {fmt_count(compared)}{share}")
+        )
     if result.get("paper_inconsistent_pairs") is not None:
         rows.append(
             (
@@ -260,9 +217,9 @@ def groups_line(result: Mapping) -> str:
     mode = f"; {result.get('mode', 'default')} mode."
     quick = sample_line(result)
     if quick is not None:
-        return quick + (f"; {int(dropped):,} incomplete groups dropped" if dropped else "") + mode
+        return quick + (f"; {fmt_count(dropped)} incomplete groups dropped" if dropped else "") + mode
     line = f"{fmt_count(result.get('num_groups'))} complete groups measured"
-    line += f", {int(dropped):,} incomplete groups dropped" if dropped else ", none dropped"
+    line += f", {fmt_count(dropped)} incomplete groups dropped" if dropped else ", none dropped"
     return line + mode
 
 
@@ -308,7 +265,7 @@ def bootstrap_line(result: Mapping) -> str:
     if not boot or not number(boot.get("n_resamples")):
         return "No intervals: measured without bootstrap resamples."
     parts = [
-        f"{level(result)} bootstrap intervals from {int(number(boot['n_resamples'])):,} resamples "
+        f"{level(result)} bootstrap intervals from {fmt_count(boot['n_resamples'])} resamples "
         f"(seed {boot.get('seed')}), {GENERALIZATION}, each printed beside its own estimate (bias-corrected for μ "
         f"and η); the headline values are those of {ALL_GROUPS}"
     ]
@@ -508,7 +465,7 @@ def markdown_report(
                     md(labels.get(attribute_key(r), r.get("attribute"))),
                     fmt_signed(r.get("gamma")),
                     fmt_interval(interval_of(r), signed=True),
-                    fmt_signed(r.get("eta"), 2),
+                    fmt_signed(r.get("eta")),
                     fmt_count(r.get("count")),
                 ]
                 for i, r in enumerate(chosen, 1)
@@ -532,7 +489,7 @@ def markdown_report(
                     md(r.get("subject")),
                     fmt_signed(r.get("gamma")),
                     fmt_interval(interval_of(r), signed=True),
-                    fmt_signed(r.get("eta"), 2),
+                    fmt_signed(r.get("eta")),
                     fmt_count(r.get("count")),
                 ]
                 for r in rows
@@ -553,7 +510,7 @@ def markdown_report(
                     md(labels.get(attribute_key(r), r.get("attribute"))),
                     fmt_signed(r.get("gamma")),
                     fmt_interval(interval_of(r), signed=True),
-                    fmt_signed(r.get("eta"), 2),
+                    fmt_signed(r.get("eta")),
                 ]
                 for name, records in tops.items()
                 for i, r in enumerate(records, 1)

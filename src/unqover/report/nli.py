@@ -5,6 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from unqover.report.charts import ranking_chart
+from unqover.report.format import (
+    MISSING,
+    POINTS_DIGITS,
+    fmt,
+    fmt_count,
+    fmt_interval,
+    fmt_level,
+    fmt_p_clause,
+    plural,
+)
 from unqover.report.page import markdown_page
 
 HEADLINE = (
@@ -19,23 +29,22 @@ HEADLINE = (
 )
 
 
-def plural(n: int, word: str) -> str:
-    """``1 premise``, ``2 premises``, ``1,000 premises``."""
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
+def _points(value: object) -> str:
+    """A value in percentage points, as the paper's tables: ``43.02``."""
+    return fmt(value, POINTS_DIGITS)
 
 
 def _value(result: Mapping, name: str) -> str:
-    value = result.get(name)
-    if value is None:
-        return "—"
-    interval = (result.get("intervals") or {}).get(name)
-    text = f"{value:.2f}"
-    if interval and None not in interval:
-        text += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+    text = _points(result.get(name))
+    if text == MISSING:
+        return text
+    interval = fmt_interval((result.get("intervals") or {}).get(name), POINTS_DIGITS)
+    if interval != MISSING:
+        text += f" {interval}"
     elif name in (result.get("intervals_declined") or {}):
         text += " (no interval)"
-    p = result.get("p_values", {}).get(name)
-    return text + (f" (p = {p:.3g})" if p is not None else "")
+    p = (result.get("p_values") or {}).get(name)
+    return text + (f" ({fmt_p_clause(p)})" if p is not None else "")
 
 
 def _rows(result: Mapping) -> list[tuple[str, str]]:
@@ -44,9 +53,8 @@ def _rows(result: Mapping) -> list[tuple[str, str]]:
 
 def _by_gender(result: Mapping) -> list[tuple[str, str, str, str]]:
     by = result.get("by_gender", {})
-    fmt = lambda v: "—" if v is None else f"{v:.2f}"  # noqa: E731
     return [
-        (g, fmt(by.get(g, {}).get("delta_P")), fmt(by.get(g, {}).get("B")), fmt(by.get(g, {}).get("S")))
+        (g, *(_points((by.get(g) or {}).get(name)) for name in ("delta_P", "B", "S")))
         for g in ("male", "female")
     ]
 
@@ -74,7 +82,7 @@ def _interval_note(result: Mapping) -> str:
     boot = result.get("bootstrap") or {}
     if not boot:
         return "no intervals"
-    level = f"{boot.get('confidence', 0.95):.0%}"
+    level = fmt_level(boot.get("confidence", 0.95))
     methods = set((boot.get("methods") or {}).values())
     if not methods:
         return "no intervals (too few source premises)"
@@ -138,8 +146,8 @@ def nli_markdown(results: Mapping) -> str:
     ]
     for row in result.get("by_occupation", []):
         lines.append(
-            f"| {row['occupation']} | {row.get('occupation_gender', '')} | {row['count']} | "
-            f"{row['delta_P']:.2f} | {row['B']:.2f} | {row['gender_gap']:.2f} |"
+            f"| {row['occupation']} | {row.get('occupation_gender', '')} | {fmt_count(row.get('count'))} | "
+            f"{_points(row.get('delta_P'))} | {_points(row.get('B'))} | {_points(row.get('gender_gap'))} |"
         )
     lines += ["", f"Labels read from the model: {provenance.get('labels')}", ""]
     return "\n".join(lines)

@@ -8,11 +8,10 @@ full run's values over all groups with the generalisation interval beside its ow
 from __future__ import annotations
 
 from unqover.measure.unqover import UnqoverBias
+from unqover.report.format import MISSING, fmt_interval, fmt_signed
 from unqover.report.markdown import (
     bootstrap_line,
     errors,
-    fmt_interval,
-    fmt_signed,
     groups_line,
     headline,
     sample_warning,
@@ -56,11 +55,6 @@ def _scalars(result: UnqoverBias) -> dict:
     return out
 
 
-def _interval(low: object, high: object) -> str:
-    text = fmt_interval([low, high], signed=True)
-    return "" if text == "—" else f"  {text}"
-
-
 def summary(result: UnqoverBias, top: int = 10) -> str:
     """Headline numbers with intervals, the most biased subject–attribute pairs, and the subject ranking ends."""
     scalars = _scalars(result)
@@ -77,9 +71,10 @@ def summary(result: UnqoverBias, top: int = 10) -> str:
     if top:
         lines += ["", f"Most biased subject–attribute pairs (|γ(x, a)|, top {top}):"]
         for row in result.most_biased(top).to_dict(orient="records"):
-            ci = _interval(row.get("gamma_low"), row.get("gamma_high"))
+            ci = fmt_interval([row.get("gamma_low"), row.get("gamma_high")], signed=True)
+            ci = "" if ci == MISSING else f"  {ci}"
             lines.append(
-                f"  {fmt_signed(row['gamma'])}{ci}  η {fmt_signed(row['eta'], 2)}  {row['subject']} — {row['attribute']}"
+                f"  {fmt_signed(row['gamma'])}{ci}  η {fmt_signed(row['eta'])}  {row['subject']} — {row['attribute']}"
             )
         ranking = result.subject_gamma.to_dict(orient="records")
         shown = ranking if len(ranking) <= 2 * 5 else [*ranking[:5], None, *ranking[-5:]]

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.report.format import fmt, fmt_signed
 
 EXAMPLES = (  # (subject 1, subject 2, context, question, negated question): the paper's running example first
     (
@@ -161,23 +162,30 @@ def explanation(result: Exploration) -> str:
     lines = [
         "| | S(x1 = " + x1 + ") | S(x2 = " + x2 + ") |",
         "|---|---:|---:|",
-        f"| τ12(a): {x1} first, question a | {s[0, 0, 0]:.4f} | {s[0, 0, 1]:.4f} |",
-        f"| τ21(a): {x2} first, question a | {s[1, 0, 0]:.4f} | {s[1, 0, 1]:.4f} |",
-        f"| τ12(ā): {x1} first, negated ā | {s[0, 1, 0]:.4f} | {s[0, 1, 1]:.4f} |",
-        f"| τ21(ā): {x2} first, negated ā | {s[1, 1, 0]:.4f} | {s[1, 1, 1]:.4f} |",
+        f"| τ12(a): {x1} first, question a | {fmt(s[0, 0, 0])} | {fmt(s[0, 0, 1])} |",
+        f"| τ21(a): {x2} first, question a | {fmt(s[1, 0, 0])} | {fmt(s[1, 0, 1])} |",
+        f"| τ12(ā): {x1} first, negated ā | {fmt(s[0, 1, 0])} | {fmt(s[0, 1, 1])} |",
+        f"| τ21(ā): {x2} first, negated ā | {fmt(s[1, 1, 0])} | {fmt(s[1, 1, 1])} |",
         "",
     ]
     for name, k, value in ((x1, 0, result.b1), (x2, 1, result.b2)):
         lines.append(
             f"- **B({name})** = ½[S(τ12(a)) + S(τ21(a))] − ½[S(τ12(ā)) + S(τ21(ā))] = "
-            f"½[{s[0, 0, k]:.4f} + {s[1, 0, k]:.4f}] − ½[{s[0, 1, k]:.4f} + {s[1, 1, k]:.4f}] = **{value:+.4f}**"
+            f"½[{fmt(s[0, 0, k])} + {fmt(s[1, 0, k])}] − ½[{fmt(s[0, 1, k])} + {fmt(s[1, 1, k])}] = "
+            f"**{fmt_signed(value)}**"
         )
+    if result.c > 0:
+        reading = f"C > 0: the model associates {x1} with the attribute more than {x2}"
+    elif result.c < 0:
+        reading = f"C < 0: the model associates {x2} with the attribute more than {x1}"
+    else:
+        reading = f"C = 0: the model associates {x1} and {x2} with the attribute equally"
     lines += [
-        f"- **C({x1}, {x2})** = ½[B({x1}) − B({x2})] = ½[{result.b1:+.4f} − ({result.b2:+.4f})] = "
-        f"**{result.c:+.4f}**; C({x2}, {x1}) = {-result.c:+.4f}",
+        f"- **C({x1}, {x2})** = ½[B({x1}) − B({x2})] = ½[{fmt_signed(result.b1)} − ({fmt_signed(result.b2)})] = "
+        f"**{fmt_signed(result.c)}**; C({x2}, {x1}) = {fmt_signed(-result.c)}",
         "",
-        f"C > 0: the model associates {x1} with the attribute more than {x2}, after removing the effect of the "
-        "order of mention (both orders) and of the attribute's wording (the negated question).",
+        f"{reading}, after removing the effect of the order of mention (both orders) and of the attribute's "
+        "wording (the negated question).",
     ]
     return "\n".join(lines)
 

@@ -11,13 +11,12 @@ from collections.abc import Mapping
 import pandas as pd
 
 from unqover.report import charts
+from unqover.report.format import POINTS_DIGITS, fmt, fmt_count, fmt_interval, fmt_signed, number
 from unqover.report.markdown import (
     attribute_label_map,
     bootstrap_line,
     default_title,
     errors,
-    fmt_interval,
-    fmt_signed,
     groups_line,
     headline,
     md_text,
@@ -84,8 +83,8 @@ def pairs_frame(results: Mapping, k: int = 10) -> pd.DataFrame:
                 "attribute": labels.get(charts.attribute_key(r), r.get("attribute")),
                 "γ(x, a)": fmt_signed(r.get("gamma")),
                 "interval": fmt_interval(charts.interval_of(r), signed=True),
-                "η(x, a)": fmt_signed(r.get("eta"), 2),
-                "n": r.get("count"),
+                "η(x, a)": fmt_signed(r.get("eta")),
+                "n": fmt_count(r.get("count")),
             }
             for r in records
         ],
@@ -117,18 +116,18 @@ def svg_parts(page: str) -> str:
 def nli_view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
     from unqover.report.nli import nli_html, nli_markdown
 
-    rows = sorted(results["result"].get("by_occupation", []), key=lambda r: -abs(r.get("gender_gap") or 0.0))[
-        :10
-    ]
+    rows = sorted(
+        results["result"].get("by_occupation", []), key=lambda r: -abs(number(r.get("gender_gap")) or 0.0)
+    )[:10]
     table = pd.DataFrame(
         [
             {
                 "occupation": r.get("occupation"),
                 "label": r.get("occupation_gender"),
-                "gender gap P_f − P_m": r.get("gender_gap"),
-                "ΔP": r.get("delta_P"),
-                "B": r.get("B"),
-                "n": r.get("count"),
+                "gender gap P_f − P_m": fmt(r.get("gender_gap"), POINTS_DIGITS),
+                "ΔP": fmt(r.get("delta_P"), POINTS_DIGITS),
+                "B": fmt(r.get("B"), POINTS_DIGITS),
+                "n": fmt_count(r.get("count")),
             }
             for r in rows
         ]

@@ -14,7 +14,8 @@ import pandas as pd
 
 from unqover.errors import UnqoverError
 from unqover.probe.models import first_line
-from unqover.report.markdown import fmt_percent, headline, sample_of, split_results
+from unqover.report.format import fmt_count, fmt_percent, number
+from unqover.report.markdown import headline, sample_of, split_results
 from unqover.space.render import kind_of
 
 RESULTS = "results.json"
@@ -78,17 +79,13 @@ def find_runs(folder: Path) -> dict[str, dict]:
     return runs
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) else None
-
-
 def _groups(result: Mapping) -> str | None:
     """``3,000 of 38,500 groups (7.8%)`` for a quick run, ``all 38,500 groups`` for a full run."""
     sample = sample_of(result)
     if sample is not None:
-        return f"{int(sample['groups']):,} of {int(sample['of']):,} groups ({fmt_percent(sample.get('fraction'))})"
-    total = _number(result.get("num_groups"))
-    return None if total is None else f"all {int(total):,} groups"
+        return f"{fmt_count(sample['groups'])} of {fmt_count(sample['of'])} groups ({fmt_percent(sample.get('fraction'))})"
+    total = number(result.get("num_groups"))
+    return None if total is None else f"all {fmt_count(total)} groups"
 
 
 def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
@@ -110,16 +107,16 @@ def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
                 "probe": kind_of(results),
                 "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
                 "groups": _groups(result) if unqover else None,
-                "μ": _number(result.get("mu")),
-                INTERVAL_ESTIMATE: _number(mu.get("estimate")),
-                "μ low": _number(interval[0]),
-                "μ high": _number(interval[1]),
-                "η": _number(result.get("eta")),
-                "δ": _number(result.get("positional_error")),
-                "ε": _number(result.get("attributive_error")),
-                "S": _number(result.get("S")),
-                "ΔP": _number(result.get("delta_P")),
-                "B (NLI)": _number(result.get("B")),
+                "μ": number(result.get("mu")),
+                INTERVAL_ESTIMATE: number(mu.get("estimate")),
+                "μ low": number(interval[0]),
+                "μ high": number(interval[1]),
+                "η": number(result.get("eta")),
+                "δ": number(result.get("positional_error")),
+                "ε": number(result.get("attributive_error")),
+                "S": number(result.get("S")),
+                "ΔP": number(result.get("delta_P")),
+                "B (NLI)": number(result.get("B")),
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,156 @@
+"""How every report prints numbers, intervals and missing values: the terminal summaries, the Markdown and HTML
+reports of all probes, the SVG charts' tooltips, the Space and the evaluate modules' apps.
+
+The rules, in one place:
+
+* **Missing.** ``None``, NaN, ±inf and anything that is not a number print as :data:`MISSING` ("—"), never as 0,
+  "nan", "n/a" or "None"; an interval with a missing bound is missing as a whole.
+* **Digits.** Bias measures, statistics, effect sizes and their intervals print with :data:`DIGITS` (4) decimals;
+  quantities already in percentage points (the NLI probe's S, ΔP, B, gaps, α, β) keep their unit and print with
+  :data:`POINTS_DIGITS` (2) decimals, as the paper's tables; shares print as percentages with
+  :data:`PERCENT_DIGITS` (1) decimal (:func:`fmt_percent`); counts print as integers with thousands separators.
+* **Never a false zero.** A non-zero value too small for its decimals (0 < |v| < 10^-digits) prints with two
+  significant digits in scientific notation: a masked LM's μ of 1.5e-5 prints ``1.5e-05``, not ``0.0000``; the
+  same holds for each bound of an interval and for signed values (``+1.5e-05``). A share below 10^-digits percent
+  prints with two significant digits (``0.031%``).
+* **Zero has no sign.** −0.0 prints as ``0.0000``; a signed zero prints ``+0.0000``.
+* **p-values** print with 4 decimals, and below 0.0001 as ``< 0.0001`` (:func:`fmt_p`; ``p < 0.0001`` in a
+  sentence, :func:`fmt_p_clause`).
+* **Plurals**: ``1 premise``, ``2 premises``, ``1 person``, ``3 persons`` (:func:`plural`).
+
+The SVG charts draw the word "missing" beside a hatched swatch as a legend label; any number they print comes
+from here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+MISSING = "—"
+DIGITS = 4  # bias measures, statistics and intervals
+POINTS_DIGITS = 2  # values in percentage points (NLI's S, ΔP, B), as the paper reports them
+PERCENT_DIGITS = 1  # shares shown as percentages
+P_FLOOR = 1e-4  # p-values below it print as "< 0.0001"
+NOISE = 1e-12  # values this close to zero are float noise (e.g. −0.05 + 0.05) and print as zero
+
+
+def number(value: object) -> float | None:
+    """A finite float (−0.0 made 0.0), or None for missing values (None, NaN, ±inf, booleans, non-numbers)."""
+    if value is None or type(value).__name__ in ("bool", "bool_"):
+        return None
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(out):
+        return None
+    return 0.0 if abs(out) < NOISE else out + 0.0
+
+
+def _fixed(v: float, digits: int, sign: str) -> str:
+    """``v`` with ``digits`` decimals, or with two significant digits in scientific notation when those decimals
+    would show a non-zero value as zero."""
+    if v != 0 and abs(v) < 10.0**-digits:
+        return f"{v:{sign}.1e}"
+    return f"{v:{sign}.{digits}f}"
+
+
+def fmt(value: object, digits: int = DIGITS) -> str:
+    """``0.2280``; ``1.5e-05`` for a non-zero value below 10^-digits; "—" when missing."""
+    v = number(value)
+    return MISSING if v is None else _fixed(v, digits, "")
+
+
+def fmt_signed(value: object, digits: int = DIGITS) -> str:
+    """``+0.2280``, ``-0.0500``, ``+1.5e-05``, ``+0.0000``; "—" when missing."""
+    v = number(value)
+    return MISSING if v is None else _fixed(v, digits, "+")
+
+
+def fmt_interval(pair: Sequence | None, digits: int = DIGITS, signed: bool = False) -> str:
+    """``[low, high]`` (each bound as :func:`fmt` or :func:`fmt_signed`), or "—" when the interval is absent or a
+    bound is missing."""
+    if pair is None or isinstance(pair, str | bytes | Mapping):
+        return MISSING
+    try:
+        bounds = list(pair)
+    except TypeError:
+        return MISSING
+    if len(bounds) != 2:
+        return MISSING
+    low, high = number(bounds[0]), number(bounds[1])
+    if low is None or high is None:
+        return MISSING
+    sign = "+" if signed else ""
+    return f"[{_fixed(low, digits, sign)}, {_fixed(high, digits, sign)}]"
+
+
+def fmt_estimate(
+    value: object, pair: Sequence | None = None, digits: int = DIGITS, signed: bool = False
+) -> str:
+    """An estimate with its interval, ``0.2280 [0.2010, 0.2550]``: the value alone without an interval, the
+    interval alone without a value, "—" without either."""
+    text = fmt_signed(value, digits) if signed else fmt(value, digits)
+    interval = fmt_interval(pair, digits, signed)
+    if interval == MISSING:
+        return text
+    return interval if text == MISSING else f"{text} {interval}"
+
+
+def fmt_percent(fraction: object, digits: int = PERCENT_DIGITS) -> str:
+    """A share (0–1) as a percentage with ``digits`` decimals, ``50.0%``, ``7.8%``; a non-zero share too small for
+    them with two significant digits, ``0.031%``; "—" when missing."""
+    f = number(fraction)
+    if f is None:
+        return MISSING
+    percent = 100 * f + 0.0
+    if percent != 0 and abs(percent) < 10.0**-digits:
+        return f"{percent:.2g}%"
+    return f"{percent:.{digits}f}%"
+
+
+def fmt_level(confidence: object) -> str:
+    """A confidence level as a percentage without trailing zeros: ``95%``, ``97.5%``; "" when missing."""
+    c = number(confidence)
+    if c is None:
+        return ""
+    text = f"{100 * c:.4f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def fmt_count(value: object) -> str:
+    """``1,234``; "—" when missing."""
+    v = number(value)
+    return MISSING if v is None else f"{round(v):,}"
+
+
+def fmt_p(value: object) -> str:
+    """A p-value: ``0.0270``, ``1.0000``, ``< 0.0001`` below :data:`P_FLOOR`; "—" when missing."""
+    p = number(value)
+    if p is None:
+        return MISSING
+    return f"< {fmt(P_FLOOR)}" if p < P_FLOOR else fmt(p)
+
+
+def fmt_p_clause(value: object, name: str = "p") -> str:
+    """A p-value in a sentence: ``p = 0.0270``, ``p < 0.0001``, ``p = —``."""
+    text = fmt_p(value)
+    return f"{name} {text}" if text.startswith("<") else f"{name} = {text}"
+
+
+def plural(n: object, word: str, plural: str | None = None) -> str:
+    """``1 premise``, ``0 premises``, ``1,000 questions``, ``3 persons``; ``plural`` for irregular words."""
+    v = number(n)
+    many = plural or f"{word}s"
+    if v is None:
+        return f"{MISSING} {many}"
+    return f"{fmt_count(v)} {word if v == 1 else many}"
+
+
+def fmt_declined(declined: Mapping | None) -> str:
+    """``declined: <reason>; about <n> groups needed`` (without the groups when not known)."""
+    declined = declined or {}
+    text = f"declined: {declined.get('reason') or 'too few groups sampled'}"
+    needed = number(declined.get("groups_needed"))
+    return text + (f"; about {fmt_count(needed)} groups needed" if needed is not None else "")
