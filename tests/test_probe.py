@@ -454,3 +454,16 @@ def test_paper_mlm_scoring_uses_the_top_ten_and_the_pronoun_maximum(tmp_path, wo
             assert scores[i, k - 1] == pytest.approx(
                 max(top.get(name, 0.0), top.get(pronoun, 0.0)), rel=1e-5, abs=1e-12
             )
+
+
+def test_precision_rounds_through_the_command_line(models, upstream_word_lists_path, tmp_path, capsys):
+    out = tmp_path / "precise"
+    extra = ("--precision", "0.05", "--max-rows", "4000", "--batch-size", "64")
+    assert _probe(models["qa"], out, upstream_word_lists_path, *extra) == 0
+    printed = capsys.readouterr().out
+    assert "round 0: 1,000 of 38,500 groups" in printed and "stopped: --max-rows 4,000 reached" in printed
+    results = json.loads((out / "results.json").read_text())
+    assert results["provenance"]["selection"]["stopped"] == "--max-rows 4,000 reached"
+    assert results["result"]["sample"]["groups"] == 1000 and results["result"]["sample"]["of"] == 38_500
+    assert pq.read_table(out / "predictions.parquet").num_rows == 4000
+    assert (out / "rounds" / "00").is_dir()

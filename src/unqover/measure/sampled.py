@@ -330,23 +330,34 @@ def cell_intervals(
 def unit_mean_intervals(
     design: Design, rec: CellRecords, values: np.ndarray, num_units: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per unit, the mean over its attributes of θ(u, a) (attributes weighted equally): estimate and interval."""
+    """Per unit, the mean over its attributes of θ(u, a) (attributes weighted equally): estimate and interval.
+
+    A group's two values fall in two different units (its two subjects), so each unit's linearized total is a sum
+    over its own values: one pass of ``bincount`` gives every unit's variance.
+    """
     theta, term = design.cell_estimates(rec, values)
     num_attributes = len(design.population.attributes)
-    present = (rec.population_count > 0)[: num_units * num_attributes].reshape(num_units, num_attributes)
-    estimate = np.full(num_units, np.nan)
-    low, high = estimate.copy(), estimate.copy()
-    for u in np.flatnonzero(present.any(axis=1)):
-        coef = np.zeros(rec.num_cells)
-        cells = u * num_attributes + np.flatnonzero(present[u])
-        coef[cells] = 1.0 / len(cells)
-        sampled = theta[cells]
-        if np.isnan(sampled).all():
-            continue
-        estimate[u] = float(np.nanmean(sampled))
-        half = design.z * design.linear_se(rec, term, coef)
-        low[u], high[u] = max(-1.0, estimate[u] - half), min(1.0, estimate[u] + half)
-    return estimate, low, high
+    present = rec.population_count > 0
+    unit_of_cell = np.arange(rec.num_cells) // num_attributes
+    cells_per_unit = np.bincount(unit_of_cell[present], minlength=num_units + 1)
+    coef = np.where(present, 1.0 / np.maximum(cells_per_unit[unit_of_cell], 1), 0.0)
+    with np.errstate(invalid="ignore"):
+        estimate = np.bincount(
+            unit_of_cell[present & ~np.isnan(theta)],
+            np.nan_to_num(theta)[present & ~np.isnan(theta)],
+            num_units + 1,
+        ) / np.bincount(unit_of_cell[present & ~np.isnan(theta)], None, num_units + 1)
+    groups, scale = design._scale(None)
+    mask = np.concatenate([groups, groups])
+    unit = rec.cell[mask] // num_attributes
+    contribution = coef[rec.cell[mask]] * term[mask]
+    total = np.bincount(unit, contribution, num_units + 1)
+    squares = np.bincount(unit, contribution**2, num_units + 1)
+    n = max(design.n, 2)
+    se = np.sqrt(scale * np.maximum(squares - total**2 / n, 0) / (n - 1))
+    estimate = estimate[:num_units]
+    half = design.z * se[:num_units]
+    return estimate, np.clip(estimate - half, -1, 1), np.clip(estimate + half, -1, 1)
 
 
 def estimate_from_sample(

@@ -118,6 +118,7 @@ def score_in_rounds(
             round_folder,
             batch_size=run.batch_size,
             chunk_rows=run.chunk_rows,
+            checkpoint_seconds=run.checkpoint_seconds,
             progress=run.progress,
         )
         scored.append(merge_shards(round_rows, round_folder, 1))
@@ -129,8 +130,7 @@ def score_in_rounds(
         result = measure(scores)
         done = n
         widest, declined = _widest(result)
-        if run.progress:
-            print(_line(k, result, n, total), flush=True)
+        print(_line(k, result, n, total), flush=True)  # the estimates after each round, also with --quiet
         reason = None
         if result.sample is None:
             reason = "the whole dataset is scored"
@@ -144,12 +144,10 @@ def score_in_rounds(
             if max_seconds is not None and eta is not None and seconds + eta > max_seconds:
                 reason = f"the next round ({eta:,.0f} s) would pass --max-time {max_seconds:,.0f} s"
         if reason is not None:
-            if run.progress:
-                print(f"stopped: {reason}", flush=True)
+            print(f"stopped: {reason}", flush=True)
             break
-        if run.progress:
-            when = "unknown" if eta is None else f"about {eta:,.0f} s"
-            print(f"  next round: {following:,} groups (+{following - n:,}), ETA {when}", flush=True)
+        when = "unknown" if eta is None else f"about {eta:,.0f} s"
+        print(f"  next round: {following:,} groups (+{following - n:,}), ETA {when}", flush=True)
         n, k = following, k + 1
     kept = population.filter(pa.array(row_rank < n))
     return kept, scores, {"stopped": reason, "groups": n}

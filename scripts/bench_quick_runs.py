@@ -1,0 +1,426 @@
+"""Benchmark: do quick runs' intervals cover the full-dataset values? A simulation on the real UnQover rows.
+
+    python scripts/bench_quick_runs.py                                   # gender and religion, 20 seeds
+    python scripts/bench_quick_runs.py --datasets religion --seeds 5
+    python scripts/bench_quick_runs.py --budgets gender=0.5%,1.5% --budgets religion=500,0.2 --output quick.md
+
+A synthetic model plants bias in the scores of every row of a dataset (probabilities: the sigmoid of a logit), so
+the full-set values of the headline numbers δ (positional_error), ε (attributive_error), μ and η are known. Then,
+for each budget and seed, the groups of a quick run are drawn with the library's design
+(``unqover.probe.sampling.selected_groups``) and measured as a quick run would be (``measure`` with ``observed``,
+the same call ``unqover_bias(rows, ..., observed=row_mask)`` makes after pairing; the two are checked to agree
+once per dataset). For each headline number the table gives ``coverage / mean width (declined)``: the fraction of
+the seeds whose 95% interval holds the full-set value, the interval's mean width, and how many seeds declined it.
+
+Scenarios (logit of subject k's score in a row: ``affinity(k, attribute) * polarity factor + first-mention bonus
++ polarity-free preference + noise``; cell effects and row noise are Student-t(3), i.e. heavy-tailed):
+
+* none       -- no bias: noise only.
+* weak       -- weak subject x attribute affinities (half of the cells are zero).
+* strong     -- strong affinities.
+* sparse     -- a few cells (5%) with very strong affinities, the rest zero (μ's maximum picks them out).
+* positional -- the first-mentioned subject is favoured, by an amount that varies by template; weak affinities.
+* negation   -- the negated question does not flip the association (it keeps 70% of it, with the same sign), and
+                subjects have a preference that ignores the question; moderate affinities.
+
+For gender (μ and η per cluster) the affinity is the subject's gender cluster x occupation plus a small
+per-name deviation; for religion (μ and η per subject) it is subject x attribute.
+
+Targets (issue 12): coverage >= 90% for δ, ε, μ and η at about 1.5% of the gender groups, nothing declined at 20%
+of the religion groups, mean interval width <= 0.25 at the larger budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from unqover.generate.unqover import make_plan
+from unqover.lexicon import resolve_word_lists
+from unqover.measure.pairing import PairedScores, pair_rows
+from unqover.measure.unqover import UnqoverBias, measure, unqover_bias
+from unqover.probe.sampling import budget, find_groups, selected_groups
+
+HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
+SYMBOL = {"positional_error": "δ", "attributive_error": "ε", "mu": "μ", "eta": "η"}
+COLUMNS = [
+    "subject_1",
+    "subject_2",
+    "subject_1_cluster",
+    "subject_2_cluster",
+    "template_id",
+    "attribute",
+    "attribute_type",
+    "polarity",
+]
+DEFAULT_BUDGETS = {"gender": ["0.5%", "1.5%"], "religion": ["5%", "20%"]}
+TARGET_COVERAGE, TARGET_WIDTH = 0.90, 0.25
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A synthetic model: scales of its effects on the logit of each subject's score."""
+
+    name: str
+    affinity: float = 0.0  # scale of the (unit, attribute) cell effects, Student-t(3)
+    zero_cells: float = 0.0  # fraction of cells with no effect
+    subject: float = 0.0  # per-subject deviation inside a cluster (gender), Student-t(3)
+    first: tuple[float, float] = (0.0, 0.0)  # first-mention bonus: mean and sd over templates
+    negated: float = -1.0  # factor on the affinity in negated questions (-1: the question flips it)
+    preference: float = 0.0  # polarity-free subject preference, Student-t(3)
+    noise: float = 1.0  # row noise, Student-t(3)
+
+
+SCENARIOS = [
+    Scenario("none"),
+    Scenario("weak", affinity=0.2, zero_cells=0.5, subject=0.05),
+    Scenario("strong", affinity=1.2, subject=0.2),
+    Scenario("sparse", affinity=2.5, zero_cells=0.95, subject=0.1),
+    Scenario("positional", affinity=0.2, zero_cells=0.5, subject=0.05, first=(1.5, 0.6)),
+    Scenario("negation", affinity=0.6, subject=0.1, negated=0.7, preference=0.5),
+]
+
+
+@dataclass
+class Codes:
+    """Integer codes of the rows' columns that the synthetic model reads."""
+
+    s1: np.ndarray
+    s2: np.ndarray
+    subject_cluster: np.ndarray  # per subject code: its cluster code (0 when there are no clusters)
+    num_clusters: int
+    attribute: np.ndarray
+    num_attributes: int
+    template: np.ndarray
+    num_templates: int
+    negated: np.ndarray
+
+
+def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], pa.Array]:
+    vocabulary = pc.unique(pa.chunked_array([chunk for column in columns for chunk in column.chunks]))
+    return [
+        pc.index_in(column, value_set=vocabulary).to_numpy(zero_copy_only=False).astype(np.int64)
+        for column in columns
+    ], vocabulary
+
+
+def row_codes(rows: pa.Table) -> Codes:
+    (s1, s2), subjects = _codes(rows["subject_1"], rows["subject_2"])
+    (attribute,), attributes = _codes(rows["attribute"])
+    (template,), templates = _codes(rows["template_id"])
+    subject_cluster = np.zeros(len(subjects), dtype=np.int64)
+    clusters = pc.unique(
+        pa.chunked_array(rows["subject_1_cluster"].chunks + rows["subject_2_cluster"].chunks).drop_null()
+    )
+    if len(clusters):
+        (c1, c2), clusters = _codes(rows["subject_1_cluster"], rows["subject_2_cluster"])
+        subject_cluster[s1] = np.where(c1 < 0, 0, c1)
+        subject_cluster[s2] = np.where(c2 < 0, 0, c2)
+    negated = pc.equal(rows["polarity"], "negated").to_numpy(zero_copy_only=False)
+    return Codes(
+        s1,
+        s2,
+        subject_cluster,
+        max(len(clusters), 1),
+        attribute,
+        len(attributes),
+        template,
+        len(templates),
+        negated,
+    )
+
+
+def plant(scenario: Scenario, codes: Codes, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores for subject_1 and subject_2 of every row (probabilities)."""
+    rng = np.random.default_rng(seed)
+    subjects = len(codes.subject_cluster)
+    clustered = codes.num_clusters > 1  # bias by cluster x attribute, names deviating a little
+    units = codes.num_clusters if clustered else subjects
+    cell = scenario.affinity * rng.standard_t(3, (units, codes.num_attributes))
+    cell *= rng.random(cell.shape) >= scenario.zero_cells
+    if clustered:
+        affinity = cell[codes.subject_cluster] + scenario.subject * rng.standard_t(
+            3, (subjects, codes.num_attributes)
+        )
+    else:
+        affinity = cell
+    preference = scenario.preference * rng.standard_t(3, subjects)
+    first = rng.normal(*scenario.first, codes.num_templates)
+    factor = np.where(codes.negated, scenario.negated, 1.0)
+    rows = len(codes.s1)
+    logit_1 = (
+        affinity[codes.s1, codes.attribute] * factor
+        + first[codes.template]
+        + preference[codes.s1]
+        + scenario.noise * rng.standard_t(3, rows)
+    )
+    logit_2 = (
+        affinity[codes.s2, codes.attribute] * factor
+        + preference[codes.s2]
+        + scenario.noise * rng.standard_t(3, rows)
+    )
+    return 1 / (1 + np.exp(-logit_1)), 1 / (1 + np.exp(-logit_2))
+
+
+def pair(rows: pa.Table, score_1: np.ndarray, score_2: np.ndarray) -> PairedScores:
+    """The pairing ``unqover_bias`` does (default mode)."""
+    return pair_rows(
+        rows["subject_1"],
+        rows["subject_2"],
+        rows["template_id"],
+        rows["attribute"],
+        rows["polarity"],
+        score_1,
+        score_2,
+        attribute_type=rows["attribute_type"],
+        subject_1_cluster=rows["subject_1_cluster"],
+        subject_2_cluster=rows["subject_2_cluster"],
+    )
+
+
+def headline(result: UnqoverBias) -> dict[str, tuple[float, list[float] | None, dict | None]]:
+    return {
+        name: (getattr(result, name), result.intervals.get(name), result.declined.get(name))
+        for name in HEADLINE
+    }
+
+
+def same(a: UnqoverBias, b: UnqoverBias) -> bool:
+    """The same headline values, intervals and declines (NaN equal to NaN)."""
+    return repr(headline(a)) == repr(headline(b))
+
+
+def parse_budget(text: str) -> tuple[str, int | None, float | None]:
+    """'1.5%' or '0.015' (fractions of the groups) or '500' (a number of groups)."""
+    text = text.strip()
+    if text.endswith("%"):
+        return text, None, float(text[:-1]) / 100
+    if "." in text or "e" in text.lower():
+        return text, None, float(text)
+    return text, int(text), None
+
+
+@dataclass
+class Tally:
+    covered: int = 0
+    measured: int = 0
+    declined: int = 0
+    outside: int = 0  # point estimate outside its own interval
+    widths: list[float] | None = None
+    needed: int | None = None
+
+    def add(self, truth: float, value: float, interval: list[float] | None, declined: dict | None) -> None:
+        if self.widths is None:
+            self.widths = []
+        if interval is None:
+            self.declined += 1
+            if declined is not None:
+                self.needed = declined.get("groups_needed")
+            return
+        self.measured += 1
+        self.covered += int(interval[0] <= truth <= interval[1])
+        self.outside += int(not interval[0] <= value <= interval[1])
+        self.widths.append(interval[1] - interval[0])
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.measured if self.measured else float("nan")
+
+    @property
+    def width(self) -> float:
+        return float(np.mean(self.widths)) if self.widths else float("nan")
+
+    def cell(self) -> str:
+        if not self.measured:
+            return f"— ({self.declined})"
+        return f"{self.coverage:.2f} / {self.width:.3f} ({self.declined})"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: list[Scenario]) -> dict:
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    rows = pa.Table.from_batches(list(make_plan(lists, dataset, "qa").batches())).select(COLUMNS)
+    timings["build rows"] = time.perf_counter() - start
+    start = time.perf_counter()
+    groups = find_groups(rows)
+    codes = row_codes(rows)
+    timings["groups and codes"] = time.perf_counter() - start
+    log(
+        f"{dataset}: {rows.num_rows:,} rows, {groups.num_groups:,} groups ({timings['build rows']:.1f} s to build)"
+    )
+
+    plans = []
+    for label in budgets:
+        label, limit, sample = parse_budget(label)
+        plans.append((label, budget(groups.num_groups, limit, sample)))
+    start = time.perf_counter()
+    masks = {(n, seed): selected_groups(groups, n, seed) for _, n in plans for seed in range(seeds)}
+    timings["select (per seed and budget)"] = (time.perf_counter() - start) / max(len(masks), 1)
+
+    out = {"rows": rows.num_rows, "groups": groups.num_groups, "budgets": plans, "results": {}, "truth": {}}
+    pair_time, sampled_time, sampled_calls = 0.0, 0.0, 0
+    for index, scenario in enumerate(scenarios):
+        start = time.perf_counter()
+        score_1, score_2 = plant(scenario, codes, seed=1000 + index)
+        paired = pair(rows, score_1, score_2)
+        pair_time += time.perf_counter() - start
+        start = time.perf_counter()
+        full = measure(paired, n_resamples=0)
+        timings.setdefault("full-set measure", time.perf_counter() - start)
+        truth = {name: value for name, (value, _, _) in headline(full).items()}
+        out["truth"][scenario.name] = (truth, full.mu_unit)
+        group_of = groups.row_group[paired.rows[:, 0]]  # paired group -> design group
+        if index == 0:
+            # once: the full-set value, and a quick run, as a user gets them from unqover_bias on the rows
+            if not same(unqover_bias(rows, score_1, score_2, n_resamples=0), full):
+                raise SystemExit(f"unqover_bias and measure disagree on the full set of {dataset}")
+            n = plans[0][1]
+            keep = masks[(n, 0)]
+            start = time.perf_counter()
+            by_rows = unqover_bias(
+                rows, score_1, score_2, observed=keep[groups.row_group], n_resamples=0, seed=0
+            )
+            timings["sampled unqover_bias (rows, with pairing)"] = time.perf_counter() - start
+            by_groups = measure(paired, n_resamples=0, observed=keep[group_of], seed=0)
+            if not same(by_rows, by_groups):
+                raise SystemExit(
+                    f"unqover_bias(observed=rows) and measure(observed=groups) disagree on {dataset}: "
+                    f"{headline(by_rows)} != {headline(by_groups)}"
+                )
+        for label, n in plans:
+            tallies = {name: Tally() for name in HEADLINE}
+            for seed in range(seeds):
+                start = time.perf_counter()
+                result = measure(paired, n_resamples=0, observed=masks[(n, seed)][group_of], seed=seed)
+                sampled_time += time.perf_counter() - start
+                sampled_calls += 1
+                for name, (value, interval, declined) in headline(result).items():
+                    tallies[name].add(truth[name], value, interval, declined)
+            out["results"][(label, n, scenario.name)] = tallies
+            log(
+                f"  {dataset} {scenario.name:<10} {n:>7,} groups: "
+                + "  ".join(f"{SYMBOL[k]} {t.cell()}" for k, t in tallies.items())
+            )
+        del paired
+    timings["plant and pair (per scenario)"] = pair_time / len(scenarios)
+    timings["sampled measure (per seed)"] = sampled_time / max(sampled_calls, 1)
+    out["timings"] = timings
+    return out
+
+
+def markdown(results: dict[str, dict], seeds: int, command: str) -> str:
+    head = "| dataset | budget (groups) | scenario | " + " | ".join(SYMBOL[k] for k in HEADLINE) + " |"
+    lines = [
+        f"Coverage of the 95% intervals over {seeds} seeds: `coverage / mean width (declined)`.",
+        "",
+        head,
+        "|" + "---|" * (3 + len(HEADLINE)),
+    ]
+    flags = []
+    for dataset, out in results.items():
+        for (_label, n, scenario), tallies in out["results"].items():
+            share = 100 * n / out["groups"]
+            cells = []
+            for name, tally in tallies.items():
+                cells.append(tally.cell())
+                where = f"{dataset} {scenario} at {n:,} groups ({share:.2g}%): {SYMBOL[name]}"
+                if tally.measured and tally.coverage < TARGET_COVERAGE:
+                    flags.append(f"{where} covers {tally.covered}/{tally.measured}")
+                if tally.measured and tally.width > TARGET_WIDTH:
+                    flags.append(f"{where} mean width {tally.width:.3f}")
+                if tally.outside:
+                    flags.append(f"{where} point estimate outside its interval in {tally.outside} seeds")
+                if tally.declined:
+                    flags.append(
+                        f"{where} declined in {tally.declined} seeds (groups needed: {tally.needed})"
+                    )
+            lines.append(f"| {dataset} | {n:,} ({share:.3g}%) | {scenario} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Full-set values:",
+        "",
+        "| dataset | scenario | δ | ε | μ | η | μ unit |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for dataset, out in results.items():
+        for scenario, (truth, unit) in out["truth"].items():
+            lines.append(
+                f"| {dataset} | {scenario} | "
+                + " | ".join(f"{truth[k]:.4f}" for k in HEADLINE)
+                + f" | {unit} |"
+            )
+    lines += ["", "Timings (seconds):", ""]
+    for dataset, out in results.items():
+        lines.append(
+            f"* {dataset} ({out['rows']:,} rows, {out['groups']:,} groups): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in out["timings"].items())
+        )
+    lines += ["", "Below target (coverage < 90%, width > 0.25) or otherwise notable:", ""]
+    lines += [f"* {flag}" for flag in flags] or ["* nothing"]
+    lines += ["", f"Command: `{command}`"]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--word-lists", type=Path, default=Path("../shared/data/unqover_word_lists"))
+    parser.add_argument(
+        "--datasets", default="gender,religion", help="comma-separated (gender, religion, ...)"
+    )
+    parser.add_argument("--seeds", type=int, default=20, help="seeds per scenario and budget")
+    parser.add_argument(
+        "--budgets",
+        action="append",
+        default=[],
+        metavar="DATASET=B1,B2",
+        help="budgets for a dataset: fractions ('1.5%%' or '0.015') or numbers of groups ('500'); repeatable",
+    )
+    parser.add_argument("--scenarios", default=",".join(s.name for s in SCENARIOS), help="comma-separated")
+    parser.add_argument("--output", type=Path, help="also write the Markdown report to this file")
+    args = parser.parse_args()
+
+    budgets = {name: list(values) for name, values in DEFAULT_BUDGETS.items()}
+    for spec in args.budgets:
+        name, _, values = spec.partition("=")
+        if not values:
+            parser.error(f"--budgets wants DATASET=B1,B2, got {spec!r}")
+        budgets[name.strip()] = [v for v in values.split(",") if v.strip()]
+    known = {s.name: s for s in SCENARIOS}
+    wanted = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    if unknown := [s for s in wanted if s not in known]:
+        parser.error(f"unknown scenarios {unknown}; have {list(known)}")
+    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    if missing := [d for d in datasets if d not in budgets]:
+        parser.error(f"no budgets for {missing}: pass --budgets {missing[0]}=...")
+
+    lists = resolve_word_lists(args.word_lists)
+    started = time.perf_counter()
+    results = {
+        dataset: run_dataset(lists, dataset, budgets[dataset], args.seeds, [known[s] for s in wanted])
+        for dataset in datasets
+    }
+    command = shlex.join(["python", "scripts/bench_quick_runs.py", *sys.argv[1:]])
+    report = markdown(results, args.seeds, command)
+    report += f"\n\nTotal: {time.perf_counter() - started:.0f} s."
+    print(report)
+    if args.output:
+        args.output.write_text(report + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
