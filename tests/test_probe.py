@@ -84,9 +84,10 @@ def test_scores_do_not_depend_on_batch_size_or_neighbours(models, religion_qa, r
     scorer = {"qa": QAScorer, "mlm": MLMScorer, "gpt2": CausalScorer}[kind](loaded)
     rows = religion_mlm if kind == "mlm" else religion_qa
     whole = scorer.score(rows)
-    for size in (1, 7, 32):
+    tolerance = 1e-7 if kind in ("qa", "mlm") else 1e-6  # README: QA scores agree across batch sizes to 1e-7
+    for size in (1, 7, 32, 64):
         parts = np.concatenate([scorer.score(rows.slice(i, size)) for i in range(0, len(rows), size)])
-        assert np.abs(parts - whole).max() < 1e-6
+        assert np.abs(parts - whole).max() < tolerance
     reversed_rows = rows.take(pa.array(np.arange(len(rows))[::-1]))
     assert np.abs(scorer.score(reversed_rows)[::-1] - whole).max() < 1e-6
     assert ((whole > 0) & (whole <= 1)).all()

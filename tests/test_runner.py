@@ -12,10 +12,12 @@ import json
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from unqover.errors import UnqoverError
 from unqover.probe.runner import (
+    LOCK_NAME,
     Scorer,
     merge_shards,
     plan_chunks,
@@ -116,7 +118,8 @@ def reference(rows, tmp_path_factory) -> pa.Table:
 
 
 def _files(folder) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
+    """The shard folder's files, but for its lock file (which stays, unlocked, after a run)."""
+    return sorted(p.name for p in folder.iterdir() if p.name != LOCK_NAME)
 
 
 def test_fake_scorer_is_a_scorer():
@@ -184,6 +187,94 @@ def test_resume_after_interrupt_is_bit_identical(rows, reference, tmp_path, inte
     again = FakeScorer()
     assert run_shard(rows, again, tmp_path, chunk_rows=CHUNK, progress=False).equals(reference)
     assert again.calls == 0
+
+
+@pytest.mark.parametrize("interrupt_after", [3, 11, 74])
+def test_checkpoints_bounded_in_time_resume_mid_chunk_bit_identically(
+    rows, reference, tmp_path, interrupt_after
+):
+    """With a time budget of 0 s every batch ends in a checkpoint: a kill loses no finished batch, and the
+    resumed chunk goes on with the same batches (bit-identical to the uninterrupted run)."""
+    folder = shard_folder(tmp_path, 0, 1)
+    with pytest.raises(KeyboardInterrupt):
+        run_shard(rows, FakeScorer(interrupt_after=interrupt_after), tmp_path, batch_size=BATCH,
+                  chunk_rows=CHUNK, progress=False, checkpoint_seconds=0)  # fmt: skip
+    per_chunk = CHUNK // BATCH
+    finished, batches = divmod(interrupt_after, per_chunk)
+    partial = [f"partial-{finished:06d}.parquet"] if batches else []
+    assert _files(folder) == sorted(
+        ["batch_size.json", "plan.json", *partial] + [f"chunk-{k:06d}.parquet" for k in range(finished)]
+    )
+    resumed = FakeScorer()
+    assert run_shard(rows, resumed, tmp_path, chunk_rows=CHUNK, progress=False).equals(reference)
+    assert len(resumed.inputs) == rows.num_rows - interrupt_after * BATCH  # only the unscored batches
+    assert not list(folder.glob("partial-*"))  # a finished chunk replaces its checkpoint
+    assert merge_shards(rows, tmp_path, 1).equals(reference)
+
+
+def test_without_a_time_budget_checkpoints_are_only_chunks(rows, reference, tmp_path):
+    folder = shard_folder(tmp_path, 0, 1)
+    with pytest.raises(KeyboardInterrupt):
+        run_shard(rows, FakeScorer(interrupt_after=11), tmp_path, batch_size=BATCH, chunk_rows=CHUNK,
+                  progress=False, checkpoint_seconds=3600)  # fmt: skip
+    assert not list(folder.glob("partial-*"))
+    assert run_shard(rows, FakeScorer(), tmp_path, chunk_rows=CHUNK, progress=False).equals(reference)
+
+
+def test_an_oom_after_a_checkpoint_restarts_the_chunk_at_half_the_size(rows, tmp_path):
+    class OnceOutOfMemory(FakeScorer):
+        """One out-of-memory error at the 11th batch (the 4th of chunk 1, after its checkpoints)."""
+
+        def score(self, rows):
+            import torch
+
+            if self.calls == 10 and not self.attempted.count(-1):
+                self.attempted.append(-1)
+                raise torch.OutOfMemoryError("CUDA out of memory.")
+            return super().score(rows)
+
+    folder = shard_folder(tmp_path, 0, 1)
+    scorer = OnceOutOfMemory()
+    with pytest.raises(
+        KeyboardInterrupt
+    ):  # stop right after the restart's first batch, to look at the folder
+        scorer.interrupt_after = 12
+        run_shard(
+            rows, scorer, tmp_path, chunk_rows=CHUNK, max_batch_size=8, progress=False, checkpoint_seconds=0
+        )
+    assert recorded_batch_size(tmp_path) == 4
+    part = pq.read_table(
+        folder / "partial-000001.parquet"
+    )  # rewritten at the new size from the chunk's start
+    assert json.loads(part.schema.metadata[b"unqover_chunk"])["batch_size"] == 4 and part.num_rows == 8
+    result = run_shard(rows, FakeScorer(), tmp_path, chunk_rows=CHUNK, progress=False)
+    chunks = [pq.read_table(p) for p in sorted(folder.glob("chunk-*.parquet"))]
+    sizes = [json.loads(c.schema.metadata[b"unqover_chunk"])["batch_size"] for c in chunks]
+    assert sizes == [8] + [4] * 9  # chunk 1 scored whole at the halved size
+    assert result.num_rows == rows.num_rows and not list(folder.glob("partial-*"))
+
+
+def test_a_second_process_on_the_same_shard_is_refused_and_keeps_its_files(rows, reference, tmp_path):
+    """Two identical commands into one folder: the second refuses at once and deletes nothing of the first."""
+    from filelock import FileLock
+
+    folder = shard_folder(tmp_path, 0, 1)
+    folder.mkdir(parents=True)
+    writing = folder / ".chunk-000003.parquet.x1y2.tmp"  # the first process's file being written
+    writing.write_bytes(b"in progress")
+    with FileLock(folder / LOCK_NAME, timeout=0):  # the first process, scoring
+        second = FakeScorer()
+        with pytest.raises(UnqoverError, match="another unqover process is scoring"):
+            run_shard(rows, second, tmp_path, batch_size=BATCH, chunk_rows=CHUNK, progress=False)
+        assert second.calls == 0 and writing.read_bytes() == b"in progress"
+        other_shard = run_shard(rows, FakeScorer(), tmp_path, batch_size=BATCH, chunk_rows=CHUNK,
+                                shard=(1, 2), progress=False)  # fmt: skip
+        assert other_shard.num_rows > 0  # another shard of the same folder is not blocked
+    # once the first is gone, its leftovers are stale: the next run clears them and scores
+    assert run_shard(rows, FakeScorer(), tmp_path, batch_size=BATCH, chunk_rows=CHUNK, progress=False).equals(
+        reference
+    )
+    assert not writing.exists()
 
 
 @pytest.mark.parametrize("n_shards", [2, 3])

@@ -145,6 +145,15 @@ def _write(path: Path, text: str) -> None:
             "one [mask]",
         ),
         ("fillers", "newsqa", "one\ntwo\n", 2, "exactly one line"),
+        # a last line glued onto the next one (a missing line break): refused, never generated into questions
+        (
+            "activities",
+            "religion",
+            "[p_act] x | was a good driver\n[p_act:neg] x | was a bad driver[p_act] brokenline_without_pipe\n",
+            2,
+            "[p_act] inside the text",
+        ),
+        ("nouns/subjects", "female", "[subj] Mary\n[subj] Linda[subj] Ann\n", 2, "two entries on one line"),
     ],
 )
 def test_malformed_lines_name_file_and_line(editable_lists, folder, name, text, line, message):

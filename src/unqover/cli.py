@@ -14,11 +14,13 @@ DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
+    from unqover.files import check_writable
     from unqover.hub.build import EEC_DATASETS, NLI_DATASETS, build_dataset, check_configs, check_names
     from unqover.hub.eec_dataset import build_eec_dataset
     from unqover.hub.nli_dataset import build_nli_dataset
     from unqover.lexicon import resolve_word_lists
 
+    check_writable(args.output, folder=True)
     if args.probe is not None:
         from unqover.hub.build import build_custom_dataset
         from unqover.probes.registry import get_probe
@@ -77,11 +79,13 @@ def _source(text: str) -> tuple[str, str | None]:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    from unqover.files import write_json_atomic
+    from unqover.files import check_writable, write_json_atomic
     from unqover.predictions import read_provenance
     from unqover.probes.base import RunOptions
     from unqover.probes.registry import get_probe, probe_of
 
+    output = args.output or args.predictions.with_name(args.predictions.stem + ".bias.json")
+    check_writable(output, folder=False)
     if args.probe is not None:
         probe = get_probe(probe_file=args.probe)
     else:
@@ -92,24 +96,25 @@ def _measure(args: argparse.Namespace) -> int:
         options |= {"mode": args.mode, "drop_incomplete": args.drop_incomplete, "confidence": args.confidence}
     result, provenance = probe.measure_file(args.predictions, run, **options)
     print(probe.summary(result, top=args.top))
-    output = args.output or args.predictions.with_name(args.predictions.stem + ".bias.json")
     write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": result.to_dict()})
     print(f"\nFull results: {output}")
     return 0
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from unqover.hub.load import load_rows
+    from unqover.files import check_writable
+    from unqover.hub.load import load_rows, source_name
     from unqover.predictions import SAMPLE_IDS_SCHEMA, write_predictions
     from unqover.probe.sampling import DESIGN, describe_selection, select_groups
     from unqover.probes.unqover import ROW_COLUMNS
 
+    check_writable(args.output, folder=False)
     rows = load_rows(args.dataset, args.config, args.split, columns=ROW_COLUMNS)
     kept = select_groups(rows, limit=args.groups, sample=args.fraction, seed=args.seed)
     counts, total = describe_selection(kept), describe_selection(rows)
     about = {
         "selection": {"design": DESIGN, "seed": args.seed, "groups": counts["groups"], "of": total["groups"]},
-        "dataset": {"source": str(args.dataset), "config": args.config, "split": args.split},
+        "dataset": {"source": source_name(args.dataset), "config": args.config, "split": args.split},
     }
     write_predictions(args.output, kept.select(["id"]), about, schema=SAMPLE_IDS_SCHEMA)
     print(
@@ -140,6 +145,8 @@ def _probe(args: argparse.Namespace) -> int:
     from unqover.probes.job import run_probe
     from unqover.probes.registry import get_probe
 
+    if args.quiet:
+        quiet_libraries()
     probe = get_probe(args.bias, probe_file=args.probe)
     run = RunOptions(
         dataset=args.dataset,
@@ -164,6 +171,17 @@ def _probe(args: argparse.Namespace) -> int:
     print(probe.summary(finished.result, top=args.top))
     print(f"\nRun folder: {finished.folder} (predictions.parquet, results.json, report.md, report.html)")
     return 0
+
+
+def quiet_libraries() -> None:
+    """--quiet: no progress bars from the libraries either (transformers' weight loading, Hub downloads)."""
+    import os
+
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
 
 
 def _whole(text: str) -> int:
@@ -509,8 +527,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnqoverError as err:
         print(f"unqover: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("unqover: interrupted", file=sys.stderr)
+    except OSError as err:  # a full disk, a folder gone mid-run, a network failure: one line, not a traceback
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"unqover: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as err:
+        folder = getattr(err, "folder", None)
+        if folder is None:
+            print("unqover: interrupted", file=sys.stderr)
+        else:
+            print(
+                f"unqover: interrupted; the scores up to the last checkpoint (at most about a minute back) are "
+                f"kept in {folder}: run the same command again to resume where it stopped",
+                file=sys.stderr,
+            )
         return 130
 
 

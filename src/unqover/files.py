@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from unqover.errors import UnqoverError
+
 
 def _umask() -> int:
     """This process's umask, read without changing it where the system allows (Linux: /proc)."""
@@ -48,6 +50,37 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)  # only still there after a failure: os.replace moved it
+
+
+def check_writable(path: str | os.PathLike, *, folder: bool, option: str = "--output") -> Path:
+    """Refuse, before any work, an output that cannot be written, with one clear error.
+
+    ``folder``: ``path`` is a folder to create or fill (a run folder, a dataset root), else a file to write.
+    Refused: a file where a folder is wanted (or the reverse), a file in the way of the folders to create, and
+    a location where no file can be created (permissions, a read-only or special file system). The test
+    creates and removes one temporary file in the nearest existing folder; nothing else is created.
+    """
+    path = Path(path)
+    if path.exists():
+        if folder and not path.is_dir():
+            raise UnqoverError(f"{option} {path} is a file, not a folder: choose another {option}")
+        if not folder and path.is_dir():
+            raise UnqoverError(f"{option} {path} is a folder: give a file name")
+    existing = (path if folder else path.parent).absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UnqoverError(f"cannot write {option} {path}: {existing} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise UnqoverError(
+            f"cannot write {option} {path}: no file can be created in {existing} ({err.strerror or err})"
+        ) from None
+    if path.is_file() and not os.access(path, os.W_OK):
+        raise UnqoverError(f"cannot write {option} {path}: the file is read-only")
+    return path
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

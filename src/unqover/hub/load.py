@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,6 +11,9 @@ import pyarrow.parquet as pq
 import yaml
 
 from unqover.errors import UnqoverError
+
+#: A Hub dataset id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.'.
+HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 
 
 def _card_configs(folder: Path) -> list[dict]:
@@ -38,6 +42,13 @@ def local_data_files(folder: Path, config: str, split: str = "test") -> list[Pat
     return files
 
 
+def source_name(source: str | Path) -> str:
+    """How provenance names a dataset: a local folder as its absolute path (so it is found again from any
+    working directory), anything else (a Hub id) as given."""
+    folder = Path(source)
+    return str(folder.resolve()) if folder.is_dir() else str(source)
+
+
 def load_rows(
     source: str | Path, config: str, split: str = "test", columns: Sequence[str] | None = None
 ) -> pa.Table:
@@ -50,11 +61,25 @@ def load_rows(
         files = local_data_files(folder, config, split)
         present = pq.read_schema(files[0]).names
         return pq.read_table(files, columns=[c for c in columns if c in present] if columns else None)
+    text = str(source)
+    if folder.exists():
+        raise UnqoverError(
+            f"dataset {text} is a file: a dataset is a folder (README.md card + data/) or a Hub id"
+        )
+    if text.startswith((".", "/", "~")) or not HUB_ID.fullmatch(text) or "--" in text or ".." in text:
+        raise UnqoverError(f"dataset folder not found: {text}")
     from datasets import load_dataset
 
     try:
-        dataset = load_dataset(str(source), config, split=split)
+        dataset = load_dataset(text, config, split=split)
     except Exception as err:  # datasets raises many types (offline, not found, bad config)
-        raise UnqoverError(f"could not load dataset {source!r} config {config!r}: {err}") from err
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        parent = folder.parent
+        if str(parent) not in ("", ".") and parent.is_dir():
+            raise UnqoverError(
+                f"dataset folder not found: {text} (the folder {parent} holds no {folder.name!r}), and it is no "
+                f"dataset on the Hub either ({reason})"
+            ) from err
+        raise UnqoverError(f"could not load dataset {text!r} config {config!r}: {reason}") from err
     table = dataset.data.table
     return table.select([c for c in columns if c in table.column_names]) if columns else table

@@ -138,6 +138,14 @@ def _split_head(path: Path, line: Line) -> tuple[str, str]:
 
 
 def _split_term(path: Path, line: Line, term: str) -> tuple[str | None, str]:
+    glued = _PLACEHOLDER.search(term)
+    if glued is not None:
+        raise WordListError(
+            path,
+            line.number,
+            f"{glued.group()} inside the text {term!r}: two entries on one line (a missing line break?); "
+            "each entry needs its own line, and texts hold no [...] heads or placeholders",
+        )
     parts = [part.strip() for part in term.split("|")]
     if len(parts) > 2:
         raise WordListError(path, line.number, f"more than one '|' in {term!r}")

@@ -6,6 +6,7 @@ scorer and the dataset config: extractive QA (``qa`` rows), masked LM (``mlm`` r
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,7 @@ class ModelSource:
     location: str
     revision: str | None = None
     token: str | None = None
+    local_parent: str | None = None  # a Hub-like id whose first part is a local folder: maybe a mistyped path
 
     @property
     def options(self) -> dict:
@@ -104,7 +106,15 @@ class ModelSource:
         try:
             return transformers.AutoConfig.from_pretrained(self.location, **self.options)
         except (OSError, ValueError) as err:
-            raise UnqoverError(f"cannot load model {self.model_id!r}: {first_line(err)}") from err
+            if self.local_parent is not None:
+                name = Path(self.model_id).name
+                raise UnqoverError(
+                    f"model folder not found: {self.model_id} (the folder {self.local_parent} holds no {name!r}), "
+                    f"and it is no model on the Hub either ({first_line(err)})"
+                ) from err
+            raise UnqoverError(
+                f"cannot load model {self.model_id!r}: it is no local folder, and the Hub gave: {first_line(err)}"
+            ) from err
 
     def tokenizer(self):
         import transformers
@@ -115,6 +125,8 @@ class ModelSource:
             raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
 
     def weights(self, auto_class, dtype: str, allow_pickle: bool, **kwargs):
+        import pickle
+
         import torch
 
         try:
@@ -125,6 +137,15 @@ class ModelSource:
                 **kwargs,
                 **self.options,
             )
+        except pickle.UnpicklingError as err:
+            # torch's weights-only unpickler refused it: the file holds more than tensors (or is no pickle)
+            raise UnqoverError(
+                f"cannot load the weights of {self.model_id!r}: its pickled (.bin) weights hold more than tensors "
+                "or are corrupt, and were refused by torch's safe loader (such a file can run code when loaded); use "
+                "safetensors weights from a source you trust"
+            ) from err
+        except (RuntimeError, EOFError) as err:  # a truncated or corrupt weights file, mismatched shapes
+            raise UnqoverError(f"cannot load the weights of {self.model_id!r}: {first_line(err)}") from err
         except (OSError, ValueError) as err:
             hint = (
                 ""
@@ -143,9 +164,24 @@ def model_source(model_id: str, revision: str | None = None, token: str | None =
     local = Path(model_id).expanduser()
     if local.is_dir():
         return ModelSource(model_id, str(local), revision, token)
-    if model_id.startswith((".", "/", "~")) or model_id.count("/") > 1:
+    if local.exists():
+        raise UnqoverError(
+            f"{model_id} is a file: a model is a folder (config.json, weights, tokenizer) or a Hub id"
+        )
+    if model_id.startswith((".", "/", "~")) or not is_hub_id(model_id):
         raise UnqoverError(f"model folder not found: {model_id}")
-    return ModelSource(model_id, model_id, revision, token)
+    parent = local.parent
+    local_parent = str(parent) if str(parent) not in ("", ".") and parent.is_dir() else None
+    return ModelSource(model_id, model_id, revision, token, local_parent)
+
+
+#: A Hub model id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.' (no '--' or '..').
+HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
+
+
+def is_hub_id(text: str) -> bool:
+    """Whether ``text`` can name a model on the Hub (anything else can only be a local folder)."""
+    return bool(HUB_ID.fullmatch(text)) and "--" not in text and ".." not in text and not text.endswith(".")
 
 
 def load_model(

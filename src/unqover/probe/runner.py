@@ -11,26 +11,36 @@ The work plan is a pure function of the rows, the scorer's keys and ``chunk_rows
 4. Score a chunk in batches of ``batch_size`` consecutive inputs and write the scores of all its rows
    (duplicates included) atomically. A chunk is always scored whole at one batch size: an out-of-memory error
    restarts it at half the size.
+5. Checkpoints are bounded in time as well as in size: once ``checkpoint_seconds`` (60 s) have passed since
+   the chunk started or since its last checkpoint, the scores of the chunk's inputs so far are written (at a
+   batch boundary) to ``partial-<chunk>.parquet``. A resumed run continues the chunk from there with the same
+   batches, so the plan, and every score, is the same as without the interruption.
 
 Run folder::
 
-    <run_dir>/shards/<i>-of-<n>/plan.json             sizes of the plan (rows, inputs, chunk_rows, chunks)
-    <run_dir>/shards/<i>-of-<n>/batch_size.json       the batch size for the chunks still to score
-    <run_dir>/shards/<i>-of-<n>/chunk-000007.parquet  id, score_1, score_2 of every row of chunk 7
+    <run_dir>/shards/<i>-of-<n>/plan.json               sizes of the plan (rows, inputs, chunk_rows, chunks)
+    <run_dir>/shards/<i>-of-<n>/batch_size.json         the batch size for the chunks still to score
+    <run_dir>/shards/<i>-of-<n>/chunk-000007.parquet    id, score_1, score_2 of every row of chunk 7
+    <run_dir>/shards/<i>-of-<n>/partial-000008.parquet  the first inputs of chunk 8 (while it is scored)
+    <run_dir>/shards/<i>-of-<n>/run.lock                held by the process scoring this shard
 
-A run stopped at any point (Ctrl-C, a crash, a lost machine) loses at most the chunk it was scoring; running
-it again loads the finished chunks, checks them against the plan and scores the rest with the recorded batch
-size, so it ends with exactly the scores of an uninterrupted run.
+A run stopped at any point (Ctrl-C, a crash, a lost machine) loses at most about a minute of scoring (or one
+chunk, whichever is less); running it again loads the finished chunks and partial checkpoints, checks them
+against the plan and scores the rest with the recorded batch size, so it ends with exactly the scores of an
+uninterrupted run. One process at a time scores a shard: a second one started on the same shard folder is
+refused (a file lock, released by the operating system even when the holder is killed).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import re
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -39,6 +49,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
 from unqover.errors import UnqoverError
@@ -51,6 +62,10 @@ CPU_BATCH_SIZE = 64
 #: Key of the chunk files' Parquet metadata (JSON: chunk number, inputs, batch size).
 CHUNK_METADATA_KEY = b"unqover_chunk"
 MAX_LISTED = 5
+#: Seconds of scoring after which a chunk's progress so far is written (a kill loses at most this much).
+CHECKPOINT_SECONDS = 60.0
+#: The lock file of a shard folder (held while a process scores that shard).
+LOCK_NAME = "run.lock"
 #: Allowed range of each score column unless a scorer says otherwise (``score_bounds``): probabilities.
 UNIT_BOUNDS = ((0.0, 1.0), (0.0, 1.0))
 
@@ -217,6 +232,28 @@ def chunk_path(folder: Path, chunk: int) -> Path:
     return folder / f"chunk-{chunk:06d}.parquet"
 
 
+def partial_path(folder: Path, chunk: int) -> Path:
+    """The checkpoint of a chunk being scored: its first inputs' scores (never named like a chunk)."""
+    return folder / f"partial-{chunk:06d}.parquet"
+
+
+@contextlib.contextmanager
+def lock_shard(folder: Path) -> Iterator[None]:
+    """Hold the shard folder's lock for the block, or refuse at once when another process holds it."""
+    lock = FileLock(folder / LOCK_NAME, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise UnqoverError(
+            f"another unqover process is scoring {folder} right now (it holds {folder / LOCK_NAME}): let it "
+            "finish, then run this command again to use its scores, or choose another --output"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
     """Write through a hidden temporary file beside ``path`` and rename (:func:`unqover.files.atomic_path`)."""
     with atomic_path(path) as tmp:
@@ -257,7 +294,8 @@ def _check_plan_record(folder: Path, plan: ChunkPlan, shard: tuple[int, int]) ->
         "shard": list(shard),
     }
     have = _read_json(folder / "plan.json")
-    if have is None or (have != want and not any(folder.glob("chunk-*.parquet"))):
+    started = any(folder.glob("chunk-*.parquet")) or any(folder.glob("partial-*.parquet"))
+    if have is None or (have != want and not started):
         _write_json(folder / "plan.json", want)
     elif have != want:
         diff = ", ".join(f"{k} {have.get(k)!r} -> {v!r}" for k, v in want.items() if have.get(k) != v)
@@ -357,6 +395,35 @@ def _load_chunk(path: Path, expected_ids: pa.Array, bounds=UNIT_BOUNDS) -> np.nd
     return _check_scores(scores, table, bounds)
 
 
+def _load_partial(
+    path: Path, expected_ids: pa.Array, batch_size: int, bounds=UNIT_BOUNDS
+) -> np.ndarray | None:
+    """The scores of a chunk's first inputs from its checkpoint, or None (and the file removed) when they were
+    scored at another batch size, so the chunk's batches would differ."""
+    try:
+        table = pq.read_table(path, columns=PREDICTION_SCHEMA.names)
+        metadata = json.loads((table.schema.metadata or {}).get(CHUNK_METADATA_KEY, b"{}"))
+    except (pa.ArrowInvalid, OSError, KeyError, ValueError) as err:
+        raise UnqoverError(f"{path} is unreadable ({err}); delete it to score that chunk again") from err
+    if metadata.get("batch_size") != batch_size:
+        path.unlink(missing_ok=True)
+        return None
+    n = table.num_rows
+    if n > len(expected_ids) or not table["id"].combine_chunks().equals(expected_ids.slice(0, n)):
+        raise UnqoverError(
+            f"{path} does not hold the inputs this run's plan puts first in its chunk (other rows, scorer or "
+            f"chunk_rows); use a new run folder, or delete {path.parent} to start that shard again"
+        )
+    scores = np.stack([table["score_1"].to_numpy(), table["score_2"].to_numpy()], axis=1).astype(np.float64)
+    return _check_scores(scores, table, bounds)
+
+
+def _write_partial(folder: Path, chunk: int, ids: pa.Array, scores: np.ndarray, batch_size: int) -> None:
+    """Checkpoint a chunk: the scores of its first ``len(scores)`` inputs (``ids``: the chunk's input rows)."""
+    metadata = {"chunk": chunk, "inputs": len(scores), "batch_size": batch_size}
+    _write_chunk(partial_path(folder, chunk), ids.slice(0, len(scores)), scores, metadata)
+
+
 def _write_chunk(path: Path, ids: pa.Array, scores: np.ndarray, metadata: dict) -> None:
     table = pa.table(
         [ids, pa.array(scores[:, 0]), pa.array(scores[:, 1])], schema=PREDICTION_SCHEMA
@@ -372,15 +439,32 @@ def _score_chunk(
     batch_size: int,
     bar: tqdm,
     weights: np.ndarray,
+    prefix: np.ndarray | None = None,
+    checkpoint: Callable[[np.ndarray, int], None] | None = None,
+    checkpoint_seconds: float = CHECKPOINT_SECONDS,
 ) -> np.ndarray:
-    """Scores of a chunk's inputs, batch by batch; the bar advances by the rows each batch stands for."""
-    inputs = rows.take(pa.array(plan.inputs(chunk)))
-    out = np.empty((inputs.num_rows, 2), dtype=np.float64)
+    """Scores of a chunk's inputs, batch by batch; the bar advances by the rows each batch stands for.
+
+    ``prefix`` holds the scores of the chunk's first inputs from a checkpoint (a multiple of ``batch_size`` of
+    them, so the remaining batches are the ones an uninterrupted run scores); ``checkpoint(scores so far,
+    batch_size)`` is called at a batch boundary whenever ``checkpoint_seconds`` have passed since the last one.
+    """
+    indices = plan.inputs(chunk)
+    first = 0 if prefix is None else len(prefix)
+    inputs = rows.take(pa.array(indices[first:]))
+    out = np.empty((len(indices), 2), dtype=np.float64)
+    if first:
+        out[:first] = prefix
     start = chunk * plan.chunk_rows
-    for lo in range(0, inputs.num_rows, batch_size):
-        batch = inputs.slice(lo, batch_size)
-        out[lo : lo + batch.num_rows] = _check_scores(scorer.score(batch), batch, score_bounds(scorer))
-        bar.update(int(weights[start + lo : start + lo + batch.num_rows].sum()))
+    last = time.monotonic()
+    for lo in range(first, len(indices), batch_size):
+        batch = inputs.slice(lo - first, batch_size)
+        hi = lo + batch.num_rows
+        out[lo:hi] = _check_scores(scorer.score(batch), batch, score_bounds(scorer))
+        bar.update(int(weights[start + lo : start + hi].sum()))
+        if checkpoint is not None and hi < len(indices) and time.monotonic() - last >= checkpoint_seconds:
+            checkpoint(out[:hi], batch_size)
+            last = time.monotonic()
     return out
 
 
@@ -394,12 +478,15 @@ def run_shard(
     chunk_rows: int = 8192,
     progress: bool = True,
     max_batch_size: int = 1024,
+    checkpoint_seconds: float = CHECKPOINT_SECONDS,
 ) -> pa.Table:
     """Score this shard's rows, resuming from finished chunks; return (id, score_1, score_2) in row order.
 
     ``batch_size=None`` finds one: ``max_batch_size`` on CUDA (``min(64, max_batch_size)`` on CPU), halved on
     each out-of-memory error, recorded so a resumed run uses it too. An explicit ``batch_size`` is never
-    changed; a resumed shard must keep the batch size its finished chunks were scored with.
+    changed; a resumed shard must keep the batch size its finished chunks were scored with. A chunk being
+    scored is checkpointed every ``checkpoint_seconds``. The shard folder is locked while this runs: a second
+    process on the same shard is refused.
     """
     index, count = _check_shard(shard)
     for name, value in (("batch_size", batch_size), ("max_batch_size", max_batch_size)):
@@ -410,7 +497,26 @@ def run_shard(
     plan = plan_chunks(rows, scorer, chunk_rows)
     folder = shard_folder(run_dir, index, count)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob(".*.tmp"):  # left by a killed process; never under a final name
+    with lock_shard(folder):
+        return _run_locked(rows, scorer, plan, folder, index, count, batch_size, progress, max_batch_size,
+                           checkpoint_seconds)  # fmt: skip
+
+
+def _run_locked(
+    rows: pa.Table,
+    scorer: Scorer,
+    plan: ChunkPlan,
+    folder: Path,
+    index: int,
+    count: int,
+    batch_size: int | None,
+    progress: bool,
+    max_batch_size: int,
+    checkpoint_seconds: float,
+) -> pa.Table:
+    """:func:`run_shard` with the shard folder's lock held."""
+    # only the lock holder writes here, so temporary files are a killed holder's leftovers
+    for stale in folder.glob(".*.tmp"):
         stale.unlink(missing_ok=True)
     _check_plan_record(folder, plan, (index, count))
     # Taking rows from a many-chunk table copies all of it on every take: combine it once (unless a column
@@ -427,10 +533,22 @@ def run_shard(
         for k in chunks
         if chunk_path(folder, k).exists()
     }
-    size, automatic = _resolve_batch_size(folder, batch_size, int(max_batch_size), started=bool(done))
+    for k in done:  # a checkpoint left beside its finished chunk (killed between the two writes)
+        partial_path(folder, k).unlink(missing_ok=True)
+    started = bool(done) or any(partial_path(folder, k).exists() for k in chunks)
+    size, automatic = _resolve_batch_size(folder, batch_size, int(max_batch_size), started=started)
     weights = np.bincount(plan.input_of_row, minlength=plan.num_inputs)  # rows per input
+    partial = {}
+    for k in chunks:
+        if k not in done and partial_path(folder, k).exists():
+            ids = rows["id"].take(pa.array(plan.inputs(k))).combine_chunks()
+            prefix = _load_partial(partial_path(folder, k), ids, size, score_bounds(scorer))
+            if prefix is not None and (len(prefix) % size == 0 or len(prefix) == len(ids)):
+                partial[k] = prefix
     total = len(positions)
-    initial = sum(len(done[k]) for k in done)
+    initial = sum(len(done[k]) for k in done) + sum(
+        int(weights[k * plan.chunk_rows : k * plan.chunk_rows + len(p)].sum()) for k, p in partial.items()
+    )
     desc = "scoring" if count == 1 else f"shard {index}/{count}"
     with tqdm(
         total=total, initial=initial, unit="row", unit_scale=True, desc=desc, disable=not progress
@@ -439,11 +557,16 @@ def run_shard(
         for k in chunks:
             if k in done:
                 continue
+            input_ids = rows["id"].take(pa.array(plan.inputs(k))).combine_chunks()
+            checkpoint = functools.partial(_write_partial, folder, k, input_ids)
+            # rows of the checkpoint the chunk resumes from: counted already, scored again after an OOM
+            resumed = int(weights[k * plan.chunk_rows : k * plan.chunk_rows + len(partial.get(k, ()))].sum())
             while True:
                 before = bar.n
                 message = None
                 try:
-                    input_scores = _score_chunk(rows, scorer, plan, k, size, bar, weights)
+                    input_scores = _score_chunk(rows, scorer, plan, k, size, bar, weights, partial.pop(k, None),
+                                                checkpoint, checkpoint_seconds)  # fmt: skip
                 except Exception as err:
                     if not _is_oom(err):
                         raise
@@ -453,7 +576,8 @@ def run_shard(
                 # Out of memory: the exception (and the tensors its traceback held) is gone; free and retry
                 # the whole chunk at half the size, so every chunk is scored at one batch size.
                 _free_accelerator_memory()
-                bar.update(before - bar.n)
+                bar.update(before - bar.n - resumed)
+                resumed = 0
                 if size == 1:
                     raise UnqoverError(
                         f"out of memory at batch size 1 ({message}): one input does not fit; use a smaller "
@@ -465,11 +589,13 @@ def run_shard(
                         "none to find one automatically"
                     )
                 size //= 2
+                partial_path(folder, k).unlink(missing_ok=True)  # the chunk starts again at the new size
                 _write_json(folder / "batch_size.json", {"batch_size": size, "automatic": True})
                 bar.set_postfix(batch_size=size)
             row_scores = input_scores[plan.input_of_row[plan.rows(k)] - k * plan.chunk_rows]
             metadata = {"chunk": k, "inputs": len(input_scores), "batch_size": size}
             _write_chunk(chunk_path(folder, k), chunk_ids[k], row_scores, metadata)
+            partial_path(folder, k).unlink(missing_ok=True)
             done[k] = row_scores
     if not chunks:
         return PREDICTION_SCHEMA.empty_table()
@@ -530,7 +656,8 @@ def merge_shards(rows: pa.Table, run_dir: str | Path, n_shards: int) -> pa.Table
                 f"{len(unknown)} scored ids are not among the rows (e.g. {_listed(scored['id'], unknown)})"
             )
         others = sorted(
-            {p.name.split("-of-")[-1] for p in (Path(run_dir) / "shards").glob("*-of-*")} - {str(n_shards)}
+            {p.name.split("-of-")[-1] for p in (Path(run_dir) / "shards").glob("*-of-*") if p.is_dir()}
+            - {str(n_shards)}
         )
         hint = f"; the run folder also has shards of n = {', '.join(others)}" if others else ""
         raise UnqoverError(

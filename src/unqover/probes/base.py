@@ -54,6 +54,7 @@ class RunOptions:
     token: str | None = None
     allow_pickle: bool = False
     chunk_rows: int = 8192
+    checkpoint_seconds: float = 60.0  # a chunk being scored is also saved this often (a kill loses <= this)
     settings: dict[str, Any] = field(default_factory=dict)  # the probe's own options, checked by the probe
 
 
@@ -85,6 +86,21 @@ class ProbeRun:
     result: Any
     provenance: dict
     probe: str = "unqover"
+
+
+def selection_suffix(selection: dict | None) -> str:
+    """The default run folder's mark of a quick run's selection (``-limit200-seed0``), so that runs of other
+    sizes or seeds get folders of their own; "" for a full run with seed 0."""
+    selection = selection or {}
+    parts = []
+    for key in ("limit", "sample", "precision"):
+        value = selection.get(key)
+        if value is not None:
+            parts.append(f"{key}{value:g}" if isinstance(value, float) else f"{key}{value}")
+    seed = selection.get("seed")
+    if seed is not None and (parts or seed != 0):
+        parts.append(f"seed{seed}")
+    return "".join(f"-{part}" for part in parts)
 
 
 class ProbeDefinition:
@@ -139,7 +155,7 @@ class ProbeDefinition:
 
     def output_name(self, loaded: Loaded, settings: dict) -> str:
         """The default run folder's last part."""
-        return f"{self.name}-{loaded.dataset.get('config')}"
+        return f"{self.name}-{loaded.dataset.get('config')}" + selection_suffix(loaded.selection)
 
     def predictions(self, loaded: Loaded, scores: pa.Table) -> pa.Table:
         """What ``predictions.parquet`` holds (default: id, score_1, score_2)."""
@@ -154,6 +170,14 @@ class ProbeDefinition:
     def reports(self, results: dict) -> dict[str, str]:
         """File name -> text of the reports written beside results.json."""
         raise NotImplementedError
+
+    def quick_run_line(self, result: dict) -> str | None:
+        """What a quick run's numbers come from, in words (None for a full run)."""
+        return None
+
+    def highlights(self, results: dict) -> list[dict]:
+        """The rows worth a table beside the report (e.g. the most biased occupations), as records."""
+        return []
 
     def summary(self, result, top: int = 10) -> str:
         """The text printed at the end of a run or by ``unqover measure``."""

@@ -18,13 +18,29 @@ import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec import EMOTION_LEXICON, choice_sentences, eec_questions
-from unqover.hub.load import load_rows
+from unqover.hub.load import load_rows, source_name
 from unqover.measure.emotion import emotion_bias
 from unqover.predictions import read_predictions
-from unqover.probe.placement import load_placed
+from unqover.probe.beecher import (
+    DEFAULT_FIXES,
+    load_beecher_model,
+    oov_rates,
+    paper_ranking,
+    question_vocabulary,
+)
+from unqover.probe.beecher import FAMILIES as BEECHER_FAMILIES
+from unqover.probe.beecher import MODES as BEECHER_MODES
+from unqover.probe.placement import load_placed, place
 from unqover.probe.sampling import seeded_keys
-from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
-from unqover.report.eec import eec_html, eec_markdown, eec_summary
+from unqover.probes.base import (
+    Loaded,
+    Measured,
+    ProbeDefinition,
+    QuickRunSize,
+    RunOptions,
+    selection_suffix,
+)
+from unqover.report.eec import eec_html, eec_markdown, eec_summary, quick_run_line
 
 NAME = "eec-emotion"
 
@@ -48,7 +64,7 @@ def load_eec_questions(dataset: str | None, config: str | None = None) -> tuple[
         raise UnqoverError(f"the emotion probe scores the 'questions' config, not {config!r}")
     local = Path("datasets/unqover") / NAME
     if dataset:
-        rows, source = load_rows(dataset, config), str(dataset)
+        rows, source = load_rows(dataset, config), source_name(dataset)
     elif (local / "data" / config).is_dir():
         rows, source = load_rows(local, config), str(local.resolve())
     else:
@@ -118,21 +134,31 @@ def describe_eec_selection(questions: pa.Table, kept: pa.Table, limit: int, seed
 
 
 def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions, settings: dict,
-                     selection: dict | None):  # fmt: skip
-    """Rank each question's choices from the sentence scores (aligned with ``sentences``) and test the answers."""
+                     selection: dict | None, paper: bool = False):  # fmt: skip
+    """Rank each question's choices from the sentence scores (aligned with ``sentences``) and test the answers.
+
+    ``paper``: Beecher's own ranking of his models' scores (``unqover.probe.beecher.paper_ranking``)."""
     from unqover.probe.eec import rank_choices
 
     log_likelihood, tokens = scores["score_1"].to_numpy(), scores["score_2"].to_numpy()
-    ranked = rank_choices(
-        questions["id"].to_pylist(),
-        sentences["question_id"].to_pylist(),
-        sentences["choice"].to_pylist(),
-        sentences["id"].to_pylist(),
-        log_likelihood,
-        tokens,
-        length_rule=settings["length_rule"],
-        seed=run.seed,
-    )
+    if paper:
+        ranked = paper_ranking(
+            questions["id"].to_pylist(),
+            sentences["question_id"].to_pylist(),
+            sentences["choice"].to_pylist(),
+            log_likelihood,
+        )
+    else:
+        ranked = rank_choices(
+            questions["id"].to_pylist(),
+            sentences["question_id"].to_pylist(),
+            sentences["choice"].to_pylist(),
+            sentences["id"].to_pylist(),
+            log_likelihood,
+            tokens,
+            length_rule=settings["length_rule"],
+            seed=run.seed,
+        )
     sampled = bool(selection and selection.get("limit") is not None)
     result = emotion_bias(
         ranked.answers,
@@ -157,10 +183,10 @@ class EECProbe(ProbeDefinition):
 
     name = NAME
     title = "EEC emotion fill-in"
-    families = ("mlm", "causal")
+    families = ("mlm", "causal", *BEECHER_FAMILIES)
     limit_meaning = "N persons per gender x race cell, all their questions"
     quick_run = QuickRunSize("persons per gender × race cell", 1, 5, 840)
-    settings: ClassVar[dict] = {"length_rule": "mean", "permutations": 2000}
+    settings: ClassVar[dict] = {"length_rule": "mean", "permutations": 2000, "scoring": "default"}
 
     def check_settings(self, given) -> dict:
         from unqover.probe.eec import LENGTH_RULES
@@ -170,10 +196,25 @@ class EECProbe(ProbeDefinition):
             raise UnqoverError(
                 f"--length-rule must be one of {', '.join(LENGTH_RULES)}, got {settings['length_rule']!r}"
             )
+        if settings["scoring"] not in BEECHER_MODES:
+            raise UnqoverError(
+                f"--scoring must be one of {', '.join(BEECHER_MODES)}, got {settings['scoring']!r}"
+            )
         return settings
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.probe.models import load_model
+
+        if model_id.partition(":")[0] in BEECHER_FAMILIES:
+            # Beecher's own models: a TF-IDF corpus or word vectors, scored on the CPU in one process
+            vocabulary = None if run.dataset else question_vocabulary(eec_questions())
+            loaded, factory = load_beecher_model(model_id, settings["scoring"], vocabulary=vocabulary)
+            loaded.scorer = factory(None)
+            return place(run.shard, "cpu")[0], loaded
+        if settings["scoring"] != "default":
+            raise UnqoverError(
+                "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
+            )
 
         return load_placed(
             load_model,
@@ -193,21 +234,27 @@ class EECProbe(ProbeDefinition):
             kept = select_persons(questions, run.limit, run.seed)
             selection = describe_eec_selection(questions, kept, run.limit, run.seed)
             questions = kept
-        context = {"questions": questions, "scoring": self.scoring(model, settings)}
+        context = {"questions": questions, "scoring": self.scoring(model, settings), "family": model.family}
+        if model.family in BEECHER_FAMILIES:
+            context["model"] = model
         return Loaded(choice_sentences(questions), dataset, None, selection, context)
 
     def scorers(self, model, settings: dict) -> dict:
         from unqover.probe.eec import sentence_scorer
 
-        return {"": sentence_scorer(model)}
+        return {"": model.scorer if model.family in BEECHER_FAMILIES else sentence_scorer(model)}
 
     def scoring(self, model, settings: dict) -> dict:
         from unqover.probe.eec import sentence_scorer
 
+        if model.family in BEECHER_FAMILIES:
+            method = model.scorer.method
+            return {"sentence": method, "mode": settings["scoring"], "length_rule": settings["length_rule"]}
+
         return {"sentence": sentence_scorer(model).method, "length_rule": settings["length_rule"]}
 
     def output_name(self, loaded: Loaded, settings: dict) -> str:
-        return f"{NAME}-questions"
+        return f"{NAME}-questions" + selection_suffix(loaded.selection)
 
     def predictions(self, loaded: Loaded, scores: pa.Table) -> pa.Table:
         sentences = loaded.rows
@@ -224,7 +271,11 @@ class EECProbe(ProbeDefinition):
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
         questions = loaded.context["questions"]
-        result, ranked = rank_and_measure(questions, loaded.rows, scores, run, settings, loaded.selection)
+        family = loaded.context["family"]
+        paper = family in BEECHER_FAMILIES and settings["scoring"] == "paper"
+        result, ranked = rank_and_measure(
+            questions, loaded.rows, scores, run, settings, loaded.selection, paper
+        )
         answers = pa.table(
             {
                 "question_id": ranked.question_id,
@@ -238,10 +289,17 @@ class EECProbe(ProbeDefinition):
             "tie_rate": ranked.tie_rate(),
             "questions": questions.num_rows,
         }
+        if family in BEECHER_FAMILIES:
+            known = loaded.context["model"].scorer.known(loaded.rows)
+            scoring["oov"] = oov_rates(questions, loaded.rows, known)
+            scoring["fixes"] = [] if paper else list(DEFAULT_FIXES[family])
         return Measured(result, {"scoring": scoring}, {"answers.parquet": answers})
 
     def reports(self, results: dict) -> dict[str, str]:
         return {"report.md": eec_markdown(results), "report.html": eec_html(results)}
+
+    def quick_run_line(self, result: dict) -> str | None:
+        return quick_run_line(result)
 
     def summary(self, result, top: int = 10) -> str:
         return eec_summary(result.to_dict())
@@ -269,6 +327,8 @@ class EECProbe(ProbeDefinition):
         if position.null_count:
             raise UnqoverError(f"{predictions} does not score every choice sentence of its questions")
         scores = table.take(position).rename_columns(["id", "question_id", "choice", "score_1", "score_2"])
-        settings = self.check_settings({k: options.get(k) for k in self.settings})
-        result, _ = rank_and_measure(questions, sentences, scores, run, settings, selection or None)
+        mode = (provenance.get("scoring") or {}).get("mode")
+        settings = self.check_settings({k: options.get(k) for k in self.settings} | {"scoring": mode})
+        paper = (provenance.get("model") or {}).get("family") in BEECHER_FAMILIES and mode == "paper"
+        result, _ = rank_and_measure(questions, sentences, scores, run, settings, selection or None, paper)
         return result, provenance

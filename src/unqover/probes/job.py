@@ -28,13 +28,21 @@ import pyarrow as pa
 
 from unqover import __version__
 from unqover.errors import UnqoverError
-from unqover.files import write_json_atomic, write_text_atomic
+from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.generate.ids import parse_hex_ids
 from unqover.predictions import write_predictions
 from unqover.probe.placement import Placement
 from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.probe.sampling import check_seed
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C while scoring into ``folder``: what is scored so far is kept there, and the same command resumes."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(str(folder))
+        self.folder = folder
 
 
 def dataset_fingerprint(ids: pa.ChunkedArray | pa.Array) -> str:
@@ -70,11 +78,39 @@ def default_output(model_id: str, name: str) -> Path:
     return Path("runs") / model / name
 
 
+def read_manifest(folder: Path) -> dict | None:
+    """A run folder's run.json (None when there is none), or one clear error when it is unreadable."""
+    manifest = folder / "run.json"
+    if not manifest.is_file():
+        return None
+    try:
+        existing = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UnqoverError(
+            f"{manifest} is unreadable ({reason}), so {folder} cannot be resumed: remove that folder or choose "
+            "another --output"
+        ) from None
+    if not isinstance(existing, dict):
+        raise UnqoverError(
+            f"{manifest} is not a run record, so {folder} cannot be resumed: remove that folder or choose "
+            "another --output"
+        )
+    return existing
+
+
+def check_run_folder(folder: Path) -> None:
+    """What can be checked of a run folder before anything is loaded: that it can be written, and that it is
+    new, empty or an unqover run folder with a readable run.json."""
+    check_writable(folder, folder=True)
+    if read_manifest(folder) is None and folder.is_dir() and any(folder.iterdir()):
+        raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
+
+
 def claim(folder: Path, identity: dict) -> None:
     """Record what this run is, or refuse a folder that holds a different run."""
-    manifest = folder / "run.json"
-    if manifest.is_file():
-        existing = json.loads(manifest.read_text())
+    existing = read_manifest(folder)
+    if existing is not None:
         if existing != identity:
             differing = sorted(k for k in set(existing) | set(identity) if existing.get(k) != identity.get(k))
             raise UnqoverError(
@@ -85,7 +121,7 @@ def claim(folder: Path, identity: dict) -> None:
     if folder.exists() and any(folder.iterdir()):
         raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
     folder.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(manifest, identity)
+    write_json_atomic(folder / "run.json", identity)
 
 
 def claim_and_score(
@@ -110,6 +146,7 @@ def claim_and_score(
             batch_size=run.batch_size,
             shard=shard,
             chunk_rows=run.chunk_rows,
+            checkpoint_seconds=run.checkpoint_seconds,
             progress=run.progress and placement.is_main,
         )
     placement.wait()
@@ -148,15 +185,23 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
     settings = probe.check_settings(run.settings)
     check_seed(run.seed)
+    # what can be checked of the output before the model and the rows are loaded
+    if run.output is not None:
+        check_run_folder(run.output)
+    else:
+        check_writable(default_output(model_id, probe.name).parent, folder=True)
     placement, model = probe.load_model(model_id, run, settings)
     loaded = probe.load(run, settings, model)
     folder = run.output or default_output(model_id, probe.output_name(loaded, settings))
     identity = identity_of(probe, model_id, model, loaded, settings)
-    scored = probe.score(loaded, model, folder, identity, run, settings, placement, claim_and_score)
-    if scored is None:
-        return None
-    loaded, scores, extra = scored
-    return finish(probe, folder, loaded, scores, extra, identity, model, run, settings, placement.shard)
+    try:
+        scored = probe.score(loaded, model, folder, identity, run, settings, placement, claim_and_score)
+        if scored is None:
+            return None
+        loaded, scores, extra = scored
+        return finish(probe, folder, loaded, scores, extra, identity, model, run, settings, placement.shard)
+    except KeyboardInterrupt as err:
+        raise Interrupted(folder) from err
 
 
 def finish(

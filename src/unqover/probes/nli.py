@@ -19,13 +19,21 @@ import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.nli import nli_rows, synthetic_premises
-from unqover.hub.load import load_rows
+from unqover.hub.load import load_rows, source_name
 from unqover.measure.nli import nli_gender_bias
 from unqover.predictions import read_predictions
 from unqover.probe.placement import load_placed
 from unqover.probe.sampling import seeded_keys
-from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
-from unqover.report.nli import nli_html, nli_markdown, nli_summary
+from unqover.probes.base import (
+    Loaded,
+    Measured,
+    ProbeDefinition,
+    QuickRunSize,
+    RunOptions,
+    selection_suffix,
+)
+from unqover.report.format import POINTS_DIGITS, fmt, fmt_count, number
+from unqover.report.nli import nli_html, nli_markdown, nli_summary, quick_run_line
 
 NAME = "nli-gender"
 
@@ -68,9 +76,9 @@ class NLIRowScorer:
 def load_nli_rows(dataset: str | None, config: str) -> tuple[pa.Table, dict]:
     """--dataset, else a local build in datasets/unqover/nli-gender, else synthetic premises made in memory."""
     if dataset:
-        rows, source = load_rows(dataset, config), str(dataset)
+        rows, source = load_rows(dataset, config), source_name(dataset)
     elif (Path("datasets/unqover") / NAME / "data" / config).is_dir():
-        source = str(Path("datasets/unqover") / NAME)
+        source = source_name(Path("datasets/unqover") / NAME)
         rows = load_rows(source, config)
     elif config == "synthetic":
         rows, source = nli_rows(synthetic_premises(), family="main"), "generated synthetic premises"
@@ -222,13 +230,33 @@ class NLIProbe(ProbeDefinition):
         return {"": NLIRowScorer(scorer), **extra}
 
     def output_name(self, loaded: Loaded, settings: dict) -> str:
-        return f"{NAME}-{loaded.dataset['config']}"
+        return f"{NAME}-{loaded.dataset['config']}" + selection_suffix(loaded.selection)
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
         return Measured(measure_nli(loaded.rows, scores, extra.get("neutral"), run, loaded.selection))
 
     def reports(self, results: dict) -> dict[str, str]:
         return {"report.md": nli_markdown(results), "report.html": nli_html(results)}
+
+    def quick_run_line(self, result: dict) -> str | None:
+        return quick_run_line(result)
+
+    def highlights(self, results: dict) -> list[dict]:
+        """The ten occupations with the largest gender gap."""
+        rows = sorted(
+            results["result"].get("by_occupation", []), key=lambda r: -abs(number(r.get("gender_gap")) or 0.0)
+        )[:10]
+        return [
+            {
+                "occupation": r.get("occupation"),
+                "label": r.get("occupation_gender"),
+                "gender gap P_f − P_m": fmt(r.get("gender_gap"), POINTS_DIGITS),
+                "ΔP": fmt(r.get("delta_P"), POINTS_DIGITS),
+                "B": fmt(r.get("B"), POINTS_DIGITS),
+                "n": fmt_count(r.get("count")),
+            }
+            for r in rows
+        ]
 
     def summary(self, result, top: int = 10) -> str:
         return nli_summary(result.to_dict())

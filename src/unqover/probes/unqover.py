@@ -15,18 +15,27 @@ from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
-from unqover.hub.load import load_rows
+from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.hub.load import load_rows, source_name
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.predictions import read_predictions
 from unqover.probe.placement import load_placed
 from unqover.probe.sampling import DESIGN, budget, check_design, find_groups, select_groups, selected_groups
 from unqover.probes import precision
-from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.probes.base import (
+    Loaded,
+    Measured,
+    ProbeDefinition,
+    QuickRunSize,
+    RunOptions,
+    selection_suffix,
+)
 from unqover.report.html import html_report
-from unqover.report.markdown import markdown_report
+from unqover.report.markdown import markdown_report, sample_line
 from unqover.report.text import summary
 
 REQUIRED_COLUMNS = (
@@ -79,6 +88,28 @@ def check_columns(rows: pa.Table, source: str) -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in rows.column_names]
     if missing:
         raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an UnqOver dataset?")
+
+
+FAMILY_NAMES = {"qa": "an extractive QA model", "mlm": "a masked LM", "causal": "a causal LM"}
+
+
+def check_rows_fit_family(rows: pa.Table, family: str, config: str) -> None:
+    """Refuse rows the model family cannot score meaningfully: masked-LM rows (questions with the mask
+    placeholder) for QA and causal LMs, question rows (no placeholder) for masked LMs."""
+    if rows.num_rows == 0:
+        return
+    masked = int(pc.sum(pc.match_substring(rows["question"], MASK_PLACEHOLDER)).as_py() or 0)
+    if family == "mlm" and masked < rows.num_rows:
+        raise UnqoverError(
+            f"a masked LM scores masked-LM rows, but {rows.num_rows - masked:,} of the {rows.num_rows:,} "
+            f"{config!r} rows have no {MASK_PLACEHOLDER} in their question: use --config mlm (or leave "
+            "--config out)"
+        )
+    if family != "mlm" and masked:
+        raise UnqoverError(
+            f"{FAMILY_NAMES.get(family, family)} answers questions, but the {config!r} rows are for masked LMs "
+            f"({masked:,} questions hold {MASK_PLACEHOLDER}): use --config qa (or leave --config out)"
+        )
 
 
 def scores_by_row(rows: pa.Table, scores: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -196,7 +227,7 @@ class UnqoverProbe(ProbeDefinition):
         """The whole dataset and where it came from."""
         if run.dataset:
             return load_rows(run.dataset, config), {
-                "source": str(run.dataset),
+                "source": source_name(run.dataset),
                 "config": config,
                 "split": "test",
             }
@@ -244,6 +275,7 @@ class UnqoverProbe(ProbeDefinition):
         config = self.config_for(model, run, settings)
         rows, dataset = self.rows(run, settings, config)
         check_columns(rows, dataset["source"])
+        check_rows_fit_family(rows, model.family, config)
         identity = {"coverage": None}
         if model.family == "mlm":
             # the population a quick run estimates is the covered dataset: drop split subjects before sampling
@@ -265,9 +297,8 @@ class UnqoverProbe(ProbeDefinition):
         return settings["scoring"]
 
     def output_name(self, loaded: Loaded, settings: dict) -> str:
-        return f"{self.name}-{loaded.context['config']}" + (
-            "-paper" if settings["scoring"] == "paper" else ""
-        )
+        paper = "-paper" if settings["scoring"] == "paper" else ""
+        return f"{self.name}-{loaded.context['config']}{paper}" + selection_suffix(loaded.selection)
 
     def score(self, loaded, model, folder, identity, run, settings, placement, claim_and_score):
         if settings["precision"] is None:
@@ -303,6 +334,9 @@ class UnqoverProbe(ProbeDefinition):
 
     def reports(self, results: dict) -> dict[str, str]:
         return {"report.md": markdown_report(results), "report.html": html_report(results)}
+
+    def quick_run_line(self, result: dict) -> str | None:
+        return sample_line(result)
 
     def summary(self, result, top: int = 10) -> str:
         return summary(result, top=top)
@@ -349,7 +383,7 @@ class UnqoverProbe(ProbeDefinition):
         )
         provenance = {
             **provenance,
-            "dataset": {**recorded, "source": str(source), "config": config, "split": split},
+            "dataset": {**recorded, "source": source_name(source), "config": config, "split": split},
         }
         return result, provenance
 

@@ -19,6 +19,7 @@ from unqover.report.format import (
     fmt_percent,
     plural,
 )
+from unqover.report.markdown import md_text
 from unqover.report.page import markdown_page
 
 BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
@@ -100,6 +101,25 @@ def _notes(result: Mapping) -> list[str]:
     return lines
 
 
+def _model_notes(scoring: Mapping, model: Mapping) -> list[str]:
+    """Beecher's own models: the corpus or vector file, the out-of-vocabulary rates per group, the default's fixes."""
+    lines = []
+    if model.get("sha256"):
+        size = fmt_count(model.get("bytes"))
+        lines.append(f"Model file {md_text(model.get('path'))}: {size} bytes, SHA-256 `{model['sha256']}`.")
+    oov = scoring.get("oov")
+    if oov:
+        groups = ", ".join(
+            f"{md_text(name)} {fmt_percent(rate)}" for name, rate in (oov.get("groups") or {}).items()
+        )
+        lines.append(
+            f"Choice words without a vector or n-gram (out of vocabulary): {fmt_percent(oov.get('overall'))} ({groups})."
+        )
+    for fix in scoring.get("fixes") or []:
+        lines.append(f"- fixed from Beecher's code: {md_text(fix)}")
+    return [*lines, ""] if lines else []
+
+
 def eec_markdown(results: Mapping) -> str:
     result, provenance = results["result"], results.get("provenance", {})
     scoring = results.get("scoring", {})
@@ -116,6 +136,7 @@ def eec_markdown(results: Mapping) -> str:
         f"ties broken by a seeded hash (questions with a tie in the top {result['top_k']}: "
         f"{fmt_percent(result.get('tie_rate'))}).",
         "",
+        *_model_notes(scoring, model),
         *_notes(result),
         "| test | top-1 χ² (df) | permutation p | asymptotic p | Holm p | BH p | Cramér's V [95%] | Beecher χ² (legacy) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from unqover.probes.registry import is_unqover, probe_of
 from unqover.report import charts
-from unqover.report.format import POINTS_DIGITS, fmt, fmt_count, fmt_interval, fmt_signed, number
+from unqover.report.format import fmt_count, fmt_interval, fmt_signed
 from unqover.report.markdown import (
     attribute_label_map,
     bootstrap_line,
@@ -22,7 +23,6 @@ from unqover.report.markdown import (
     md_text,
     most_biased,
     ranking_rows,
-    sample_line,
     sample_warning,
     split_results,
     unit_line,
@@ -32,14 +32,9 @@ MAX_CHART_ROWS = 60  # larger subject sets show their top and bottom 30
 _SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
 
-def kind_of(results: Mapping) -> str:
-    """``unqover``, ``nli`` or ``eec`` from the shape of the result."""
-    result = results.get("result", results)
-    if "mu" in result:
-        return "unqover"
-    if "delta_P" in result:
-        return "nli"
-    return "eec"
+def probe_of_results(results: Mapping):
+    """The probe definition that wrote ``results`` (its ``"probe"`` key; older UnQover results by their shape)."""
+    return probe_of(results, default="gender")
 
 
 def unqover_headline(results: Mapping) -> str:
@@ -60,15 +55,7 @@ def unqover_headline(results: Mapping) -> str:
 def quick_run_line(results: Mapping) -> str | None:
     """What a quick run's numbers come from ("estimated from n of M groups", or the NLI/emotion probe's line);
     None for a full run."""
-    result = results.get("result", results)
-    kind = kind_of(results)
-    if kind == "nli":
-        from unqover.report.nli import quick_run_line as line
-    elif kind == "eec":
-        from unqover.report.eec import quick_run_line as line
-    else:
-        line = sample_line
-    return line(result)
+    return probe_of_results(results).quick_run_line(results.get("result", results))
 
 
 def pairs_frame(results: Mapping, k: int = 10) -> pd.DataFrame:
@@ -113,39 +100,10 @@ def svg_parts(page: str) -> str:
     return "".join(f'<div class="unqover-chart">{svg}</div>' for svg in _SVG.findall(page))
 
 
-def nli_view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
-    from unqover.report.nli import nli_html, nli_markdown
-
-    rows = sorted(
-        results["result"].get("by_occupation", []), key=lambda r: -abs(number(r.get("gender_gap")) or 0.0)
-    )[:10]
-    table = pd.DataFrame(
-        [
-            {
-                "occupation": r.get("occupation"),
-                "label": r.get("occupation_gender"),
-                "gender gap P_f − P_m": fmt(r.get("gender_gap"), POINTS_DIGITS),
-                "ΔP": fmt(r.get("delta_P"), POINTS_DIGITS),
-                "B": fmt(r.get("B"), POINTS_DIGITS),
-                "n": fmt_count(r.get("count")),
-            }
-            for r in rows
-        ]
-    )
-    return nli_markdown(results), table, svg_parts(nli_html(results))
-
-
-def eec_view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
-    from unqover.report.eec import eec_html, eec_markdown  # written alongside the emotion probe
-
-    return eec_markdown(results), pd.DataFrame(), svg_parts(eec_html(results))
-
-
 def view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
     """(headline Markdown, table of the most biased pairs, charts HTML) of any probe's results."""
-    kind = kind_of(results)
-    if kind == "nli":
-        return nli_view(results)
-    if kind == "eec":
-        return eec_view(results)
-    return unqover_headline(results), pairs_frame(results), unqover_charts(results)
+    probe = probe_of_results(results)
+    if is_unqover(probe):
+        return unqover_headline(results), pairs_frame(results), unqover_charts(results)
+    reports = probe.reports(results)
+    return reports["report.md"], pd.DataFrame(probe.highlights(results)), svg_parts(reports["report.html"])

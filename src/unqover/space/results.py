@@ -14,9 +14,10 @@ import pandas as pd
 
 from unqover.errors import UnqoverError
 from unqover.probe.models import first_line
+from unqover.probes.registry import is_unqover
 from unqover.report.format import fmt_count, fmt_percent, number
 from unqover.report.markdown import headline, sample_of, split_results
-from unqover.space.render import kind_of
+from unqover.space.render import probe_of_results
 
 RESULTS = "results.json"
 INTERVAL_ESTIMATE = (
@@ -95,7 +96,8 @@ def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
     for name, results in runs.items():
         result, provenance = results["result"], results.get("provenance") or {}
         dataset = provenance.get("dataset") or {}
-        unqover = kind_of(results) == "unqover"
+        probe = probe_of_results(results)
+        unqover = is_unqover(probe)
         mu = {}
         if unqover:
             mu = next(row for row in headline(result) if row["key"] == "mu")
@@ -104,7 +106,7 @@ def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
             {
                 "run": name,
                 "model": (provenance.get("model") or {}).get("id"),
-                "probe": kind_of(results),
+                "probe": probe.name if not unqover or results.get("probe") else "unqover",
                 "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
                 "groups": _groups(result) if unqover else None,
                 "μ": number(result.get("mu")),
@@ -128,7 +130,7 @@ def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str) -> str:
 
     if name_a not in runs or name_b not in runs:
         raise UnqoverError("choose two loaded runs to compare")
-    if kind_of(runs[name_a]) != "unqover" or kind_of(runs[name_b]) != "unqover":
+    if not is_unqover(probe_of_results(runs[name_a])) or not is_unqover(probe_of_results(runs[name_b])):
         raise UnqoverError(
             "comparisons are for two UnQover runs (μ, η, γ); NLI and emotion runs are shown alone"
         )
