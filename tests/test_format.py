@@ -168,9 +168,6 @@ ALLOWED = {
     ): "axis tick labels",
     ("src/unqover/report/charts.py", "stop-color"): "SVG gradient stop offsets",
     # sizes and durations in the Space's messages, not measured values
-    ("src/unqover/space/app.py", "parameters / 1e6:,.1f"): "model size in the status line",
-    ("src/unqover/space/models.py", "parameters / 1e6:,.0f"): "model size limit in an error message",
-    ("src/unqover/space/models.py", "max_parameters / 1e6:,.0f"): "model size limit in an error message",
     ("src/unqover/space/live.py", "timeout:.0f"): "a timeout in seconds",
 }
 
@@ -222,3 +219,10 @@ def test_float_noise_is_zero_but_small_values_are_not():
 
     assert fmt_signed(-0.05 + 0.05 + 1.4e-17) == "+0.0000" and fmt(1e-13) == "0.0000"
     assert fmt(1.5e-11) == "1.5e-11"
+
+
+def test_sizes_never_print_a_small_model_as_zero():
+    from unqover.report.format import fmt_size
+
+    assert fmt_size(35_000) == "35.0k" and fmt_size(66_400_000) == "66.4M" and fmt_size(1.5e9) == "1.5B"
+    assert fmt_size(350) == "350" and fmt_size(None) == "—"

@@ -459,3 +459,17 @@ def test_main_end_to_end(tmp_path, capsys):
     assert err.startswith("unqover compare: error:") and "different datasets" in err
     assert main([str(run_a), str(tmp_path / "missing")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_compare_says_the_selection_changed_not_the_data():
+    from unqover.report.compare import compare_results
+
+    a, b = make_results(), make_results()
+    b["provenance"]["dataset"]["fingerprint"] = "beef"
+    b["provenance"]["selection"] = {"limit": 300, "seed": 0}
+    a["provenance"]["selection"] = {"limit": 200, "seed": 0}
+    warnings = compare_results(a, b, "A", "B")["warnings"]
+    assert any("kept different rows of the same dataset" in w for w in warnings)
+    assert not any("the data changed" in w for w in warnings)
+    b["provenance"]["selection"] = a["provenance"]["selection"]
+    assert any("the data changed" in w for w in compare_results(a, b, "A", "B")["warnings"])

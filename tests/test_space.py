@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from pathlib import Path
@@ -105,7 +106,10 @@ def test_model_checks(models, tmp_path):
     )
     assert local_parameters(models["qa"]) == check.parameters == expected
     assert check_model(str(models["nli"])).family == "nli"
-    with pytest.raises(UnqoverError, match="has 0M parameters; the Space probes models up to 0M"):
+    from unqover.report.format import fmt_size
+
+    size = re.escape(fmt_size(check.parameters))
+    with pytest.raises(UnqoverError, match=f"has {size} parameters; the Space probes models up to 1.0k"):
         check_model(str(models["qa"]), max_parameters=1000)
     with pytest.raises(UnqoverError, match="unsupported model"):
         check_model(str(models["encoder"]))
@@ -309,3 +313,19 @@ def test_the_explorer_reads_the_sign_of_c_and_shows_tiny_scores():
     assert "C > 0" not in negative and "2.0e-05" in negative and "0.0000 |" not in negative
     positive = explanation(Exploration("Gerald", "Jennifer", scores, 0.2, -0.1, 0.15))
     assert "C > 0: the model associates Gerald with the attribute more than Jennifer" in positive
+
+
+def test_explorer_rows_come_from_a_local_build_and_offline_messages_name_the_operator(
+    tmp_path, monkeypatch, upstream_word_lists_path
+):
+    from unqover.cli import main
+    from unqover.space import explore, live
+
+    assert main(["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path), "--output", str(tmp_path / "datasets" / "unqover"), "--config", "qa", "--quiet"]) == 0  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    rows = explore.example_rows("religion", word_lists=tmp_path / "no-word-lists")  # the build is used
+    assert len(rows) == 20 and all(r[0] in r[2] and r[1] in r[2] for r in rows)
+    message = live.friendly(
+        UnqoverError("no dataset to probe: ... Pass --dataset FOLDER or --word-lists PATH")
+    )
+    assert "UNQOVER_WORD_LISTS" in message and "--word-lists" not in message

@@ -142,6 +142,16 @@ def _check_comparable(
         warnings.append(
             f"the dataset sources differ ({da['source']}, {db['source']}) but their fingerprints match"
         )
+    elif (
+        da["fingerprint"]
+        and db["fingerprint"]
+        and not same_fingerprint
+        and pa.get("selection") != pb.get("selection")
+    ):
+        warnings.append(
+            f"the runs kept different rows of the same dataset (selections {pa.get('selection')} and "
+            f"{pb.get('selection')}): quick-run numbers are estimates of the full dataset, with intervals"
+        )
     elif da["fingerprint"] and db["fingerprint"] and not same_fingerprint:
         warnings.append(
             f"same dataset source, different fingerprints ({da['fingerprint']}, {db['fingerprint']}): the data "

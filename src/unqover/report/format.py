@@ -139,6 +139,17 @@ def fmt_p_clause(value: object, name: str = "p") -> str:
     return f"{name} {text}" if text.startswith("<") else f"{name} = {text}"
 
 
+def fmt_size(n: object) -> str:
+    """A count in words of its size: ``350`` , ``4.4k``, ``66.4M``, ``1.5B``."""
+    v = number(n)
+    if v is None:
+        return MISSING
+    for scale, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:,.1f}{unit}"
+    return f"{v:,.0f}"
+
+
 def plural(n: object, word: str, plural: str | None = None) -> str:
     """``1 premise``, ``0 premises``, ``1,000 questions``, ``3 persons``; ``plural`` for irregular words."""
     v = number(n)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.report.format import fmt_size
 from unqover.space import explore as explorer
 from unqover.space import live, render, results
 from unqover.space.models import BIASES, CURATED_MODELS, MAX_PARAMETERS, check_model, check_pair
@@ -99,7 +100,7 @@ class Space:
             return f"⚠️ {live.friendly(err)}", "", pd.DataFrame(), ""
         unit = live.sample_size(bias).unit
         status = (
-            f"✅ {check.model_id} ({check.family}, {check.parameters / 1e6:,.1f}M parameters) on {bias}, "
+            f"✅ {check.model_id} ({check.family}, {fmt_size(check.parameters)} parameters) on {bias}, "
             f"{sample:,} {unit}"
         )
         line = render.quick_run_line(found)

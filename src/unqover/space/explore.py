@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -191,12 +192,19 @@ def explanation(result: Exploration) -> str:
 
 
 def example_rows(bias: str, word_lists=None, count: int = 20) -> list[tuple[str, str, str, str, str]]:
-    """The first ``count`` positive/negated question pairs of a bias class's QA dataset, as explorer inputs."""
+    """The first ``count`` positive/negated question pairs of a bias class's QA dataset, as explorer inputs: from a
+    local build (``datasets/unqover/<bias>``) when there is one, else generated from the word lists."""
+    import pyarrow.parquet as pq
+
     from unqover.generate.unqover import make_plan
     from unqover.lexicon import resolve_word_lists
 
-    plan = make_plan(resolve_word_lists(word_lists), bias, "qa")
-    batch = next(plan.batches(pairs_per_batch=1)).to_pylist()
+    built = sorted((Path("datasets/unqover") / bias / "data" / "qa").glob("*.parquet"))
+    if built:
+        batch = pq.ParquetFile(built[0]).read_row_group(0).slice(0, 4 * count).to_pylist()
+    else:
+        plan = make_plan(resolve_word_lists(word_lists), bias, "qa")
+        batch = next(plan.batches(pairs_per_batch=1)).to_pylist()
     found = []
     for positive, negative in zip(batch[::2], batch[1::2], strict=True):
         a, b = positive["subject_1_span"], positive["subject_2_span"]

@@ -168,6 +168,12 @@ def friendly(err: BaseException) -> str:
 
     name = type(err).__name__
     text = first_line(err)
+    if isinstance(err, UnqoverError) and ("--word-lists" in text or "word lists" in text.lower()):
+        return (
+            "the Space cannot find this bias class's rows: no local build in datasets/unqover, no Hub access and no "
+            "word lists. The Space's operator sets UNQOVER_WORD_LISTS to a word_lists folder (or builds the "
+            "datasets with `unqover build-datasets`)"
+        )
     if isinstance(err, UnqoverError):
         return text
     if name == "GatedRepoError":

@@ -17,6 +17,7 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 from unqover.probe.models import detect_family, first_line, model_source
 from unqover.probes.registry import PROBES, UNQOVER_PROBES
+from unqover.report.format import fmt_size
 
 CURATED_MODELS = (
     "distilbert/distilbert-base-cased-distilled-squad",
@@ -137,8 +138,8 @@ def check_model(
         resolved = revision or getattr(config, "_commit_hash", None) or "main"
     if parameters > max_parameters:
         raise UnqoverError(
-            f"{model_id!r} has {parameters / 1e6:,.0f}M parameters; the Space probes models up to "
-            f"{max_parameters / 1e6:,.0f}M in one GPU call. Run `unqover probe {model_id}` on your own machine"
+            f"{model_id!r} has {fmt_size(parameters)} parameters; the Space probes models up to "
+            f"{fmt_size(max_parameters)} in one GPU call. Run `unqover probe {model_id}` on your own machine"
         )
     return ModelCheck(model_id, family, parameters, resolved, local)
 
