@@ -417,3 +417,31 @@ def test_paper_scoring_is_refused_for_language_models(tmp_path, capsys):
 
     assert main(["probe", str(tmp_path / "no-model"), "--bias", "eec-emotion", "--scoring", "paper"]) == 2
     assert "--scoring paper applies to Beecher's own models" in capsys.readouterr().err
+
+
+def test_a_sentence_transformers_word_embeddings_folder_is_read_like_a_vector_file(tmp_path):
+    """The local twin of `glove:owner/name` (a Hub repo of average-word-embeddings): the same vectors, the same
+    scores as the text file."""
+    from safetensors.numpy import save_file
+
+    table = vectors(dim=4, seed=3)
+    text = write_glove(tmp_path, table)
+    folder = tmp_path / "average_word_embeddings" / "0_WordEmbeddings"
+    folder.mkdir(parents=True)
+    (folder / "whitespacetokenizer_config.json").write_text(
+        json.dumps({"vocab": list(table), "do_lower_case": True})
+    )
+    save_file(
+        {"emb_layer.weight": np.stack(list(table.values())).astype(np.float32)},
+        str(folder / "model.safetensors"),
+    )
+    for mode in ("paper", "default"):
+        from_file = GloveVectors.from_path(text, mode)
+        from_folder = GloveVectors.from_path(tmp_path / "average_word_embeddings", mode)
+        assert set(from_folder.words) == set(from_file.words)
+        for word in ("alonzo", "angry"):
+            assert np.allclose(from_folder.vector(word), from_file.vector(word), atol=1e-6)
+    loaded, _ = load_beecher_model(f"glove:{tmp_path / 'average_word_embeddings'}", "paper")
+    assert loaded.files == 2 and loaded.revision.startswith("sha256:")
+    with pytest.raises(UnqoverError, match="Hub is offline"):
+        load_beecher_model("glove:someone/no-such-vectors", "paper")

@@ -274,6 +274,39 @@ class GloveVectors:
         matrix = np.array(rows, dtype=np.float64).reshape(len(rows), dim)
         return cls(words, matrix, mode, stats)
 
+    @classmethod
+    def from_word_embeddings(
+        cls, path: str | Path, mode: str = "default", vocabulary: Iterable[str] | None = None
+    ) -> GloveVectors:
+        """A sentence-transformers WordEmbeddings folder (its vocabulary and ``emb_layer.weight``), with the text
+        readers' key rules: keys lower-cased; paper mode lets a later duplicate win, default mode the first."""
+        words, matrix = _read_word_embeddings(Path(path))
+        keep = None if vocabulary is None else set(vocabulary)
+        index: dict[str, int] = {}
+        duplicates = 0
+        for i, word in enumerate(words):
+            key = word.lower()
+            if keep is not None and key not in keep:
+                continue
+            if key in index:
+                duplicates += 1
+                if mode != "paper":
+                    continue
+            index[key] = i
+        if not index:
+            raise UnqoverError(f"{path} holds no vector for any word the questions need")
+        rows = sorted(set(index.values()))
+        position = {row: k for k, row in enumerate(rows)}
+        stats = {
+            "lines": len(words),
+            "vectors": len(words),
+            "kept": len(index),
+            "duplicates_overwritten" if mode == "paper" else "duplicates_ignored": duplicates,
+            "dim": int(matrix.shape[1]),
+            "format": "sentence-transformers WordEmbeddings",
+        }
+        return cls({k: position[i] for k, i in index.items()}, matrix[rows], mode, stats)
+
     def vector(self, word: str) -> np.ndarray | None:
         i = self.words.get(word)
         return None if i is None else self.matrix[i]
