@@ -103,6 +103,24 @@ def selection_suffix(selection: dict | None) -> str:
     return "".join(f"-{part}" for part in parts)
 
 
+def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
+    """(placement, model): ``loader`` (``load_model``, ``load_nli_model``) with the run's options, on this
+    process's device (its own GPU under ``accelerate launch``)."""
+    from unqover.probe.placement import load_placed
+
+    return load_placed(
+        loader,
+        model_id,
+        shard=run.shard,
+        device=run.device,
+        revision=run.revision,
+        dtype=run.dtype,
+        token=run.token,
+        allow_pickle=run.allow_pickle,
+        **extra,
+    )
+
+
 class ProbeDefinition:
     """The base of every probe definition; subclasses fill in the hooks the job runner calls."""
 

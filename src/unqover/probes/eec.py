@@ -30,7 +30,7 @@ from unqover.probe.beecher import (
 )
 from unqover.probe.beecher import FAMILIES as BEECHER_FAMILIES
 from unqover.probe.beecher import MODES as BEECHER_MODES
-from unqover.probe.placement import load_placed, place
+from unqover.probe.placement import place
 from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     Loaded,
@@ -38,6 +38,7 @@ from unqover.probes.base import (
     ProbeDefinition,
     QuickRunSize,
     RunOptions,
+    load_for_run,
     selection_suffix,
 )
 from unqover.report.eec import eec_html, eec_markdown, eec_summary, quick_run_line
@@ -216,16 +217,7 @@ class EECProbe(ProbeDefinition):
                 "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
             )
 
-        return load_placed(
-            load_model,
-            model_id,
-            shard=run.shard,
-            device=run.device,
-            revision=run.revision,
-            dtype=run.dtype,
-            token=run.token,
-            allow_pickle=run.allow_pickle,
-        )
+        return load_for_run(load_model, model_id, run)
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         questions, dataset = load_eec_questions(run.dataset, run.config)

@@ -22,7 +22,6 @@ from unqover.generate.nli import nli_rows, synthetic_premises
 from unqover.hub.load import load_rows, source_name
 from unqover.measure.nli import nli_gender_bias
 from unqover.predictions import read_predictions
-from unqover.probe.placement import load_placed
 from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     Loaded,
@@ -30,6 +29,7 @@ from unqover.probes.base import (
     ProbeDefinition,
     QuickRunSize,
     RunOptions,
+    load_for_run,
     selection_suffix,
 )
 from unqover.report.format import POINTS_DIGITS, fmt, fmt_count, number
@@ -200,17 +200,7 @@ class NLIProbe(ProbeDefinition):
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.probe.nli import load_nli_model
 
-        return load_placed(
-            load_nli_model,
-            model_id,
-            shard=run.shard,
-            device=run.device,
-            revision=run.revision,
-            dtype=run.dtype,
-            token=run.token,
-            allow_pickle=run.allow_pickle,
-            label_map=settings["label_map"],
-        )
+        return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         config = run.config or "synthetic"

@@ -23,7 +23,6 @@ from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.hub.load import load_rows, source_name
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.predictions import read_predictions
-from unqover.probe.placement import load_placed
 from unqover.probe.sampling import DESIGN, budget, check_design, find_groups, select_groups, selected_groups
 from unqover.probes import precision
 from unqover.probes.base import (
@@ -32,6 +31,7 @@ from unqover.probes.base import (
     ProbeDefinition,
     QuickRunSize,
     RunOptions,
+    load_for_run,
     selection_suffix,
 )
 from unqover.report.html import html_report
@@ -204,16 +204,7 @@ class UnqoverProbe(ProbeDefinition):
             precision.check_options(run, settings)
         elif settings["sample"] is not None and run.limit is not None:
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
-        return load_placed(
-            load_model,
-            model_id,
-            shard=run.shard,
-            device=run.device,
-            revision=run.revision,
-            dtype=run.dtype,
-            token=run.token,
-            allow_pickle=run.allow_pickle,
-        )
+        return load_for_run(load_model, model_id, run)
 
     def config_for(self, model, run: RunOptions, settings: dict, model_id: str = "") -> str:
         if run.config:
