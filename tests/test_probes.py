@@ -103,7 +103,7 @@ def test_the_registry_is_the_only_list_of_probes():
     ("bias", "option", "value"),
     [
         ("nli-gender", "--sample", "0.1"),
-        ("eec-emotion", "--scoring", "paper"),
+        ("eec-emotion", "--mode", "paper"),
         ("religion", "--length-rule", "sum"),
     ],
 )
