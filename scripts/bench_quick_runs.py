@@ -46,21 +46,12 @@ import pyarrow.compute as pc
 from unqover.generate.unqover import make_plan
 from unqover.lexicon import resolve_word_lists
 from unqover.measure.pairing import PairedScores, pair_rows
+from unqover.measure.sampled import HEADLINE
 from unqover.measure.unqover import UnqoverBias, measure, unqover_bias
 from unqover.probe.sampling import budget, find_groups, selected_groups
+from unqover.probes.unqover import ROW_COLUMNS
 
-HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
 SYMBOL = {"positional_error": "δ", "attributive_error": "ε", "mu": "μ", "eta": "η"}
-COLUMNS = [
-    "subject_1",
-    "subject_2",
-    "subject_1_cluster",
-    "subject_2_cluster",
-    "template_id",
-    "attribute",
-    "attribute_type",
-    "polarity",
-]
 DEFAULT_BUDGETS = {"gender": ["0.5%", "1.5%"], "religion": ["5%", "20%"]}
 TARGET_COVERAGE, TARGET_WIDTH = 0.90, 0.25
 
@@ -251,7 +242,7 @@ def log(message: str) -> None:
 def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: list[Scenario]) -> dict:
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    rows = pa.Table.from_batches(list(make_plan(lists, dataset, "qa").batches())).select(COLUMNS)
+    rows = pa.Table.from_batches(list(make_plan(lists, dataset, "qa").batches())).select(list(ROW_COLUMNS))
     timings["build rows"] = time.perf_counter() - start
     start = time.perf_counter()
     groups = find_groups(rows)

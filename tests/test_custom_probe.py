@@ -12,8 +12,9 @@ import pyarrow as pa
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.generate.custom import custom_card, custom_configs, custom_plan, custom_rows
+from unqover.generate.custom import custom_configs, custom_plan, custom_rows
 from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA
+from unqover.hub.custom_card import custom_card
 from unqover.lexicon.custom import (
     CustomProbeError,
     derive_masked,

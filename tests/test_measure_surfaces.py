@@ -182,6 +182,9 @@ def test_measure_errors(predictions, religion, tmp_path, capsys):
     write_predictions(
         partial, table.slice(0, table.num_rows - 5), {"dataset": {"source": str(religion), "config": "qa"}}
     )
+    split = tmp_path / "split.json"
+    assert main(["measure", str(path), "--resamples", "0", "--split", "test", "--output", str(split)]) == 0
+    assert json.loads(split.read_text())["provenance"]["dataset"]["split"] == "test"
     assert main(["measure", str(partial), "--resamples", "0"]) == 2
     assert "groups were scored only in part" in capsys.readouterr().err
     assert main(["measure", str(partial), "--resamples", "0", "--drop-incomplete", "--top", "0"]) == 0

@@ -82,7 +82,7 @@ def _measure(args: argparse.Namespace) -> int:
     from unqover.files import check_writable, write_json_atomic
     from unqover.predictions import read_provenance
     from unqover.probes.base import RunOptions
-    from unqover.probes.registry import get_probe, probe_of
+    from unqover.probes.registry import get_probe, is_unqover, probe_of
 
     output = args.output or args.predictions.with_name(args.predictions.stem + ".bias.json")
     check_writable(output, folder=False)
@@ -92,7 +92,7 @@ def _measure(args: argparse.Namespace) -> int:
         probe = probe_of(read_provenance(args.predictions), default=args.bias or "gender")
     run = RunOptions(dataset=args.dataset, config=args.config, resamples=args.resamples, seed=args.seed)
     options = {"split": args.split} if args.split else {}
-    if hasattr(probe, "families") and "qa" in probe.families:  # the UnQover measures' own options
+    if is_unqover(probe):  # the UnQover measures' own options
         options |= {"mode": args.mode, "drop_incomplete": args.drop_incomplete, "confidence": args.confidence}
     result, provenance = probe.measure_file(args.predictions, run, **options)
     print(probe.summary(result, top=args.top))

@@ -19,13 +19,11 @@ batching, and they go through the same Parquet writer, measures and reports:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
-import yaml
 
 from unqover.errors import UnqoverError
 from unqover.generate.text import fix_articles, render, shift_span
@@ -38,7 +36,6 @@ from unqover.lexicon.custom import (
     SUBJECT_2,
     CustomProbe,
     CustomProbeError,
-    probe_to_dict,
     segments,
 )
 from unqover.lexicon.wordlists import Attribute, Segment, Subject, Template
@@ -197,205 +194,9 @@ def custom_rows(probe: CustomProbe, config: str = "qa") -> pa.Table:
     return pa.Table.from_batches(list(plan.batches()), schema=ROW_SCHEMA)
 
 
-# -- dataset card ------------------------------------------------------------------------------------------
-
-
-def _features() -> list[dict]:
-    """``ROW_SCHEMA`` as the card's ``features`` list (what ``datasets.Features._to_yaml_list`` writes)."""
-    names = {pa.string(): "string", pa.int32(): "int32"}
-    out = []
-    for column in ROW_SCHEMA:
-        if pa.types.is_list(column.type):
-            out.append({"name": column.name, "list": names[column.type.value_type]})
-        else:
-            out.append({"name": column.name, "dtype": names[column.type]})
-    return out
-
-
-def _size_category(rows: int) -> str:
-    for bound, label in (
-        (1_000, "n<1K"),
-        (10_000, "1K<n<10K"),
-        (100_000, "10K<n<100K"),
-        (1_000_000, "100K<n<1M"),
-    ):
-        if rows < bound:
-            return label
-    return "1M<n<10M" if rows < 10_000_000 else "10M<n<100M"
-
-
-def custom_card_metadata(probe: CustomProbe, plans: dict[str, CustomPlan] | None = None) -> dict:
-    """The card's YAML header: one config per :func:`custom_configs`, with features and row counts."""
-    plans = plans or {c: custom_plan(probe, c) for c in custom_configs(probe)}
-    features = _features()
-    masked = "mlm" in plans
-    configs = []
-    for i, name in enumerate(plans):
-        entry: dict = {"config_name": name}
-        if i == 0:
-            entry["default"] = True
-        entry["data_files"] = [{"split": "test", "path": f"data/{name}/*.parquet"}]
-        configs.append(entry)
-    return {
-        "pretty_name": f"{probe.name} (custom UnQover probe)",
-        "language": [probe.language],
-        "license": probe.license or "unknown",
-        "annotations_creators": ["machine-generated"],
-        "language_creators": ["other"],
-        "multilinguality": ["monolingual"],
-        "source_datasets": ["original"],
-        "size_categories": [_size_category(sum(p.num_rows for p in plans.values()))],
-        "task_categories": ["question-answering", *(["fill-mask"] if masked else [])],
-        "task_ids": ["extractive-qa", *(["masked-language-modeling"] if masked else [])],
-        "tags": ["bias", "fairness", "stereotypes", "unqover", "underspecified-questions", "custom-probe"],
-        "configs": configs,
-        "dataset_info": [
-            {
-                "config_name": name,
-                "features": features,
-                "splits": [{"name": "test", "num_examples": plan.num_rows}],
-            }
-            for name, plan in plans.items()
-        ],
-    }
-
-
-def custom_card(probe: CustomProbe) -> str:
-    """The dataset card (``README.md``) for ``unqover build-datasets --probe FILE``: YAML front matter with the
-    configs (``data/<config>/*.parquet``, split ``test``), features and row counts, then the prose."""
-    plans = {c: custom_plan(probe, c) for c in custom_configs(probe)}
-    header = yaml.safe_dump(
-        custom_card_metadata(probe, plans), sort_keys=False, allow_unicode=True, width=1000
-    )
-    first = next(iter(plans))
-    example = next(plans[first].batches(pairs_per_batch=1)).slice(0, 1).to_pylist()[0]
-    table = "\n".join(
-        f"| `{name}` | {CUSTOM_CONFIGS[name]} | {plan.num_rows:,} | {plan.num_groups:,} | {len(plan.subjects)} | "
-        f"{len(probe.templates)} | {len(probe.attributes)} |"
-        for name, plan in plans.items()
-    )
-    if probe.clusters is not None:
-        pairing = (
-            "Subjects come in clusters ("
-            + ", ".join(f"`{c}`: {len(m)}" for c, m in probe.clusters)
-            + "); every pair of subjects from different clusters is used."
-        )
-    else:
-        pairing = "Subjects form a flat list; every pair of subjects is used (`subject_*_cluster` is null)."
-    mlm_note = (
-        ""
-        if "mlm" in plans
-        else "\nThere is no `mlm` config: add an `mlm` form to every template whose question is not `Who …?`.\n"
-    )
-    definition = yaml.safe_dump(probe_to_dict(probe), sort_keys=False, allow_unicode=True, width=100)
-    description = probe.description or "A user-defined UnQover probe."
-    columns = [
-        ("id", "string", "Stable, unique row id: 16 hex digits of a hash of the row's identities and texts."),
-        ("template_id", "int32", "Index of the template in the probe file's `templates` list."),
-        ("subject_1", "string", "The first-mentioned subject."),
-        ("subject_2", "string", "The second-mentioned subject."),
-        ("subject_1_cluster", "string", "Cluster of subject 1 (null for a flat subject list)."),
-        ("subject_2_cluster", "string", "Cluster of subject 2."),
-        ("attribute", "string", "Attribute identity: its positive text, in both polarities."),
-        ("attribute_cluster", "string", "The attribute's `cluster` (null when not given)."),
-        (
-            "attribute_type",
-            "string",
-            "The attribute's `type`: `p_act` (of the subjects, default) or `l_act` (of places).",
-        ),
-        (
-            "polarity",
-            "string",
-            "`positive` for the question with the attribute, `negated` for the negated one.",
-        ),
-        ("context", "string", "The underspecified context that mentions both subjects."),
-        (
-            "question",
-            "string",
-            f"The question. In `mlm` it holds `{MASK_PLACEHOLDER}` where the mask token goes.",
-        ),
-        ("subject_1_span", "list<int32>", "`[start, end)` character offsets of subject 1 in `context`."),
-        ("subject_2_span", "list<int32>", "`[start, end)` character offsets of subject 2 in `context`."),
-    ]
-    column_rows = "\n".join(f"| `{n}` | {t} | {m} |" for n, t, m in columns)
-    return f"""---
-{header}---
-
-# {probe.name}: a custom UnQover probe
-
-> **Content warning.** A bias probe may pair people or groups with stereotypes on purpose, to test whether
-> models hold them. Do not use it to train models.
-
-## Summary
-
-{description}
-
-Underspecified questions in the style of *UNQOVERing Stereotyping Biases via Underspecified Questions* (Li et
-al., Findings of EMNLP 2020): nothing in the context answers the question, so any preference a model shows
-between the two subjects is a bias. The UnQover metrics (`unqover_bias`) cancel the model's positional and
-attribute-independent reasoning errors by pairing each question with its subject-swapped and negated variants.
-
-## Configs
-
-| config | what | rows (model inputs) | groups | subjects | templates | attributes |
-|---|---|---:|---:|---:|---:|---:|
-{table}
-
-Every unordered subject pair × template × attribute (a *group*) appears as 4 rows: both subject orders × the
-positive and the negated question. {pairing}
-{mlm_note}
-```python
-from datasets import load_dataset
-
-rows = load_dataset("datasets/unqover/{probe.name}", "{first}", split="test")  # a local build
-```
-
-## Structure
-
-One row per model input, with the columns of the built-in UnQover datasets. Masked-LM rows have the same
-columns; the model input is `context + " " + question`, with `{MASK_PLACEHOLDER}` replaced by the mask token.
-
-| column | type | meaning |
-|---|---|---|
-{column_rows}
-
-First row of `{first}`:
-
-```json
-{json.dumps(example, ensure_ascii=False, indent=2)}
-```
-
-## How the data was made
-
-Generated by the `unqover` toolkit from the probe file below (`unqover build-datasets --probe FILE`): for every
-ordered subject pair (each pair, then its flip), every template and every attribute, the subjects fill
-`{{subject_1}}`/`{{subject_2}}` and the attribute (its positive text, or its negated text in the negated question
-unless the template gives `negated_question`) fills `{{attribute}}`.{
-        " The original generator's article fix then turns a token `a`/`A` before a vowel-initial token into `an`/`An`."
-        if probe.fix_articles
-        else ""
-    }
-
-```yaml
-{definition}```
-
-## Intended use and limitations
-
-Use it to measure stereotyping bias of extractive QA models and masked or causal language models with the
-UnQover metrics. The templates and word lists are the probe author's; a low score does not show that a model
-is unbiased, and scores measure association under these templates, not harm in any application.
-
-## License
-
-{probe.license or "Not stated by the probe author."}
-"""
-
-
 __all__ = [
     "CUSTOM_CONFIGS",
     "CustomPlan",
-    "custom_card",
-    "custom_card_metadata",
     "custom_configs",
     "custom_plan",
     "custom_rows",

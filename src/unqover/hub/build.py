@@ -150,7 +150,8 @@ def build_custom_dataset(
     probe, root: Path, configs: Sequence[str] | None = None, overwrite: bool = False, progress: bool = True
 ) -> BuiltDataset:
     """A custom probe (``unqover.lexicon.custom.CustomProbe``) as a dataset folder with a generated card."""
-    from unqover.generate.custom import custom_card, custom_configs, custom_plan
+    from unqover.generate.custom import custom_configs, custom_plan
+    from unqover.hub.custom_card import custom_card
 
     available = custom_configs(probe)
     unknown = [c for c in configs or () if c not in available]

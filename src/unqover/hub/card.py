@@ -124,7 +124,8 @@ COLUMNS = [
 ]
 
 
-def _size_category(rows: int) -> str:
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` bucket of a row count."""
     for bound, label in (
         (1_000, "n<1K"),
         (10_000, "1K<n<10K"),
@@ -136,9 +137,14 @@ def _size_category(rows: int) -> str:
     return "1M<n<10M" if rows < 10_000_000 else "10M<n<100M"
 
 
+def row_features() -> list[dict]:
+    """``ROW_SCHEMA`` as a card's ``features`` list, as ``datasets`` writes it."""
+    return datasets.Features.from_arrow_schema(ROW_SCHEMA)._to_yaml_list()
+
+
 def card_metadata(plans: Mapping[str, ProbePlan]) -> dict:
     """The card's YAML header: configs with their files, features and sizes."""
-    features = datasets.Features.from_arrow_schema(ROW_SCHEMA)._to_yaml_list()
+    features = row_features()
     masked = any(plan.config.masked for plan in plans.values())
     qa = any(not plan.config.masked for plan in plans.values())
     configs = []
@@ -156,7 +162,7 @@ def card_metadata(plans: Mapping[str, ProbePlan]) -> dict:
         "language_creators": ["expert-generated"],
         "multilinguality": ["monolingual"],
         "source_datasets": ["original"],
-        "size_categories": [_size_category(sum(p.num_rows for p in plans.values()))],
+        "size_categories": [size_category(sum(p.num_rows for p in plans.values()))],
         "task_categories": [c for c, use in (("question-answering", qa), ("fill-mask", masked)) if use],
         "task_ids": [t for t, use in (("extractive-qa", qa), ("masked-language-modeling", masked)) if use],
         "tags": ["bias", "fairness", "stereotypes", "unqover", "underspecified-questions"],

@@ -53,6 +53,7 @@ from unqover.generate.nli import (
     rejection_counts,
     synthetic_premises,
 )
+from unqover.hub.card import size_category
 from unqover.hub.folder import NLI_DATASET, SPLIT, BuiltDataset, refuse_existing, staged
 
 NAME = NLI_DATASET
@@ -474,13 +475,6 @@ DEFECTS = [
 ]
 
 
-def _size_category(rows: int) -> str:
-    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
-        if rows < bound:
-            return label
-    return "100K<n<1M"
-
-
 def nli_card_metadata(builds: Mapping[str, NliConfigBuild]) -> dict:
     """The card's YAML header: configs, features, row counts, licences."""
     import datasets
@@ -506,7 +500,7 @@ def nli_card_metadata(builds: Mapping[str, NliConfigBuild]) -> dict:
         "language_creators": ["expert-generated", *(["found"] if corpora else [])],
         "multilinguality": ["monolingual"],
         "source_datasets": ["original", *(f"extended|{hub_id}" for hub_id in dict.fromkeys(corpora))],
-        "size_categories": [_size_category(sum(b.num_rows for b in builds.values()))],
+        "size_categories": [size_category(sum(b.num_rows for b in builds.values()))],
         "task_categories": ["text-classification"],
         "task_ids": ["natural-language-inference"],
         "tags": ["bias", "fairness", "gender", "occupations", "stereotypes", "nli"],

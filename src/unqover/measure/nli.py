@@ -250,20 +250,6 @@ def bootstrap_replicates(sums: np.ndarray, ties: str, spec: BootstrapSpec) -> di
     return {name: np.concatenate([r[name] for r in replicates]) for name in replicates[0]}
 
 
-def cluster_bootstrap(
-    sums: np.ndarray, ties: str, spec: BootstrapSpec
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Percentile bounds of every statistic over ``spec.n_resamples`` resamples of the clusters (rows of ``sums``)."""
-    stacked = bootstrap_replicates(sums, ties, spec)
-    alpha = (1 - spec.confidence) / 2
-    low, high = {}, {}
-    for name, v in stacked.items():
-        finite = v[~np.isnan(v)]
-        low[name] = np.quantile(finite, alpha) if len(finite) else np.nan
-        high[name] = np.quantile(finite, 1 - alpha) if len(finite) else np.nan
-    return low, high
-
-
 def _base(name: str) -> str:
     """The statistic without its ``_female``/``_male`` suffix."""
     for gender in GENDERS:

@@ -159,12 +159,6 @@ def find_groups(rows: pa.Table) -> Groups:
     return Groups(row_group.reshape(-1), stratum.reshape(-1), identity, cell_hash[stratum_first])
 
 
-def group_codes(rows: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's group and each group's (template, attribute) stratum."""
-    groups = find_groups(rows)
-    return groups.row_group, groups.stratum
-
-
 def check_seed(seed) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
         raise UnqoverError(f"seed must be a whole number >= 0, got {seed!r}")

@@ -207,5 +207,6 @@ class ProbeDefinition:
 
     def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[Any, dict]:
         """``unqover measure``: the result of a predictions file against its dataset, and its provenance
-        (``run.dataset``/``run.config`` override what the file records; ``options`` go to the measure)."""
+        (``run.dataset``/``run.config`` and a ``split`` option override what the file records; the other
+        ``options`` go to the measure)."""
         raise UnqoverError(f"`unqover measure` does not read {self.name} predictions")

@@ -305,7 +305,7 @@ class EECProbe(ProbeDefinition):
             out[f"{name}: Cramér's V"] = (test.get("cramers_v"), test.get("cramers_v_interval"))
         return out
 
-    def measure_file(self, predictions: Path, run: RunOptions, **options):
+    def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions."""
         table, provenance = read_predictions(predictions, SENTENCE_SCHEMA)
         recorded = provenance.get("dataset", {})

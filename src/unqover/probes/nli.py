@@ -256,7 +256,7 @@ class NLIProbe(ProbeDefinition):
         intervals = result.get("intervals") or {}
         return {name: (result.get(name), intervals.get(name)) for name in ("S", "delta_P", "B")}
 
-    def measure_file(self, predictions: Path, run: RunOptions, **options):
+    def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file)."""
         scores, provenance = read_predictions(predictions)
         recorded = provenance.get("dataset", {})

@@ -206,7 +206,7 @@ class UnqoverProbe(ProbeDefinition):
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
         return load_for_run(load_model, model_id, run)
 
-    def config_for(self, model, run: RunOptions, settings: dict, model_id: str = "") -> str:
+    def config_for(self, model, run: RunOptions, settings: dict) -> str:
         if run.config:
             return run.config
         if model.family == "mlm" and settings["scoring"] == "paper":
@@ -344,7 +344,7 @@ class UnqoverProbe(ProbeDefinition):
         scores, provenance = read_predictions(predictions)
         recorded = provenance.get("dataset", {})
         config = run.config or recorded.get("config")
-        split = recorded.get("split") or "test"
+        split = options.pop("split", None) or recorded.get("split") or "test"
         source = run.dataset or recorded.get("source")
         generator = recorded.get("generator") or {}
         if run.dataset is None and generator.get("word_lists"):

@@ -19,7 +19,7 @@ from unqover.report.format import (
     fmt_percent,
     plural,
 )
-from unqover.report.markdown import md_text
+from unqover.report.markdown import md_text, scope_notes
 from unqover.report.page import markdown_page
 
 BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
@@ -89,18 +89,6 @@ def _count_table(records: Mapping[str, Mapping[str, float]], emotions: list[str]
     return lines
 
 
-def _notes(result: Mapping) -> list[str]:
-    """Markdown lines for the quick-run scope and the warnings, each block followed by a blank line."""
-    lines = []
-    quick = quick_run_line(result)
-    if quick:
-        lines += [quick[0].upper() + quick[1:] + ".", ""]
-    warnings = result.get("warnings") or []
-    if warnings:
-        lines += [f"- **Warning:** {warning}" for warning in warnings] + [""]
-    return lines
-
-
 def _model_notes(scoring: Mapping, model: Mapping) -> list[str]:
     """Beecher's own models: the corpus or vector file, the out-of-vocabulary rates per group, the default's fixes."""
     lines = []
@@ -137,7 +125,7 @@ def eec_markdown(results: Mapping) -> str:
         f"{fmt_percent(result.get('tie_rate'))}).",
         "",
         *_model_notes(scoring, model),
-        *_notes(result),
+        *scope_notes(quick_run_line(result), result.get("warnings")),
         "| test | top-1 χ² (df) | permutation p | asymptotic p | Holm p | BH p | Cramér's V [95%] | Beecher χ² (legacy) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]

@@ -413,6 +413,14 @@ def md(text: object) -> str:
     return value
 
 
+def scope_notes(quick: str | None, warnings: Sequence[str] | None) -> list[str]:
+    """Markdown lines for a quick run's scope and for warnings, each block followed by a blank line."""
+    lines = [quick[0].upper() + quick[1:] + ".", ""] if quick else []
+    if warnings:
+        lines += [f"- **Warning:** {warning}" for warning in warnings] + [""]
+    return lines
+
+
 def md_text(text: object) -> str:
     """The project's own text (numbers, intervals, reasons) in a Markdown table cell: one line, no pipes, no HTML;
     brackets stay as they are (names from the data go through :func:`md`)."""

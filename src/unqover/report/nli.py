@@ -15,6 +15,7 @@ from unqover.report.format import (
     fmt_p_clause,
     plural,
 )
+from unqover.report.markdown import scope_notes
 from unqover.report.page import markdown_page
 
 HEADLINE = (
@@ -96,18 +97,6 @@ def _interval_note(result: Mapping) -> str:
     )
 
 
-def _notes(result: Mapping) -> list[str]:
-    """Markdown lines for the quick-run scope and the warnings, each block followed by a blank line."""
-    lines = []
-    quick = quick_run_line(result)
-    if quick:
-        lines += [quick[0].upper() + quick[1:] + ".", ""]
-    warnings = result.get("warnings") or []
-    if warnings:
-        lines += [f"- **Warning:** {warning}" for warning in warnings] + [""]
-    return lines
-
-
 def nli_summary(result: Mapping) -> str:
     """The headline numbers (percent) with intervals, the paper's Table 6 view, and any warnings."""
     lines = [f"NLI gender-occupation bias: {_scope(result)}"]
@@ -132,7 +121,7 @@ def nli_markdown(results: Mapping) -> str:
         f"{_scope(result)} (an instance is a premise × template); percent; {_interval_note(result)}; "
         "p-values from sign-flip permutations.",
         "",
-        *_notes(result),
+        *scope_notes(quick_run_line(result), result.get("warnings")),
         "| measure | value |",
         "|---|---|",
         *[f"| {label} | {value} |" for label, value in _rows(result)],
