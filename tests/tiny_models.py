@@ -1,4 +1,5 @@
-"""Tiny models built locally (no network) for probe tests: BERT QA, BERT/DistilBERT/RoBERTa MLM, GPT-2."""
+"""Tiny models built locally (no network) for probe tests: BERT QA, BERT/DistilBERT/RoBERTa MLM, causal LMs
+(GPT-2, Llama, Qwen2, Mistral), BERT NLI."""
 
 from __future__ import annotations
 
@@ -124,16 +125,83 @@ def roberta_mlm(folder: Path, texts: list[str], seed: int = 0) -> Path:
     return folder
 
 
-def gpt2(folder: Path, texts: list[str], seed: int = 0) -> Path:
+#: Chat templates in the style of Qwen 2.5 (a default system message) and Llama 3 (BOS, headers, trimmed content).
+CHAT_TEMPLATES = {
+    "qwen": (
+        "{%- if messages[0]['role'] != 'system' %}"
+        "{{ '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n' }}{%- endif %}"
+        "{%- for message in messages %}"
+        "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{%- endfor %}"
+        "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{%- endif %}"
+    ),
+    "llama": (
+        "{{ bos_token }}{% for message in messages %}"
+        "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + message['content'] | trim"
+        " + '<|eot_id|>' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+    ),
+}
+CHAT_TOKENS = ["<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+
+
+def causal_lm(
+    folder: Path,
+    texts: list[str],
+    arch: str = "gpt2",
+    *,
+    chat: str | None = None,
+    bos: bool = False,
+    layers: int = 2,
+    sliding_window: int | None = None,
+    seed: int = 0,
+) -> Path:
+    """A tiny causal LM: ``arch`` "gpt2" (learned positions), "llama" or "qwen2" (rotary positions, grouped
+    key/value heads) or "mistral" (rotary, sliding window), with a byte-level BPE tokenizer trained on ``texts``;
+    ``chat`` names one of :data:`CHAT_TEMPLATES`, ``bos`` makes the tokenizer start every text with ``<s>``."""
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from tokenizers.processors import TemplateProcessing
+    from transformers import (
+        GPT2Config,
+        GPT2LMHeadModel,
+        LlamaConfig,
+        LlamaForCausalLM,
+        MistralConfig,
+        MistralForCausalLM,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+    )
 
     tok = bpe_tokenizer(folder, texts)
+    if chat is not None:
+        tok.add_special_tokens({"additional_special_tokens": CHAT_TOKENS})
+        tok.chat_template = CHAT_TEMPLATES[chat]
+    if bos:
+        tok.backend_tokenizer.post_processor = TemplateProcessing(
+            single="<s> $A", special_tokens=[("<s>", tok.bos_token_id)]
+        )
+    tok.save_pretrained(folder)
     torch.manual_seed(seed)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=256))
+    size = {"vocab_size": len(tok), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": layers}
+    rotary = {**size, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 512}
+    if arch == "gpt2":
+        config = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=layers, n_head=2, n_positions=256)
+        model = GPT2LMHeadModel(config)
+    elif arch == "llama":
+        model = LlamaForCausalLM(LlamaConfig(**rotary))
+    elif arch == "qwen2":
+        model = Qwen2ForCausalLM(Qwen2Config(**rotary))
+    elif arch == "mistral":
+        model = MistralForCausalLM(MistralConfig(**rotary, sliding_window=sliding_window))
+    else:
+        raise ValueError(f"unknown arch {arch!r}")
     _scale(model)
     model.save_pretrained(folder)
     return folder
+
+
+def gpt2(folder: Path, texts: list[str], seed: int = 0) -> Path:
+    """A tiny GPT-2 (two layers) with its own byte-level BPE tokenizer."""
+    return causal_lm(folder, texts, "gpt2", seed=seed)
 
 
 def _scale(model) -> None:

@@ -6,27 +6,39 @@ and the answer is the subject's surface text; without one, ``"{context}\\nQuesti
 answer is ``" " + surface``. S(subject) = exp(Σ log p(answer token | prompt, earlier answer tokens)): the
 probability that the model's answer starts with the subject (no end-of-answer token is required).
 
-Sequences are left-padded with explicit position ids, so a row's score does not depend on its batch neighbours, and
-logits are computed only for the answer positions.
+The prompt and answers are tokenized separately and concatenated, exactly as a plain forward of each full sequence
+would see them; the computation is then shared where the sequences share tokens (:mod:`unqover.probe.shared_prefix`):
+rows with the same context share their prompts' common token prefix, each prompt is run once, and only the answer
+tokens are run per subject. The runner keeps a context's rows together (``group_key``) so that batches share.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from unqover.probe.mlm import surfaces
 from unqover.probe.models import LoadedModel
-from unqover.probe.qa import char_length, text_key
+from unqover.probe.qa import text_key
+from unqover.probe.shared_prefix import answer_log_probs, cache_kind
 
 INSTRUCTION = "Answer with the name or group from the text."
 
 
 class CausalScorer:
-    """Scores both subjects of each row with a causal language model."""
+    """Scores both subjects of each row with a causal language model.
 
-    def __init__(self, loaded: LoadedModel) -> None:
+    ``share_prefixes=False`` runs every prompt + answer as one full sequence (the computation the shared one
+    must equal; kept for benchmarks and comparisons).
+    """
+
+    def __init__(self, loaded: LoadedModel, *, share_prefixes: bool = True) -> None:
         self.loaded = loaded
+        shareable, self.sliding_window = (
+            cache_kind(loaded.model, loaded.device) if share_prefixes else (False, None)
+        )
+        self.share_prefixes = share_prefixes and shareable
         tok = loaded.tokenizer
         self.chat = bool(getattr(tok, "chat_template", None))
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -47,46 +59,33 @@ class CausalScorer:
     def input_key(self, rows: pa.Table) -> pa.Array:
         return text_key(rows)
 
+    def group_key(self, rows: pa.Table) -> pa.Array:
+        """The context: rows with one context share the start of their prompts."""
+        return rows["context"]
+
     def length_key(self, rows: pa.Table) -> np.ndarray:
-        return char_length(rows)
+        """Characters of the context, so that a context's rows sort (and batch) together."""
+        return pc.utf8_length(rows["context"]).to_numpy(zero_copy_only=False).astype(np.int64)
 
     def score(self, rows: pa.Table) -> np.ndarray:
-        import torch
-
         tok = self.loaded.tokenizer
-        prompts = [
-            self.prompt(c, q)
-            for c, q in zip(rows["context"].to_pylist(), rows["question"].to_pylist(), strict=True)
-        ]
+        contexts = rows["context"].to_pylist()
+        prompts = [self.prompt(c, q) for c, q in zip(contexts, rows["question"].to_pylist(), strict=True)]
         prompt_ids = tok(prompts, add_special_tokens=not self.chat)["input_ids"]
-        sequences, answer_lengths = [], []
-        for k in (1, 2):
-            answer_ids = tok([self.answer(s) for s in surfaces(rows, k)], add_special_tokens=False)[
-                "input_ids"
-            ]
-            for p, a in zip(prompt_ids, answer_ids, strict=True):
-                sequences.append(p + a)
-                answer_lengths.append(len(a))
-        width = max(len(s) for s in sequences)
-        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, seq in enumerate(sequences):  # left padding: every answer ends at the last position
-            ids[i, width - len(seq) :], mask[i, width - len(seq) :] = torch.tensor(seq), 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        keep = max(answer_lengths) + 1
-        device = self.loaded.device
-        with torch.inference_mode():
-            out = self.loaded.model(
-                input_ids=ids.to(device),
-                attention_mask=mask.to(device),
-                position_ids=positions.to(device),
-                logits_to_keep=keep,
-            )
-        logits = out.logits[:, -keep:].float()  # position t predicts token t + 1
-        log_probs = logits[:, :-1].log_softmax(-1)
-        targets = ids[:, width - keep + 1 :].to(device)
-        token_lp = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (2n, keep - 1)
-        lengths = torch.tensor(answer_lengths, device=device)
-        in_answer = torch.arange(keep - 1, device=device)[None, :] >= (keep - 1 - lengths)[:, None]
-        total = (token_lp * in_answer).sum(-1).exp().cpu().numpy()
-        return total.reshape(2, len(rows)).T.astype(np.float64)
+        answers = [
+            tok([self.answer(s) for s in surfaces(rows, k)], add_special_tokens=False)["input_ids"]
+            for k in (1, 2)
+        ]
+        n = len(prompt_ids)
+        groups = np.unique(contexts, return_inverse=True)[1] if self.share_prefixes else None
+        log_s = answer_log_probs(
+            self.loaded.model,
+            prompt_ids,
+            answers[0] + answers[1],
+            np.tile(np.arange(n), 2),
+            groups=groups,
+            pad_id=self.pad_id,
+            device=self.loaded.device,
+            sliding_window=self.sliding_window,
+        )
+        return np.exp(log_s).reshape(2, n).T

@@ -4,9 +4,10 @@ The work plan is a pure function of the rows, the scorer's keys and ``chunk_rows
 
 1. Deduplicate: rows with equal ``scorer.input_key`` are one *input*, scored once; its scores are copied to the
    other rows.
-2. Sort the inputs by ``scorer.length_key``, longest first (ties: smallest row id first), so a batch of
-   consecutive inputs holds texts of similar length (little padding), and an out-of-memory error shows up in
-   the first batches of a run rather than hours into it.
+2. Sort the inputs by ``scorer.length_key``, longest first, so a batch of consecutive inputs holds texts of
+   similar length (little padding), and an out-of-memory error shows up in the first batches of a run rather
+   than hours into it. Ties: by ``scorer.group_key`` when the scorer has one (rows with one key, e.g. one
+   context, are consecutive, so a batch shares their common computation), then smallest row id first.
 3. Cut the sorted inputs into chunks of ``chunk_rows`` inputs; shard ``i`` of ``n`` takes chunks i, i+n, ...
 4. Score a chunk in batches of ``batch_size`` consecutive inputs and write the scores of all its rows
    (duplicates included) atomically. A chunk is always scored whole at one batch size: an out-of-memory error
@@ -85,6 +86,9 @@ class Scorer(Protocol):
     def input_key(self, rows: pa.Table) -> pa.Array:
         """Per-row string naming the model input; rows with equal keys must get identical scores."""
         ...
+
+    # Optional: ``group_key(rows) -> pa.Array`` of strings; among rows of equal ``length_key``, rows with equal
+    # group keys are kept consecutive in the plan (see ``plan_chunks``).
 
 
 def score_bounds(scorer: Scorer) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -179,8 +183,13 @@ def plan_chunks(rows: pa.Table, scorer: Scorer, chunk_rows: int = 8192) -> Chunk
         return ChunkPlan(chunk_rows, empty, empty, empty, np.zeros(1, dtype=np.int64))
     codes = _input_codes(keys)
     num_inputs = int(codes.max()) + 1
-    # Rows sorted longest first, ties by id (hex ids sort like their integers): by id, then stably by length.
+    # Rows sorted longest first, ties by group, then by id (hex ids sort like their integers): by id, then
+    # stably by group, then stably by length.
     by_id = pc.sort_indices(ids).to_numpy() if id_keys is None else np.argsort(id_keys)
+    group_key = getattr(scorer, "group_key", None)
+    if group_key is not None:
+        groups = _group_ranks(group_key(rows), n)
+        by_id = by_id[np.argsort(groups[by_id], kind="stable")]
     lengths = lengths.astype(np.int64)
     shortfall = lengths.max() - lengths  # >= 0, smallest for the longest rows
     if shortfall.max() < 1 << 16:
@@ -210,12 +219,30 @@ def plan_chunks(rows: pa.Table, scorer: Scorer, chunk_rows: int = 8192) -> Chunk
 
 def _input_codes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """An integer code per row, equal exactly when the input keys are equal (one hashing pass)."""
-    if isinstance(keys, pa.ChunkedArray):
-        try:
-            keys = keys.combine_chunks()
-        except pa.ArrowException:  # over 2 GiB of text: wider offsets
-            keys = keys.cast(pa.large_string()).combine_chunks()
-    return pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return pc.dictionary_encode(_combined(keys)).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _combined(keys: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Strings as one array (wider offsets when they hold over 2 GiB of text)."""
+    if not isinstance(keys, pa.ChunkedArray):
+        return keys
+    try:
+        return keys.combine_chunks()
+    except pa.ArrowException:
+        return keys.cast(pa.large_string()).combine_chunks()
+
+
+def _group_ranks(keys: pa.Array | pa.ChunkedArray, n: int) -> np.ndarray:
+    """Per row, the rank of its group key among the distinct keys in sorted order (so the plan depends only on
+    the rows' content, not on their order)."""
+    if len(keys) != n or keys.null_count:
+        raise UnqoverError(
+            f"scorer.group_key gave {len(keys)} keys ({keys.null_count} missing); expected {n} keys"
+        )
+    encoded = pc.dictionary_encode(_combined(keys))
+    rank = np.empty(len(encoded.dictionary), dtype=np.int64)
+    rank[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(encoded.dictionary))
+    return rank[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 def _distinct_keys(keys: np.ndarray) -> int:
