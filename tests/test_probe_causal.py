@@ -258,6 +258,11 @@ def test_shards_and_resume_give_the_same_scores(model_dirs, rows, tmp_path):
         )
         for i in range(3)
     ]
+    # a resumed run rescores a lost chunk with the same batches: the same scores exactly
+    lost = sorted((tmp_path / "whole").rglob("chunk-*.parquet"))[1]
+    lost.unlink()
+    resumed = run_shard(rows, scorer, tmp_path / "whole", batch_size=8, chunk_rows=20, progress=False)
+    assert lost.exists() and resumed.equals(whole)
     merged = pa.concat_tables(parts)
     by_id = dict(zip(merged["id"].to_pylist(), merged["score_1"].to_pylist(), strict=True))
     np.testing.assert_allclose(

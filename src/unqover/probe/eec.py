@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError
 from unqover.probe.mlm import mask_logits
 from unqover.probe.models import LoadedModel
+from unqover.probe.padding import pad_sequences
 
 #: ``mean`` ranks by log-probability per token, so long (multi-token) words are not penalised for their length;
 #: ``sum`` ranks by the sentence's total log-probability.
@@ -115,12 +116,8 @@ class SentenceLikelihoodScorer:
 
         tok = self.loaded.tokenizer
         pieces = tok(rows["sentence"].to_pylist(), add_special_tokens=False)["input_ids"]
-        sequences = [[self.start_id, *p] for p in pieces]
-        width = max(len(s) for s in sequences)
-        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, seq in enumerate(sequences):  # right padding: positions count from 0 as in training
-            ids[i, : len(seq)], mask[i, : len(seq)] = torch.tensor(seq), 1
+        # right padding: positions count from 0 as in training
+        ids, mask = pad_sequences([[self.start_id, *p] for p in pieces], self.pad_id)
         device = self.loaded.device
         with torch.inference_mode():
             logits = self.loaded.model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.probe.models import LoadedModel
+from unqover.probe.padding import pad_sequences
 
 BERT_QUANTIFIERS = ("a", "an", "the", "some", "few", "several")
 GROUP_WORDS = (("a", "group", "of"), ("a", "team", "of"), ("a", "couple", "of"))
@@ -183,11 +184,7 @@ class _PaperRules:
                     (_paper_token(c_offsets, start) + shift, _paper_token(c_offsets, end) - 1 + shift)
                 )
             spans.append((row_spans, [tok.convert_ids_to_tokens(t) for t in c_ids], shift))
-        width = max(len(s) for s in sequences)
-        ids = torch.full((len(sequences), width), tok.pad_token_id or 0, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, seq in enumerate(sequences):
-            ids[i, : len(seq)], mask[i, : len(seq)] = torch.tensor(seq), 1
+        ids, mask = pad_sequences(sequences, tok.pad_token_id or 0)
         with torch.inference_mode():
             out = self.loaded.model(
                 input_ids=ids.to(self.loaded.device), attention_mask=mask.to(self.loaded.device)

@@ -33,6 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from unqover.probe.padding import pad_sequences
+
 #: Input ids of one token sequence.
 Tokens = Sequence[int]
 
@@ -66,8 +68,16 @@ def answer_log_probs(
     width += max(len(a) for a in answers)
     if sliding_window is not None and width >= sliding_window:
         return full_sequence_log_probs(model, prompts, answers, answer_prompt, pad_id=pad_id, device=device)
-    return _shared_log_probs(model, prompts, answers, answer_prompt, np.asarray(groups), prefix_lengths,
-                             pad_id=pad_id, device=device)  # fmt: skip
+    return _shared_log_probs(
+        model,
+        prompts,
+        answers,
+        answer_prompt,
+        np.asarray(groups),
+        prefix_lengths,
+        pad_id=pad_id,
+        device=device,
+    )
 
 
 def shared_prefix_lengths(prompts: Sequence[Tokens], groups: np.ndarray) -> list[int]:
@@ -119,7 +129,7 @@ def full_sequence_log_probs(
     import torch
 
     sequences = [list(prompts[i]) + list(a) for i, a in zip(answer_prompt.tolist(), answers, strict=True)]
-    ids, mask = _pad(sequences, pad_id, left=True)
+    ids, mask = pad_sequences(sequences, pad_id, left=True)
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     keep = max(len(a) for a in answers) + 1
     with torch.inference_mode():
@@ -162,7 +172,7 @@ def _shared_log_probs(
         slot = torch.tensor([slot_of_group.get(g, 0) for g in groups.tolist()], device=device)
         cache = None
         if prefixes:
-            ids, mask = _pad(prefixes, pad_id, left=True)
+            ids, mask = pad_sequences(prefixes, pad_id, left=True)
             mask, ids = mask.to(device), ids.to(device)
             cache = model(
                 input_ids=ids,
@@ -176,7 +186,9 @@ def _shared_log_probs(
         else:
             prefix_mask = torch.zeros((n, 0), dtype=torch.long, device=device)
         # 2. the rest of every prompt, once: its last position predicts every answer's first token
-        ids, mask = _pad([p[k:] for p, k in zip(prompts, prefix_lengths, strict=True)], pad_id, left=True)
+        ids, mask = pad_sequences(
+            [p[k:] for p, k in zip(prompts, prefix_lengths, strict=True)], pad_id, left=True
+        )
         ids, mask = ids.to(device), mask.to(device)
         start = torch.tensor(prefix_lengths, device=device)[:, None]
         prompt_mask = torch.cat([prefix_mask, mask], dim=1)
@@ -200,7 +212,7 @@ def _shared_log_probs(
             del out
             rows = chosen[long]
             cache.reorder_cache(rows)
-            ids, mask = _pad([answers[j][:-1] for j in long], pad_id, left=False)
+            ids, mask = pad_sequences([answers[j][:-1] for j in long], pad_id, left=False)
             ids, mask = ids.to(device), mask.to(device)
             lengths = torch.tensor([len(prompts[i]) for i in answer_prompt[long].tolist()], device=device)
             logits = model(
@@ -211,24 +223,10 @@ def _shared_log_probs(
                 use_cache=True,
                 logits_to_keep=0,
             ).logits
-            targets, _ = _pad([answers[j][1:] for j in long], pad_id, left=False)
+            targets, _ = pad_sequences([answers[j][1:] for j in long], pad_id, left=False)
             token_lp = _token_log_probs(logits, targets.to(device)) * mask
             total[torch.tensor(long, device=device)] += token_lp.sum(-1)
         return total.double().cpu().numpy()
-
-
-def _pad(sequences: Sequence[Tokens], pad_id: int, *, left: bool):
-    """Token ids padded to the longest sequence (on the left or right) and the mask of real tokens."""
-    import torch
-
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for i, seq in enumerate(sequences):
-        if len(seq):
-            where = slice(width - len(seq), width) if left else slice(0, len(seq))
-            ids[i, where], mask[i, where] = torch.as_tensor(seq, dtype=torch.long), 1
-    return ids, mask
 
 
 def _token_log_probs(logits, targets):
