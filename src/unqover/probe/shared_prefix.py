@@ -16,10 +16,10 @@ right-padded after their prompt; padding is masked and position ids count only r
 sees exactly the tokens and positions of its plain full sequence. Logits are kept only where they are needed and
 the log-softmax is taken in float32 whatever the model's dtype.
 
-Memory: a batch of ``n`` prompts holds at most one cache of the ``n`` prompts and one of their multi-token answers
-(two per prompt here), each as long as the padded prompt plus answer; so no more than the plain computation's
-cache of its ``2n`` full sequences, plus the prompts' cache it is expanded from. The runner's out-of-memory
-halving of the batch size covers both.
+Memory: the cache is expanded in place, layer by layer, so a batch of ``n`` prompts holds one cache at a time:
+first its ``n`` prompts, then at most ``2n`` answers (two per prompt here), each as long as the padded prompt plus
+answer; the keys and values of the plain computation's ``2n`` full sequences, no more. The runner's
+out-of-memory halving of the batch size applies as for every scorer.
 
 Sharing needs a cache of attention keys and values (a recurrent state would also carry the padding between a
 prefix and the rest of its prompt) and, for sliding-window layers, a padded width within the window (gaps would
