@@ -21,6 +21,7 @@ from unqover.generate.custom import custom_rows
 from unqover.generate.unqover import make_plan
 from unqover.lexicon.custom import read_probe_file
 from unqover.probe.causal import INSTRUCTION, CausalScorer
+from unqover.probe.mlm import surfaces
 from unqover.probe.models import load_model
 from unqover.probe.runner import plan_chunks, run_shard
 from unqover.probe.shared_prefix import answer_log_probs, cache_kind, shared_prefix_lengths
@@ -154,9 +155,10 @@ def test_one_pass_per_shared_prefix_and_per_prompt(model_dirs, rows, name):
         ],
         add_special_tokens=not scorer.chat,
     )["input_ids"]
-    pairs = _surfaces(rows)
     answers = [
-        tok(scorer.answer(pair[k]), add_special_tokens=False)["input_ids"] for k in (0, 1) for pair in pairs
+        tok(scorer.answer(s), add_special_tokens=False)["input_ids"]
+        for k in (1, 2)
+        for s in surfaces(rows, k)
     ]
     shapes = _input_shapes(loaded, lambda: scorer.score(rows))
     contexts = set(rows["context"].to_pylist())
@@ -173,14 +175,6 @@ def test_one_pass_per_shared_prefix_and_per_prompt(model_dirs, rows, name):
     tokens_run = sum(b * w for b, w in shapes)
     plain_tokens = sum(len(prompts[i % len(prompts)]) + len(a) for i, a in enumerate(answers))
     assert tokens_run < plain_tokens / 2
-
-
-def _surfaces(rows: pa.Table) -> list[tuple[str, str]]:
-    out = []
-    for row in rows.to_pylist():
-        (a1, b1), (a2, b2) = row["subject_1_span"], row["subject_2_span"]
-        out.append((row["context"][a1:b1], row["context"][a2:b2]))
-    return out
 
 
 def test_prefix_lengths_stop_short_of_every_prompt():
