@@ -36,18 +36,19 @@ import argparse
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.generate.unqover import make_plan
 from unqover.lexicon import resolve_word_lists
-from unqover.measure.pairing import PairedScores, pair_rows
+from unqover.measure.pairing import PairedScores
 from unqover.measure.sampled import HEADLINE
-from unqover.measure.unqover import UnqoverBias, measure, unqover_bias
+from unqover.measure.unqover import UnqoverBias, measure, pair_dataset_rows, unqover_bias
 from unqover.probe.sampling import budget, find_groups, selected_groups
 from unqover.probes.unqover import ROW_COLUMNS
 
@@ -163,18 +164,7 @@ def plant(scenario: Scenario, codes: Codes, seed: int) -> tuple[np.ndarray, np.n
 
 def pair(rows: pa.Table, score_1: np.ndarray, score_2: np.ndarray) -> PairedScores:
     """The pairing ``unqover_bias`` does (default mode)."""
-    return pair_rows(
-        rows["subject_1"],
-        rows["subject_2"],
-        rows["template_id"],
-        rows["attribute"],
-        rows["polarity"],
-        score_1,
-        score_2,
-        attribute_type=rows["attribute_type"],
-        subject_1_cluster=rows["subject_1_cluster"],
-        subject_2_cluster=rows["subject_2_cluster"],
-    )
+    return pair_dataset_rows(rows, score_1, score_2)
 
 
 def headline(result: UnqoverBias) -> dict[str, tuple[float, list[float] | None, dict | None]]:
@@ -235,6 +225,141 @@ class Tally:
         return f"{self.coverage:.2f} / {self.width:.3f} ({self.declined})"
 
 
+TABLES = {  # table -> (its key columns, the value whose interval is checked)
+    "γ(x, a)": ("gamma", ["subject", "attribute", "attribute_type"], "gamma"),
+    "η(x, a)": ("gamma", ["subject", "attribute", "attribute_type"], "eta"),
+    "γ(x)": ("subject_gamma", ["subject"], "gamma"),
+    "γ(cluster, a)": ("cluster_gamma", ["cluster", "attribute"], "gamma"),
+}
+COUNT_BINS = [(1, 1), (2, 2), (3, 3), (4, 5), (6, 9), (10, 19), (20, 10**9)]
+TARGET_CELLS, TARGET_LISTED = 0.93, 0.90
+
+
+def count_bin(count: int) -> str:
+    for low, high in COUNT_BINS:
+        if low <= count <= high:
+            return str(low) if low == high else (f"{low}–{high}" if high < 10**9 else f"≥{low}")
+    return "0"
+
+
+@dataclass
+class CellTally:
+    """Cell intervals of one table: per bin of sampled counts, how many cells have an interval and cover."""
+
+    cells: int = 0  # cells with a full-dataset value
+    with_interval: int = 0
+    covered: dict[str, int] = field(default_factory=dict)
+    measured: dict[str, int] = field(default_factory=dict)
+    widths: list[float] = field(default_factory=list)
+
+    def add(self, full: pd.DataFrame, quick: pd.DataFrame, keys: list[str], value: str) -> None:
+        keys = [k for k in keys if k in full and k in quick]
+        joined = full[[*keys, value]].merge(quick, on=keys, how="left", suffixes=("_full", ""))
+        self.cells += len(joined)
+        low, high = joined[f"{value}_low"].to_numpy(float), joined[f"{value}_high"].to_numpy(float)
+        has = np.isfinite(low) & np.isfinite(high)
+        self.with_interval += int(has.sum())
+        truth = joined[f"{value}_full"].to_numpy(float)
+        covers = (low <= truth) & (truth <= high)
+        for count, hit, width in zip(
+            joined["count"].to_numpy()[has], covers[has], (high - low)[has], strict=True
+        ):
+            key = count_bin(int(count))
+            self.measured[key] = self.measured.get(key, 0) + 1
+            self.covered[key] = self.covered.get(key, 0) + int(hit)
+            self.widths.append(float(width))
+
+    def coverage(self, key: str | None = None) -> float:
+        measured = sum(self.measured.values()) if key is None else self.measured.get(key, 0)
+        covered = sum(self.covered.values()) if key is None else self.covered.get(key, 0)
+        return covered / measured if measured else float("nan")
+
+    def worst(self) -> tuple[str, float]:
+        return min(
+            ((k, self.coverage(k)) for k in self.measured), key=lambda kv: kv[1], default=("—", float("nan"))
+        )
+
+
+COMPARE_SCENARIOS = ("none", "strong", "sparse")
+DEBIASED = 0.5  # model B: model A with its cell effects scaled by this (the same noise: a fine-tuned A)
+TARGET_SHIFT = 0.90
+
+
+@dataclass
+class ShiftTally:
+    """Paired shift intervals of one headline number: coverage over seeds, mean width, and the mean width of the
+    unpaired combination of the two runs' own intervals, [low_B − high_A, high_B − low_A]."""
+
+    covered: int = 0
+    measured: int = 0
+    widths: list[float] = field(default_factory=list)
+    combined: list[float] = field(default_factory=list)
+    significant: int = 0  # p < 0.05
+
+    def cell(self) -> str:
+        if not self.measured:
+            return "—"
+        return (
+            f"{self.covered / self.measured:.2f} / {np.mean(self.widths):.3f} vs {np.nanmean(self.combined):.3f} "
+            f"(p<.05: {self.significant})"
+        )
+
+
+def run_compares(scenario, rows, codes, index, paired_a, full_a, plans, masks, group_of, seeds) -> dict:
+    """Model A (the scenario) against model B (its cell effects scaled by ``DEBIASED``, the same noise), A at the
+    larger budget and B too (the same sample), then A at the smaller budget (nested samples): paired shifts."""
+    weaker = replace(scenario, affinity=scenario.affinity * DEBIASED, subject=scenario.subject * DEBIASED)
+    score_1, score_2 = plant(weaker, codes, seed=1000 + index)
+    paired_b = pair(rows, score_1, score_2)  # the same rows: the same groups in the same order
+    full_b = measure(paired_b, n_resamples=0)
+    (_, small), (_, large) = plans[0], plans[-1]
+    return {
+        (n_a, n_b): compare_budgets(
+            paired_a, paired_b, full_a, full_b, (n_a, n_b), masks, group_of, seeds, scenario
+        )
+        for n_a, n_b in ((large, large), (small, large))
+    }
+
+
+def compare_budgets(paired_a, paired_b, full_a, full_b, budgets, masks, group_of, seeds, scenario) -> dict:
+    """Shift intervals over seeds for A at ``budgets[0]`` groups and B at ``budgets[1]`` (the same seed)."""
+    from unqover.measure.shifts import cell_shifts, headline_shifts
+
+    small, large = budgets
+    truth = {name: getattr(full_b, name) - getattr(full_a, name) for name in HEADLINE}
+    gamma_a = full_a.gamma.set_index(["subject", "attribute"])["gamma"]
+    gamma_b = full_b.gamma.set_index(["subject", "attribute"])["gamma"]
+    cell_truth = (gamma_b - gamma_a).to_dict()
+    tallies = {name: ShiftTally() for name in HEADLINE}
+    listed = [0, 0]
+    for seed in range(seeds):
+        obs_a, obs_b = masks[(small, seed)][group_of], masks[(large, seed)][group_of]
+        shifts = headline_shifts(paired_a, paired_b, obs_a, obs_b, seeds=(seed, seed))
+        run_a = measure(paired_a, n_resamples=0, observed=obs_a, seed=seed)
+        run_b = measure(paired_b, n_resamples=0, observed=obs_b, seed=seed)
+        for name in HEADLINE:
+            shift, tally = shifts[name], tallies[name]
+            if shift.interval is None:
+                continue
+            tally.measured += 1
+            tally.covered += int(shift.interval[0] <= truth[name] <= shift.interval[1])
+            tally.widths.append(shift.interval[1] - shift.interval[0])
+            tally.significant += int(shift.p_value is not None and shift.p_value < 0.05)
+            ia, ib = run_a.intervals.get(name), run_b.intervals.get(name)
+            tally.combined.append((ia[1] - ia[0]) + (ib[1] - ib[0]) if ia and ib else np.nan)
+        cells = cell_shifts(paired_a, paired_b, obs_a, obs_b, seed=seed)
+        for k in cells.listed()[:10]:
+            key = (paired_a.subjects[cells.subject[k]], paired_a.attributes[cells.attribute[k]])
+            listed[0] += 1
+            listed[1] += int(cells.low[k] <= cell_truth[key] <= cells.high[k])
+    log(
+        f"  compare {scenario.name} vs debiased, {small:,} vs {large:,} groups: "
+        + "  ".join(f"{SYMBOL[k]} {t.cell()}" for k, t in tallies.items())
+        + f"  cells listed {listed[1]}/{listed[0]}"
+    )
+    return {"budgets": budgets, "truth": truth, "tallies": tallies, "listed": listed}
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -290,8 +415,12 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
                     f"unqover_bias(observed=rows) and measure(observed=groups) disagree on {dataset}: "
                     f"{headline(by_rows)} != {headline(by_groups)}"
                 )
+        full_tables = {name: getattr(full, table) for name, (table, _, _) in TABLES.items()}
+        full_gamma = full.gamma.set_index(["subject", "attribute"])["gamma"]
         for label, n in plans:
             tallies = {name: Tally() for name in HEADLINE}
+            cell_tallies = {name: CellTally() for name in TABLES}
+            listed = [0, 0]  # listed pairs, covered
             for seed in range(seeds):
                 start = time.perf_counter()
                 result = measure(paired, n_resamples=0, observed=masks[(n, seed)][group_of], seed=seed)
@@ -299,11 +428,25 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
                 sampled_calls += 1
                 for name, (value, interval, declined) in headline(result).items():
                     tallies[name].add(truth[name], value, interval, declined)
+                for name, (table, keys, value) in TABLES.items():
+                    if len(full_tables[name]):
+                        cell_tallies[name].add(full_tables[name], getattr(result, table), keys, value)
+                for entry in result.most_biased:
+                    low, high = entry["interval"]
+                    listed[0] += 1
+                    listed[1] += int(low <= full_gamma.loc[(entry["subject"], entry["attribute"])] <= high)
             out["results"][(label, n, scenario.name)] = tallies
+            out.setdefault("cells", {})[(label, n, scenario.name)] = (cell_tallies, listed)
             log(
                 f"  {dataset} {scenario.name:<10} {n:>7,} groups: "
                 + "  ".join(f"{SYMBOL[k]} {t.cell()}" for k, t in tallies.items())
             )
+        if scenario.name in COMPARE_SCENARIOS and len(plans) > 1:
+            start = time.perf_counter()
+            out.setdefault("compares", {})[scenario.name] = run_compares(
+                scenario, rows, codes, index, paired, full, plans, masks, group_of, seeds
+            )
+            timings.setdefault("compare (per scenario, all seeds)", time.perf_counter() - start)
         del paired
     timings["plant and pair (per scenario)"] = pair_time / len(scenarios)
     timings["sampled measure (per seed)"] = sampled_time / max(sampled_calls, 1)
@@ -338,6 +481,8 @@ def markdown(results: dict[str, dict], seeds: int, command: str) -> str:
                         f"{where} declined in {tally.declined} seeds (groups needed: {tally.needed})"
                     )
             lines.append(f"| {dataset} | {n:,} ({share:.3g}%) | {scenario} | " + " | ".join(cells) + " |")
+    lines += cell_markdown(results, seeds, flags)
+    lines += compare_markdown(results, seeds, flags)
     lines += [
         "",
         "Full-set values:",
@@ -362,6 +507,91 @@ def markdown(results: dict[str, dict], seeds: int, command: str) -> str:
     lines += [f"* {flag}" for flag in flags] or ["* nothing"]
     lines += ["", f"Command: `{command}`"]
     return "\n".join(lines)
+
+
+def cell_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
+    """The tables' cell intervals by sampled count, and the listed pairs, as Markdown."""
+    bins = [count_bin(low) for low, _ in COUNT_BINS]
+    lines = [
+        "",
+        f"Cell intervals of the tables over {seeds} seeds: coverage by the cell's sampled count (cells), then all "
+        'cells, the share of cells with an interval and the mean width; the listed "most biased" pairs: '
+        "covered / listed.",
+        "",
+        "| dataset | budget | scenario | table | "
+        + " | ".join(f"n={b}" for b in bins)
+        + " | all | with interval "
+        "| width | listed pairs |",
+        "|" + "---|" * (len(bins) + 8),
+    ]
+    for dataset, out in results.items():
+        for (_label, n, scenario), (tallies, listed) in out.get("cells", {}).items():
+            first = True
+            for name, tally in tallies.items():
+                if not tally.cells:
+                    continue
+                cells = [
+                    f"{tally.coverage(b):.3f} ({tally.measured[b]})" if tally.measured.get(b) else "—"
+                    for b in bins
+                ]
+                pairs = (f"{listed[1]}/{listed[0]}" if listed[0] else "0 listed") if first else ""
+                lines.append(
+                    f"| {dataset} | {n:,} | {scenario} | {name} | "
+                    + " | ".join(cells)
+                    + f" | {tally.coverage():.3f} | "
+                    f"{tally.with_interval / tally.cells:.1%} | {np.mean(tally.widths or [np.nan]):.3f} | {pairs} |"
+                )
+                first = False
+                key, worst = tally.worst()
+                if worst < TARGET_CELLS:
+                    flags.append(
+                        f"{dataset} {scenario} at {n:,} groups: {name} cell coverage {worst:.3f} at n={key}"
+                    )
+            if listed[0] and listed[1] / listed[0] < TARGET_LISTED:
+                flags.append(
+                    f"{dataset} {scenario} at {n:,} groups: listed pairs cover {listed[1]}/{listed[0]}"
+                )
+    return lines
+
+
+def compare_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
+    """Paired shift intervals, as Markdown."""
+    lines = [
+        "",
+        f"Paired compares over {seeds} seeds: model A (the scenario) at the smaller budget against model B (its "
+        f"effects × {DEBIASED}, the same noise) at the larger one with the same seed. Per headline shift B − A: "
+        "`coverage / mean width vs the unpaired combination's width (seeds with p < 0.05)`; listed cell shifts: "
+        "covered / listed.",
+        "",
+        "| dataset | budgets (groups) | scenario | "
+        + " | ".join(f"shift of {SYMBOL[k]}" for k in HEADLINE)
+        + " | cells listed |",
+        "|" + "---|" * (4 + len(HEADLINE)),
+    ]
+    for dataset, out in results.items():
+        for scenario, compare in (
+            (scenario, compare)
+            for scenario, by_budgets in (out.get("compares") or {}).items()
+            for compare in by_budgets.values()
+        ):
+            small, large = compare["budgets"]
+            listed = compare["listed"]
+            lines.append(
+                f"| {dataset} | {small:,} → {large:,} | {scenario} | "
+                + " | ".join(t.cell() for t in compare["tallies"].values())
+                + f" | {listed[1]}/{listed[0]} |"
+            )
+            for name, tally in compare["tallies"].items():
+                where = f"{dataset} {scenario} compare: shift of {SYMBOL[name]}"
+                if tally.measured and tally.covered / tally.measured < TARGET_SHIFT:
+                    flags.append(f"{where} covers {tally.covered}/{tally.measured}")
+                if tally.measured and np.mean(tally.widths) >= np.nanmean(tally.combined):
+                    flags.append(f"{where} is not narrower than the two runs' intervals combined")
+            if listed[0] and listed[1] / listed[0] < TARGET_LISTED:
+                flags.append(
+                    f"{dataset} {scenario} compare: listed cell shifts cover {listed[1]}/{listed[0]}"
+                )
+    return lines
 
 
 def main() -> int:

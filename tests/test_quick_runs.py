@@ -188,8 +188,8 @@ def test_precision_rounds_stop_at_the_target_and_resume_without_rescoring(religi
     kept, scores, stopped, result = rounds(religion_rows, tmp_path / "run", scorer, 0.2, seed=1)
     printed = capsys.readouterr().out
     assert "round 0: 1,000 of 38,500 groups" in printed and "μ declined" in printed
-    assert "round 1:" in printed and "stopped: every headline interval is at most 0.2 wide" in printed
-    assert stopped["stopped"] == "every headline interval is at most 0.2 wide"
+    assert "round 1:" in printed and "target met: every headline interval is at most 0.2000 wide" in printed
+    assert stopped["stopped"] == "every headline interval is at most 0.2000 wide" and stopped["target_met"]
     assert all(high - low <= 0.2 for low, high in (result.intervals[n] for n in HEADLINE))
     scored_groups = result.sample["groups"]
     assert stopped["groups"] == scored_groups and kept.num_rows == 4 * scored_groups
@@ -205,7 +205,9 @@ def test_precision_rounds_stop_at_the_target_and_resume_without_rescoring(religi
 
 def test_precision_rounds_that_reach_the_whole_dataset_give_the_full_run(religion_rows, tmp_path, capsys):
     *_, result = rounds(religion_rows, tmp_path / "run", PlantedScorer(), 0.001, seed=2)
-    assert "stopped: the whole dataset is scored" in capsys.readouterr().out
+    assert "target met: every headline interval is at most 0.0010 wide (the whole dataset is scored" in (
+        capsys.readouterr().out
+    )
     full = unqover_bias(religion_rows, *planted(religion_rows), n_resamples=0)
     assert result.sample is None
     for name in HEADLINE:
@@ -217,6 +219,7 @@ def test_precision_rounds_stop_at_max_rows(religion_rows, tmp_path, capsys):
         religion_rows, tmp_path / "run", PlantedScorer(), 0.001, seed=3, max_rows=8000
     )
     assert stopped["stopped"] == "--max-rows 8,000 reached" and result.sample["groups"] == 2000
+    assert not stopped["target_met"] and "; stopped: --max-rows 8,000 reached" in capsys.readouterr().out
 
 
 def test_precision_options_are_checked_before_anything_loads(tmp_path, capsys):

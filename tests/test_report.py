@@ -346,7 +346,7 @@ def test_write_report_atomic(tmp_path):
 # comparing runs
 
 
-def test_compare_shifts_and_overlaps():
+def test_compare_two_full_runs_gives_exact_shifts():
     a = make_results()
     b = make_results(scale=2.0)
     b["result"]["mu"] = 0.2234
@@ -356,12 +356,12 @@ def test_compare_shifts_and_overlaps():
     comparison = compare_results(a, b, "base", "tuned", top=3)
     head = {row["key"]: row for row in comparison["headline"]}
     assert head["mu"]["shift"] == pytest.approx(0.1)
-    assert head["mu"]["overlap"] is False
-    assert head["eta"]["shift"] == pytest.approx(0.0) and head["eta"]["overlap"] is True
-    assert (
-        head["positional_error"]["shift"] == pytest.approx(0.01)
-        and head["positional_error"]["overlap"] is None
-    )
+    # two full runs measured every group: their shifts are the full-dataset shifts, exactly
+    assert comparison["shift_method"] == "exact"
+    assert comparison["shifts"]["mu"]["interval"] == [pytest.approx(0.1)] * 2
+    assert comparison["shifts"]["mu"]["p_value"] is None and comparison["shifts"]["mu"]["method"] == "exact"
+    assert head["eta"]["shift"] == pytest.approx(0.0)
+    assert head["positional_error"]["shift"] == pytest.approx(0.01)
     assert "subject_mu" not in head  # per-subject unit: the same numbers as μ
     # γ(x) doubles: shift = γ_a(x), sorted by |shift|
     shifts = [(r["subject"], r["shift"]) for r in comparison["subjects"]]
@@ -371,15 +371,17 @@ def test_compare_shifts_and_overlaps():
         assert shift == pytest.approx(gamma_a[subject])
     assert comparison["num_pairs"] == 8 and len(comparison["pairs"]) == 3
     top = comparison["pairs"][0]
-    assert abs(top["shift"]) == pytest.approx(max(abs(r["gamma"]) for r in a["result"]["gamma"]))
+    assert abs(top["value"]) == pytest.approx(max(abs(r["gamma"]) for r in a["result"]["gamma"]))
+    assert top["interval"] == [top["value"]] * 2 and top["count"] == 12
     assert comparison["warnings"] == []
     text = compare_text(comparison)
-    assert "A = base (org/model-x @ abc1234)" in text and "+0.1000" in text and "disjoint" in text
+    assert "A = base (org/model-x @ abc1234)" in text and "+0.1000 (exact)" in text
+    assert "disjoint" not in text and "overlap" not in text
     markdown = compare_markdown(comparison)
     # each interval beside the estimate it is for (the bias-corrected μ of a full run), not the headline value
     assert (
         "| bias intensity μ (per subject) | 0.1234 | 0.1200 [0.1000, 0.1500] | 0.2234 | 0.2200 [0.2000, 0.2500] "
-        "| +0.1000 |" in markdown
+        "| +0.1000 (exact) | — | exact |" in markdown
     )
     assert "A = base (org/model-x @ abc1234): all 1,234 groups" in text
 
@@ -447,7 +449,7 @@ def test_main_end_to_end(tmp_path, capsys):
     assert main([str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 0
     out = capsys.readouterr().out
     assert "A = run-a" in out and "B = tuned" in out
-    assert "Subjects by |shift of γ(x)| (top 2 of 4)" in out
+    assert "Subjects by |shift of γ(x)| (top 2 of 4, no intervals)" in out
     assert output.read_text().startswith("# UnQover comparison: run-a vs tuned")
 
     other = tmp_path / "gender.json"

@@ -9,6 +9,7 @@ import pandas as pd
 from unqover.files import read_table_file
 from unqover.report.format import fmt_count
 from unqover.report.markdown import headline as headlines
+from unqover.report.markdown import most_biased, most_biased_heading, most_biased_note
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["subject_1", "subject_2", "template_id", "attribute", "polarity", "score_1", "score_2"]
@@ -43,13 +44,14 @@ def measure(path: str | None, mode: str, n_resamples: float, seed: float):
         )
     except ValueError as err:
         raise gr.Error(str(err)) from err
+    listed = most_biased(result, len(result.get("most_biased") or []))
     headline = "\n".join(
         [f"**{fmt_count(result['num_groups'])} groups** ({mode} mode)"]
         + [f"- {row['name']}: {row['text']}" for row in headlines(result)]
+        + ["", f"**{most_biased_heading(result, len(listed))}.** {most_biased_note(result) or ''}"]
     )
-    gamma = pd.DataFrame(result["gamma"])
-    gamma = gamma.reindex(gamma["gamma"].abs().sort_values(ascending=False).index).head(50)
-    return headline, gamma, pd.DataFrame(result["subject_gamma"])
+    columns = ["subject", "attribute", "gamma", "gamma_low", "gamma_high", "eta", "count"]
+    return headline, pd.DataFrame(listed, columns=columns), pd.DataFrame(result["subject_gamma"])
 
 
 def build_app() -> gr.Blocks:

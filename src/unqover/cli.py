@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -95,6 +96,7 @@ def _measure(args: argparse.Namespace) -> int:
     if is_unqover(probe):  # the UnQover measures' own options
         options |= {"mode": args.mode, "drop_incomplete": args.drop_incomplete, "confidence": args.confidence}
     result, provenance = probe.measure_file(args.predictions, run, **options)
+    provenance = {**provenance, "predictions": str(args.predictions.resolve())}  # `unqover compare` reads it
     print(probe.summary(result, top=args.top))
     write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": result.to_dict()})
     print(f"\nFull results: {output}")
@@ -143,8 +145,11 @@ PROBE_SETTINGS = (
 def _probe(args: argparse.Namespace) -> int:
     from unqover.probes.base import RunOptions
     from unqover.probes.job import run_probe
+    from unqover.probes.precision import parse_duration
     from unqover.probes.registry import get_probe
+    from unqover.report.markdown import precision_line
 
+    args.max_seconds = None if args.max_time is None else parse_duration(args.max_time)
     if args.quiet:
         quiet_libraries()
     probe = get_probe(args.bias, probe_file=args.probe)
@@ -163,12 +168,16 @@ def _probe(args: argparse.Namespace) -> int:
         revision=args.revision,
         token=args.token,
         allow_pickle=args.allow_pickle,
+        started=getattr(args, "started", None),
         settings={name: getattr(args, name) for name in PROBE_SETTINGS},
     )
     finished = run_probe(args.model, probe, run)
     if finished is None:
         return 0
     print(probe.summary(finished.result, top=args.top))
+    stopped = precision_line(finished.provenance)
+    if stopped is not None:  # a --precision run: whether its target was met
+        print(f"\n{stopped}")
     print(f"\nRun folder: {finished.folder} (predictions.parquet, results.json, report.md, report.html)")
     return 0
 
@@ -212,16 +221,6 @@ def _width(text: str) -> float:
     value = _real(text)
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"an interval width in (0, 1), got {text}")
-    return value
-
-
-def _duration(text: str) -> float:
-    """Seconds from '90', '90s', '30m' or '2h'."""
-    units = {"s": 1, "m": 60, "h": 3600}
-    number, unit = (text[:-1], units[text[-1]]) if text and text[-1] in units else (text, 1)
-    value = _real(number) * unit
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"a positive duration such as 90s, 30m or 2h, got {text!r}")
     return value
 
 
@@ -460,10 +459,9 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--max-rows", type=_positive, help="with --precision: score at most this many rows")
     probe.add_argument(
         "--max-time",
-        dest="max_seconds",
-        type=_duration,
         metavar="DURATION",
-        help="with --precision: start no round that would end past this scoring time (90s, 30m, 2h)",
+        help="with --precision: bound the whole command's wall time (loading, scoring, measuring), starting no "
+        "round that would end past it; a unit is required: 90s, 30m, 1.5h",
     )
     probe.add_argument(
         "--seed", type=_non_negative, default=0, help="sampling and bootstrap seed (default: %(default)s)"
@@ -511,17 +509,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    started = time.monotonic()  # --max-time bounds the whole command from here
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["publish"]:
         from unqover.hub.publish import main as publish_main
 
         return publish_main(argv[1:])
     if argv[:1] == ["compare"]:
-        from unqover.probes.registry import headline_of
+        from unqover.probes.registry import compared_scores, headline_of
         from unqover.report.compare import main as compare_main
 
-        return compare_main(argv[1:], headline_of=headline_of)
+        return compare_main(argv[1:], headline_of=headline_of, scores_of=compared_scores)
     args = build_parser().parse_args(argv)
+    args.started = started
     try:
         return args.run(args)
     except UnqoverError as err:

@@ -40,8 +40,9 @@ def crossed_bootstrap(
     n_templates: int,
     statistic: Callable[[Sums, np.ndarray], Estimates],
     spec: BootstrapSpec,
-) -> tuple[Estimates, Estimates, Estimates]:
-    """Lower and upper percentile bounds and the replicate mean of every field of ``statistic``."""
+) -> tuple[Estimates, Estimates, Estimates, np.ndarray]:
+    """Lower and upper percentile bounds and the replicate mean of every field of ``statistic``, and the replicates
+    of γ(x, a) (for :func:`simultaneous_band`)."""
     rng = np.random.default_rng(spec.seed)
     subject_w = multinomial_weights(rng, n_subjects, spec.n_resamples)
     template_w = multinomial_weights(rng, n_templates, spec.n_resamples)
@@ -80,7 +81,37 @@ def crossed_bootstrap(
         low = {name: np.nanquantile(v, alpha, axis=0) for name, v in stacked.items()}
         high = {name: np.nanquantile(v, 1 - alpha, axis=0) for name, v in stacked.items()}
         mean = {name: np.nanmean(v, axis=0) for name, v in stacked.items()}
-    return replace(replicates[0], **low), replace(replicates[0], **high), replace(replicates[0], **mean)
+    return (
+        replace(replicates[0], **low),
+        replace(replicates[0], **high),
+        replace(replicates[0], **mean),
+        stacked["gamma"],
+    )
+
+
+def simultaneous_band(
+    replicates: np.ndarray, point: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals point ± q·sd that hold for every cell at once (the bootstrap sup-t band).
+
+    ``replicates`` (R, ...cells) and ``point`` (...cells); sd is each cell's replicate standard deviation and q the
+    ``confidence`` quantile over replicates of max over cells of |replicate − point| / sd. Cells with no spread
+    (sd 0) or no replicate value get NaN bounds: no interval, so nothing is listed on their account.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sd = np.nanstd(replicates, axis=0)
+        usable = np.isfinite(point) & (sd > 0)
+        standardized = np.abs(replicates - point) / np.where(usable, sd, np.nan)
+        worst = np.nanmax(standardized.reshape(len(replicates), -1), axis=1)
+    worst = worst[np.isfinite(worst)]
+    if not len(worst):
+        nan = np.full(point.shape, np.nan)
+        return nan, nan.copy()
+    q = float(np.quantile(worst, confidence))
+    low = np.where(usable, point - q * sd, np.nan)
+    high = np.where(usable, point + q * sd, np.nan)
+    return low, high
 
 
 def crossed_group_means(

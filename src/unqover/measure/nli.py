@@ -34,6 +34,22 @@ of the two), so the interval depends on K:
 An interval of width zero (every resample gave the same value) is declined too, with its reason: it would claim a
 certainty that a finite sample cannot give. ``warnings`` says in words what was declined or widened, and when the
 sign-flip p-values cannot fall below 0.05 (the smallest exact p-value with K clusters is 2/2^K).
+
+Quick runs (``population`` given): the per-occupation table estimates each occupation's full-dataset value, the
+mean over all its instances of a bounded per-instance quantity (same label, |P_f − P_m|, stereo win + ½ tie, the
+neutral share: in [0, 1]; d_i and P_f − P_m: in [−1, 1]). The run kept whole source premises at random within
+occupation × template strata, so the sampling unit is a premise within a stratum (its rows there), and the
+occupation's value is the rows-weighted sum of its templates' means. Each occupation and statistic gets
+``<name>_low``/``<name>_high`` from :func:`unqover.measure.stratified.stratified_mean_intervals` (betting
+confidence intervals for bounded values, combined over the templates): valid at every number of sampled premises,
+nearly the whole range with one or two (a template without a sampled premise leaves its share of the range
+open), the exact value when every premise was kept. In a simulation (tests/test_bounded_tables.py: 38
+occupations x 40 premises x 3 templates, 40 seeds) they covered the full-dataset values in 99.9–100% of the
+occupation cells at every limit from 1 to 30 premises (95% nominal); their mean width was the whole range at 1–2
+premises, 91% of it at 3, 69% at 6, 50% at 12, 31% at 30. B has no such interval with ``ties="exclude"`` (a
+ratio, not a mean). The validity needs each premise to have one row per stratum, as in every generated dataset;
+with more, the selection's row quota makes the number of premises drawn depend on their sizes, and the intervals
+are approximate. Full runs have no per-occupation intervals: their table holds the values themselves.
 """
 
 from __future__ import annotations
@@ -46,6 +62,7 @@ from scipy.stats import t as student_t
 
 from unqover.errors import UnqoverError
 from unqover.measure.bootstrap import BootstrapSpec, multinomial_weights
+from unqover.measure.stratified import stratified_mean_intervals
 from unqover.measure.unqover import json_ready, nan_divide
 
 GENDERS = ("female", "male")
@@ -356,6 +373,7 @@ class NliGenderBias:
         default_factory=list
     )  # in words: too few clusters, declined or widened intervals
     selection: dict[str, object] = field(default_factory=dict)  # a quick run's selection (set by the probe)
+    table_intervals: dict[str, object] = field(default_factory=dict)  # a quick run's per-occupation intervals
 
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
@@ -379,6 +397,97 @@ def _group_table(keys: np.ndarray, values: np.ndarray, ties: str, name: str, neu
     return frame
 
 
+SIGNED_COLUMNS = ("stereotype_gap", "gender_gap")
+TABLE_INTERVAL_METHOD = (
+    "per occupation, an interval for the mean over all its instances in the full dataset, from the source "
+    "premises kept at random within its occupation x template strata: betting confidence intervals for bounded "
+    "values (Waudby-Smith & Ramdas 2024) per template, combined over the templates "
+    "(unqover.measure.stratified); valid at any number of sampled premises, nearly the whole range with one or "
+    "two, exact when all were kept"
+)
+
+
+def _table_quantities(values: np.ndarray, ties: str, neutral: bool) -> dict[str, np.ndarray]:
+    """The per-instance quantities in [0, 1] whose mean is each by_occupation column (signed ones as (v + 1)/2)."""
+    q = {
+        "S": values[:, _Q["same"]],
+        "S_margin": values[:, _Q["same_margin"]],
+        "delta_P": values[:, _Q["abs_diff"]],
+        "stereotype_gap": (values[:, _Q["d"]] + 1) / 2,
+        "gender_gap": (values[:, _Q["g"]] + 1) / 2,
+    }
+    if ties == "half":
+        q["B"] = values[:, _Q["stereo_wins"]] + 0.5 * values[:, _Q["tie"]]
+    if neutral:
+        q["neutral_rate"] = values[:, _Q["neutral"]]
+        q["mean_neutral"] = values[:, _Q["p_neutral"]]
+    return q
+
+
+def occupation_intervals(
+    columns: NliColumns,
+    values: np.ndarray,
+    strata,
+    population,
+    ties: str,
+    neutral: bool,
+    confidence: float,
+    seed: int,
+) -> pd.DataFrame:
+    """Per occupation of a quick run: ``<name>_low``/``<name>_high`` (percent) for its full-dataset value.
+
+    ``strata``: each instance's stratum within its occupation (the template); ``population``: per (occupation,
+    stratum) of the full dataset, (source premises, rows, most rows of one premise). A unit is a source premise
+    within a stratum; its value is its rows' sum over the stratum's most rows of one premise (in [0, 1]), and the
+    occupation's value is Σ_s a_s μ_s with a_s = premises_s · most_s / rows of the occupation.
+    """
+    occupation = columns.occupation.astype(str)
+    stratum = _objects(strata, "strata", len(occupation)).astype(str)
+    sizes = {(str(o), str(s)): tuple(int(v) for v in value) for (o, s), value in population.items()}
+    keys = sorted(sizes)
+    index = {key: k for k, key in enumerate(keys)}
+    row_stratum = np.array(
+        [index.get(key, -1) for key in zip(occupation, stratum, strict=True)], dtype=np.int64
+    )
+    if (row_stratum < 0).any():
+        o, s = occupation[row_stratum < 0][0], stratum[row_stratum < 0][0]
+        raise UnqoverError(f"occupation {o!r}, stratum {s!r} is not in the full dataset's population")
+    occupations = sorted({o for o, _ in keys})
+    stratum_occupation = np.array([occupations.index(o) for o, _ in keys], dtype=np.int64)
+    premises, rows, most = np.array([sizes[key] for key in keys], dtype=np.float64).T
+    weight = premises * most / np.bincount(stratum_occupation, rows, len(occupations))[stratum_occupation]
+    # units: a source premise within a stratum
+    unit_codes, unit_keys = pd.factorize(row_stratum * len(columns.cluster_labels) + columns.cluster)
+    unit_stratum = np.asarray(unit_keys, dtype=np.int64) // len(columns.cluster_labels)
+    unit_rows = np.bincount(unit_codes, minlength=len(unit_keys))
+    if (unit_rows > most[unit_stratum]).any():
+        raise UnqoverError(
+            "a source premise has more rows in a stratum than the full dataset's population allows"
+        )
+    quantities = _table_quantities(values, ties, neutral)
+    num_strata, num_occupations = len(keys), len(occupations)
+    unit_values = [
+        np.bincount(unit_codes, q, len(unit_keys)) / most[unit_stratum] for q in quantities.values()
+    ]
+    _, low, high = stratified_mean_intervals(
+        np.concatenate(unit_values),
+        np.concatenate([unit_stratum + k * num_strata for k in range(len(quantities))]),
+        np.concatenate([stratum_occupation + k * num_occupations for k in range(len(quantities))]),
+        np.tile(premises, len(quantities)),
+        np.tile(weight, len(quantities)),
+        alpha=1 - confidence,
+        seed=seed,
+    )
+    frame = pd.DataFrame({"occupation": np.asarray(occupations, dtype=object)})
+    for k, name in enumerate(quantities):
+        part = slice(k * num_occupations, (k + 1) * num_occupations)
+        lo, hi = np.clip(low[part], 0.0, 1.0), np.clip(high[part], 0.0, 1.0)
+        if name in SIGNED_COLUMNS:
+            lo, hi = 2 * lo - 1, 2 * hi - 1
+        frame[f"{name}_low"], frame[f"{name}_high"] = 100 * lo, 100 * hi
+    return frame
+
+
 def nli_gender_bias(
     p_female,
     p_male,
@@ -395,6 +504,8 @@ def nli_gender_bias(
     n_permutations: int = 10000,
     confidence: float = 0.95,
     seed: int = 0,
+    strata=None,
+    population=None,
 ) -> NliGenderBias:
     """All NLI gender-occupation measures of one model, one value per evaluation instance (premise × template).
 
@@ -404,6 +515,9 @@ def nli_gender_bias(
     per-template tables; optional ``neutral_female``/``neutral_male`` (the 3-way softmax probability of neutral)
     give the neutral rate. ``ties``: "half" counts exact ties ½ in B, "exclude" leaves them out (the count is
     reported either way). ``margin``: for S_margin. ``n_resamples``/``n_permutations`` 0: no intervals/p-values.
+    ``population`` (a quick run): per (occupation, stratum) of the full dataset, (source premises, rows, most rows
+    of one premise), with ``strata`` each instance's stratum (default: its template id); the per-occupation table
+    then gets ``<name>_low``/``<name>_high`` for the full-dataset values (see the module docstring).
     """
     if ties not in TIES:
         raise UnqoverError(f"ties must be one of {TIES}, got {ties!r}")
@@ -446,6 +560,33 @@ def nli_gender_bias(
         by_occupation = _group_table(columns.occupation, values, ties, "occupation", neutral)
         label = dict(zip(columns.occupation, np.asarray(GENDERS, dtype=object)[columns.gender], strict=False))
         by_occupation.insert(1, "occupation_gender", by_occupation["occupation"].map(label))
+    table_intervals: dict[str, object] = {}
+    if population is not None:
+        if columns.occupation is None:
+            raise UnqoverError("population needs the occupation column (the per-occupation table)")
+        strata = columns.template_id if strata is None else strata
+        if strata is None:
+            raise UnqoverError("population needs strata (or template_id): each instance's stratum")
+        bounds = occupation_intervals(columns, values, strata, population, ties, neutral, confidence, seed)
+        by_occupation["occupation"] = by_occupation["occupation"].astype(str)
+        by_occupation = by_occupation.merge(bounds, on="occupation", how="left")
+        for name in [c[: -len("_low")] for c in bounds.columns if c.endswith("_low")]:
+            shown = by_occupation[name].to_numpy(dtype=np.float64)  # the interval contains the value shown
+            low, high = (by_occupation[f"{name}_{end}"].to_numpy(dtype=np.float64) for end in ("low", "high"))
+            by_occupation[f"{name}_low"], by_occupation[f"{name}_high"] = (
+                np.fmin(low, shown),
+                np.fmax(high, shown),
+            )
+        table_intervals = {
+            "table": "by_occupation",
+            "confidence": confidence,
+            "seed": seed,
+            "unit": "source premise within an occupation x template stratum (all its rows there)",
+            "method": TABLE_INTERVAL_METHOD,
+            "declined": {}
+            if ties == "half"
+            else {"B": 'B with ties="exclude" is a ratio, not a mean of bounded values: no interval'},
+        }
     by_template = (
         empty
         if columns.template_id is None
@@ -464,6 +605,7 @@ def nli_gender_bias(
         by_gender=by_gender,
         by_occupation=by_occupation,
         by_template=by_template,
+        table_intervals=table_intervals,
     )
     clusters = {
         "all": len(columns.cluster_labels),

@@ -74,6 +74,32 @@ class SampleEstimates:
     extra: dict[str, Estimate] = field(default_factory=dict)  # subject_mu, subject_eta
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The pieces of a μ-like or η-like estimate, before its interval: the plug-in value, the upper estimate Ũ
+    and the cross-fitted lower estimate L̃ with their standard errors, and per group its influence value ψ_g (its
+    linearized contribution to Ũ or L̃; 0 for groups off the sample), so that two runs on the same groups can be
+    differenced group by group (``unqover.measure.shifts``).
+
+    Ũ is the plug-in with each cell's estimated sign (and, for μ, each unit's estimated maximiser), plus the
+    allowance for cells whose spread was not seen: ψ_g = (M/n)·λ̂·z_g. ``upper_se`` bounds its standard error
+    for every choice of signs. L̃ = ½ Σ_h Σ λ_(other half)·θ̂_h: ψ_g = ½·(M/n_h)·λ_(other half)·z_g for g in half h.
+    """
+
+    plug_in: float
+    upper: float  # Ũ, before + z·se
+    upper_se: float
+    upper_influence: np.ndarray  # (M,)
+    lower: float  # L̃, before − z·se
+    lower_se: float
+    lower_influence: np.ndarray  # (M,)
+
+    @property
+    def midpoint(self) -> float:
+        """The value printed: the mean of the plug-in (biased up) and the cross-fitted (biased down) estimates."""
+        return 0.5 * (self.plug_in + self.lower)
+
+
 class Design:
     """The population's groups, which of them were sampled, and the split into two halves for cross-fitting."""
 
@@ -158,6 +184,16 @@ class Design:
             return math.inf
         return math.sqrt(scale * z.var(ddof=1))
 
+    def influence(
+        self, rec: CellRecords, term: np.ndarray, coef: np.ndarray, which: int | None = None
+    ) -> np.ndarray:
+        """Per group, (M/n)·Σ_its records coef·term: its linearized contribution to Σ_cells coef·θ̂ (θ̂ from the
+        sample, or from half ``which``, of n groups); 0 for the other groups."""
+        groups = self.observed if which is None else self.half == which
+        G = self.M
+        z = coef[rec.cell[:G]] * term[:G] + coef[rec.cell[G:]] * term[G:]
+        return np.where(groups, z * (self.M / max(int(groups.sum()), 1)), 0.0)
+
     def abs_linear_se(self, rec: CellRecords, term: np.ndarray, weight: np.ndarray) -> float:
         """A bound on the standard error of Σ weight·s·θ̂ for every choice of signs s."""
         groups, scale = self._scale(None)
@@ -190,6 +226,21 @@ def _clip(low: float, high: float) -> list[float]:
     return [max(0.0, low), min(1.0, high)]
 
 
+def mean_and_se(values: np.ndarray, f: float) -> tuple[float, float]:
+    """The mean of an equal-probability sample (a fraction ``f`` of its population) and its standard error, with
+    the finite population correction 1 − f."""
+    return float(values.mean()), math.sqrt(max(0.0, 1 - f) * values.var(ddof=1) / len(values))
+
+
+def group_errors(population: PairedScores) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: its positional error (mean over subjects and polarities) and attributive error (over subjects
+    and orders); δ and ε are their means over the groups."""
+    scores = population.scores
+    positional = np.abs(scores[:, 0] - scores[:, 1]).mean(axis=(1, 2))
+    attributive = np.abs(scores[:, :, 0, :] - scores[:, :, 1, ::-1]).mean(axis=(1, 2))
+    return positional, attributive
+
+
 def _mean_estimate(design: Design, per_group: np.ndarray) -> Estimate:
     """A mean over all groups: the sample mean with a t interval (finite population corrected)."""
     values = per_group[design.observed]
@@ -202,8 +253,7 @@ def _mean_estimate(design: Design, per_group: np.ndarray) -> Estimate:
                 "groups_needed": MIN_GROUPS,
             },
         )
-    mean = float(values.mean())
-    se = math.sqrt(max(0.0, 1 - design.f) * values.var(ddof=1) / design.n)
+    mean, se = mean_and_se(values, design.f)
     t = float(stats.t.ppf(1 - design.alpha / 2, design.n - 1))
     return Estimate(mean, _clip(mean - t * se, mean + t * se))
 
@@ -216,7 +266,8 @@ def _units(design: Design, rec: CellRecords) -> tuple[np.ndarray, np.ndarray]:
     return unit, np.unique(unit[present])
 
 
-def _declined(design: Design, rec: CellRecords, name: str, what: str) -> Estimate | None:
+def declined_estimate(design: Design, rec: CellRecords, name: str, what: str) -> Estimate | None:
+    """The declined estimate of ``name`` (a ``what`` over cells) when its cells expect too few sampled values."""
     cells = np.flatnonzero(rec.population_count > 0)
     enough, groups_needed = design.needed(rec, cells)
     if enough:
@@ -241,8 +292,8 @@ def _cross_fit(
     rec: CellRecords,
     values: np.ndarray,
     choose: Callable[[np.ndarray, np.ndarray], np.ndarray],
-) -> tuple[float, float]:
-    """The cross-fitted lower estimate and its standard error.
+) -> tuple[float, float, np.ndarray]:
+    """The cross-fitted lower estimate, its standard error and each group's influence value.
 
     ``choose(θ̂_A, usable)`` turns one half's cell estimates into coefficients λ (signs times weights, on the cells
     it picks); the other half estimates Σ λ θ, which is at most the target for any λ of that form. Both halves take
@@ -250,26 +301,31 @@ def _cross_fit(
     """
     present = rec.population_count > 0
     values_, errors = [], []
+    influence = np.zeros(design.M)
     for chooser, estimator in ((1, 2), (2, 1)):
         theta_a, _ = design.cell_estimates(rec, values, chooser)
         theta_b, term_b = design.cell_estimates(rec, values, estimator)
         coef = choose(theta_a, present & ~np.isnan(theta_a) & ~np.isnan(theta_b))
         values_.append(float((coef * np.nan_to_num(theta_b)).sum()))
         errors.append(design.linear_se(rec, term_b, coef, estimator))
-    return 0.5 * sum(values_), 0.5 * sum(errors)
+        influence += 0.5 * design.influence(rec, term_b, coef, estimator)
+    return 0.5 * sum(values_), 0.5 * sum(errors), influence
 
 
-def _bounded(design: Design, plug_in: float, upper: float, cross_fit: float, cross_fit_se: float) -> Estimate:
-    """The interval [cross-fit − z·se, upper] in [0, 1], and the midpoint of plug-in and cross-fit inside it."""
-    interval = _clip(cross_fit - design.z * cross_fit_se, upper)
-    return Estimate(min(max(0.5 * (plug_in + cross_fit), interval[0]), interval[1]), interval)
+def _bounded(design: Design, bounds: Bounds) -> Estimate:
+    """The interval [L̃ − z·se, Ũ + z·se] in [0, 1], and the midpoint of plug-in and cross-fit inside it."""
+    interval = _clip(bounds.lower - design.z * bounds.lower_se, bounds.upper + design.z * bounds.upper_se)
+    return Estimate(min(max(bounds.midpoint, interval[0]), interval[1]), interval)
 
 
 def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
     """μ-like: Σ_u ω_u max_a |θ(u, a)| with ω equal over units."""
-    declined = _declined(design, rec, name, "mean of maxima")
-    if declined is not None:
-        return declined
+    declined = declined_estimate(design, rec, name, "mean of maxima")
+    return declined if declined is not None else _bounded(design, max_abs_bounds(design, rec, values))
+
+
+def max_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Bounds:
+    """The pieces of :func:`max_abs_estimate` (whether or not the cells are large enough for it)."""
     unit, units = _units(design, rec)
     present = rec.population_count > 0
     omega = np.zeros(int(unit.max()) + 1)
@@ -285,7 +341,11 @@ def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name:
     unit_has_empty = empty.reshape(-1, num_attributes).any(axis=1)
     upper_max = np.where(unit_has_empty, 1.0, np.maximum(per_unit.max(axis=1), 0))
     se_max = np.where(present, np.nan_to_num(se), 0).reshape(-1, num_attributes).max(axis=1)
-    upper = float((omega * upper_max).sum()) + design.z * float((omega * se_max).sum())
+    # Ũ's influence: each unit's estimated maximiser and sign (a unit held at 1 for an unseen cell has none)
+    best = np.arange(len(per_unit)) * num_attributes + per_unit.argmax(axis=1)
+    steady = ~unit_has_empty & (omega > 0)
+    upper_coef = np.zeros(rec.num_cells)
+    upper_coef[best[steady]] = omega[steady] * np.sign(np.nan_to_num(theta[best[steady]]))
 
     def choose(theta_a: np.ndarray, usable: np.ndarray) -> np.ndarray:
         score = np.where(usable, np.abs(np.nan_to_num(theta_a)), -1.0).reshape(-1, num_attributes)
@@ -295,14 +355,23 @@ def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name:
         coef[cells] = omega[units_] * np.sign(theta_a[cells])
         return coef
 
-    return _bounded(design, plug_in, upper, *_cross_fit(design, rec, values, choose))
+    return Bounds(
+        plug_in,
+        float((omega * upper_max).sum()),
+        float((omega * se_max).sum()),
+        design.influence(rec, term, upper_coef),
+        *_cross_fit(design, rec, values, choose),
+    )
 
 
 def mean_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
     """η-like: Σ_u ω_u mean_a |θ(u, a)| with ω equal over units and attributes equal within a unit."""
-    declined = _declined(design, rec, name, "mean of absolute cell means")
-    if declined is not None:
-        return declined
+    declined = declined_estimate(design, rec, name, "mean of absolute cell means")
+    return declined if declined is not None else _bounded(design, mean_abs_bounds(design, rec, values))
+
+
+def mean_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Bounds:
+    """The pieces of :func:`mean_abs_estimate` (whether or not the cells are large enough for it)."""
     unit, units = _units(design, rec)
     present = rec.population_count > 0
     cells_per_unit = np.bincount(unit[present], minlength=int(unit.max()) + 1)
@@ -310,54 +379,18 @@ def mean_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name
     theta, term = design.cell_estimates(rec, values)
     empty = present & np.isnan(theta)
     plug_in = float((omega * np.abs(np.nan_to_num(theta))).sum())
-    upper = plug_in + float(omega[empty].sum()) + design.z * design.abs_linear_se(rec, term, omega)
+    upper_coef = np.where(empty, 0.0, omega * np.sign(np.nan_to_num(theta)))
 
     def choose(theta_a: np.ndarray, usable: np.ndarray) -> np.ndarray:
         return np.where(usable, omega * np.sign(np.nan_to_num(theta_a)), 0.0)
 
-    return _bounded(design, plug_in, upper, *_cross_fit(design, rec, values, choose))
-
-
-def cell_intervals(
-    design: Design, rec: CellRecords, values: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each cell's estimate of its full-dataset value and its normal interval, within [−1, 1]."""
-    theta, term = design.cell_estimates(rec, values)
-    se = design.cell_se(rec, term)
-    return theta, np.clip(theta - design.z * se, -1, 1), np.clip(theta + design.z * se, -1, 1)
-
-
-def unit_mean_intervals(
-    design: Design, rec: CellRecords, values: np.ndarray, num_units: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per unit, the mean over its attributes of θ(u, a) (attributes weighted equally): estimate and interval.
-
-    A group's two values fall in two different units (its two subjects), so each unit's linearized total is a sum
-    over its own values: one pass of ``bincount`` gives every unit's variance.
-    """
-    theta, term = design.cell_estimates(rec, values)
-    num_attributes = len(design.population.attributes)
-    present = rec.population_count > 0
-    unit_of_cell = np.arange(rec.num_cells) // num_attributes
-    cells_per_unit = np.bincount(unit_of_cell[present], minlength=num_units + 1)
-    coef = np.where(present, 1.0 / np.maximum(cells_per_unit[unit_of_cell], 1), 0.0)
-    with np.errstate(invalid="ignore"):
-        estimate = np.bincount(
-            unit_of_cell[present & ~np.isnan(theta)],
-            np.nan_to_num(theta)[present & ~np.isnan(theta)],
-            num_units + 1,
-        ) / np.bincount(unit_of_cell[present & ~np.isnan(theta)], None, num_units + 1)
-    groups, scale = design._scale(None)
-    mask = np.concatenate([groups, groups])
-    unit = rec.cell[mask] // num_attributes
-    contribution = coef[rec.cell[mask]] * term[mask]
-    total = np.bincount(unit, contribution, num_units + 1)
-    squares = np.bincount(unit, contribution**2, num_units + 1)
-    n = max(design.n, 2)
-    se = np.sqrt(scale * np.maximum(squares - total**2 / n, 0) / (n - 1))
-    estimate = estimate[:num_units]
-    half = design.z * se[:num_units]
-    return estimate, np.clip(estimate - half, -1, 1), np.clip(estimate + half, -1, 1)
+    return Bounds(
+        plug_in,
+        plug_in + float(omega[empty].sum()),
+        design.abs_linear_se(rec, term, omega),
+        design.influence(rec, term, upper_coef),
+        *_cross_fit(design, rec, values, choose),
+    )
 
 
 def estimate_from_sample(
@@ -378,9 +411,7 @@ def estimate_from_sample(
     With ``subject_unit_too`` (μ per cluster), the per-subject μ and η are estimated as well (``extra``).
     """
     design = Design(population, observed, seed, confidence)
-    scores = population.scores
-    positional = np.abs(scores[:, 0] - scores[:, 1]).mean(axis=(1, 2))
-    attributive = np.abs(scores[:, :, 0, :] - scores[:, :, 1, ::-1]).mean(axis=(1, 2))
+    positional, attributive = group_errors(population)
     rec = design.records(unit_of, num_units, subject_weighted)
     value = np.concatenate([design.c, -design.c])
     out = SampleEstimates(design.n, design.M)

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.measure import most_biased, sampled_tables
 from unqover.measure import sampled as sampling
-from unqover.measure.bootstrap import BootstrapSpec, crossed_bootstrap, crossed_group_means
+from unqover.measure.bootstrap import BootstrapSpec, crossed_bootstrap, crossed_group_means, simultaneous_band
 from unqover.measure.cells import Estimates, SubjectValues, Sums
 from unqover.measure.pairing import PairedScores, PairingError, pair_rows
 
@@ -173,6 +174,10 @@ class UnqoverBias:
     )  # the estimate each interval is for
     sample: dict | None = None  # quick run: groups, of, fraction, seed, design
     declined: dict[str, dict] = field(default_factory=dict)  # name -> {"reason", "groups_needed"}
+    warnings: list[str] = field(default_factory=list)  # in words: why its numbers say little (by the probe)
+    # the pairs the reports list: {subject, attribute, gamma, interval, count}, chosen by ``most_biased_rule``
+    most_biased: list[dict] = field(default_factory=list)
+    most_biased_rule: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
@@ -183,11 +188,6 @@ class UnqoverBias:
                 for row in table.to_dict(orient="records")
             ]
         return json_ready(out)
-
-    def most_biased(self, k: int = 10) -> pd.DataFrame:
-        """The k subject–attribute pairs with the largest |γ(x, a)|."""
-        order = self.gamma["gamma"].abs().sort_values(ascending=False, kind="stable").index
-        return self.gamma.loc[order].head(k).reset_index(drop=True)
 
 
 def json_ready(value):
@@ -216,6 +216,21 @@ def _sums(values: SubjectValues, n_subjects: int, n_attributes: int) -> Sums:
     )
 
 
+def mu_units(paired: PairedScores, mode: str) -> tuple[np.ndarray | None, np.ndarray, bool]:
+    """Each subject's cluster code (−1: none; None when the rows give no clusters), the cluster labels, and whether
+    μ and η average over clusters (default mode, when every pair compares two clusters) rather than subjects."""
+    cluster_of, cluster_labels, cluster_unit = None, np.array([], dtype=object), False
+    if paired.subject_clusters is not None:
+        # subjects without a cluster (code -1) stay out of the cluster table
+        known = np.array([k is not None for k in paired.subject_clusters])
+        cluster_labels = np.unique(paired.subject_clusters[known].astype(str))
+        cluster_of = np.where(known, np.searchsorted(cluster_labels, paired.subject_clusters.astype(str)), -1)
+        c1, c2 = cluster_of[paired.x1], cluster_of[paired.x2]
+        crosses = (c1 >= 0) & (c2 >= 0) & (c1 != c2)
+        cluster_unit = mode == "default" and len(cluster_labels) > 1 and bool(crosses.all())
+    return cluster_of, cluster_labels, cluster_unit
+
+
 def measure(
     paired: PairedScores,
     mode: str = "default",
@@ -237,15 +252,7 @@ def measure(
         raise UnqoverError(f"confidence must be in (0, 1), got {confidence}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
         raise UnqoverError(f"n_resamples must be an integer >= 0, got {n_resamples!r}")
-    cluster_of, cluster_labels, cluster_unit = None, np.array([], dtype=object), False
-    if paired.subject_clusters is not None:
-        # subjects without a cluster (code -1) stay out of the cluster table
-        known = np.array([k is not None for k in paired.subject_clusters])
-        cluster_labels = np.unique(paired.subject_clusters[known].astype(str))
-        cluster_of = np.where(known, np.searchsorted(cluster_labels, paired.subject_clusters.astype(str)), -1)
-        c1, c2 = cluster_of[paired.x1], cluster_of[paired.x2]
-        crosses = (c1 >= 0) & (c2 >= 0) & (c1 != c2)
-        cluster_unit = mode == "default" and len(cluster_labels) > 1 and bool(crosses.all())
+    cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
 
     population = None
     if observed is not None:
@@ -322,10 +329,42 @@ def measure(
     elif n_resamples:
         spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
         _add_intervals(result, paired, values, spec, cluster_of, cluster_unit)
+    _list_most_biased(result, confidence)
     result.gamma = _sorted(result.gamma, ["subject", "gamma"], [True, False])
     result.subject_gamma = _ranked(result.subject_gamma)
     result.cluster_gamma = _sorted(result.cluster_gamma, ["cluster", "gamma"], [True, False])
     return result
+
+
+def pair_dataset_rows(
+    rows, score_1, score_2, *, mode: str = "default", drop_incomplete: bool = False
+) -> PairedScores:
+    """Pair a table (or mapping) of UnQover rows and one model's scores as ``mode`` measures them: keys lower-cased
+    in the paper mode; attributes of different slot types apart in the default mode (``attribute_type``)."""
+    names = list(rows.column_names) if hasattr(rows, "column_names") else list(rows.keys())
+    missing = [
+        c for c in ("subject_1", "subject_2", "template_id", "attribute", "polarity") if c not in names
+    ]
+    if missing:
+        raise UnqoverError(f"rows lack the columns {missing} (have {names})")
+
+    def optional(name: str):
+        return rows[name] if name in names else None
+
+    return pair_rows(
+        rows["subject_1"],
+        rows["subject_2"],
+        rows["template_id"],
+        rows["attribute"],
+        rows["polarity"],
+        score_1,
+        score_2,
+        attribute_type=optional("attribute_type") if mode == "default" else None,
+        subject_1_cluster=optional("subject_1_cluster"),
+        subject_2_cluster=optional("subject_2_cluster"),
+        lowercase=mode == "paper",
+        drop_incomplete=drop_incomplete,
+    )
 
 
 def unqover_bias(
@@ -354,34 +393,11 @@ def unqover_bias(
     """
     if mode not in MODES:
         raise UnqoverError(f"mode must be one of {MODES}, got {mode!r}")
-    names = list(rows.column_names) if hasattr(rows, "column_names") else list(rows.keys())
-    missing = [
-        c for c in ("subject_1", "subject_2", "template_id", "attribute", "polarity") if c not in names
-    ]
-    if missing:
-        raise UnqoverError(f"rows lack the columns {missing} (have {names})")
-
-    def optional(name: str):
-        return rows[name] if name in names else None
-
     if observed is not None:
         observed = np.asarray(observed, dtype=bool).reshape(-1)
         score_1 = np.where(observed, np.asarray(score_1, dtype=np.float64), 0.0)
         score_2 = np.where(observed, np.asarray(score_2, dtype=np.float64), 0.0)
-    paired = pair_rows(
-        rows["subject_1"],
-        rows["subject_2"],
-        rows["template_id"],
-        rows["attribute"],
-        rows["polarity"],
-        score_1,
-        score_2,
-        attribute_type=optional("attribute_type") if mode == "default" else None,
-        subject_1_cluster=optional("subject_1_cluster"),
-        subject_2_cluster=optional("subject_2_cluster"),
-        lowercase=mode == "paper",
-        drop_incomplete=drop_incomplete,
-    )
+    paired = pair_dataset_rows(rows, score_1, score_2, mode=mode, drop_incomplete=drop_incomplete)
     observed_groups = None
     if observed is not None:
         scored = observed[paired.rows]
@@ -456,7 +472,7 @@ def _add_intervals(
     def statistic(sums: Sums, subject_weight: np.ndarray) -> Estimates:
         return estimates(sums, subject_weight, cluster_of, result.mode, cluster_unit)
 
-    low, high, mean = crossed_bootstrap(
+    low, high, mean, gamma_replicates = crossed_bootstrap(
         values, n_subjects, n_attributes, len(paired.templates), statistic, spec
     )
     model_fields = (
@@ -493,13 +509,23 @@ def _add_intervals(
         "resampled": "subjects and templates, independently (crossed); attributes fixed",
         "method": "basic (reverse percentile) intervals for mu and eta, clipped to [0, 1]; percentile intervals for gamma",
     }
-    for table, lo, hi in (
-        (result.gamma, low.gamma, high.gamma),
-        (result.subject_gamma, low.subject_gamma, high.subject_gamma),
-        (result.cluster_gamma, low.cluster_gamma, high.cluster_gamma),
+    for name, table, field_name in (
+        ("gamma", result.gamma, "gamma"),
+        ("eta", result.gamma, "eta"),
+        ("gamma", result.subject_gamma, "subject_gamma"),
+        ("eta", result.subject_gamma, "subject_eta"),
+        ("gamma", result.cluster_gamma, "cluster_gamma"),
+        ("eta", result.cluster_gamma, "cluster_eta"),
     ):
         cell = tuple(table[c].to_numpy() for c in ("_i", "_j") if c in table)
-        table["gamma_low"], table["gamma_high"] = lo[cell], hi[cell]
+        table[f"{name}_low"] = getattr(low, field_name)[cell]
+        table[f"{name}_high"] = getattr(high, field_name)[cell]
+    cell = (result.gamma["_i"].to_numpy(), result.gamma["_j"].to_numpy())
+    point_gamma = np.full((n_subjects, n_attributes), np.nan)
+    point_gamma[cell] = result.gamma["gamma"].to_numpy(dtype=float)
+    joint_low, joint_high = simultaneous_band(gamma_replicates, point_gamma, spec.confidence)
+    result.gamma["gamma_joint_low"], result.gamma["gamma_joint_high"] = joint_low[cell], joint_high[cell]
+    result.most_biased_rule = {"method": most_biased.FULL_RUN_RULE}
 
 
 def _estimate_full_dataset(
@@ -554,45 +580,40 @@ def _estimate_full_dataset(
     }
     c = np.concatenate([design.c, -design.c])
     sign = np.sign(c)
+    n_attributes = len(population.attributes)
     per_subject = design.records(np.arange(n_subjects), n_subjects, False)
-    _attach(
-        result.gamma,
-        *sampling.cell_intervals(design, per_subject, c),
-        *sampling.cell_intervals(design, per_subject, sign),
-        len(population.attributes),
-    )
-    if result.mode == "paper":
-        pooled = design.records(np.arange(n_subjects), n_subjects, False, by_attribute=False)
-        subject_g = sampling.cell_intervals(design, pooled, c)
-        subject_e = sampling.cell_intervals(design, pooled, sign)
-    else:
-        subject_g = sampling.unit_mean_intervals(design, per_subject, c, n_subjects)
-        subject_e = sampling.unit_mean_intervals(design, per_subject, sign, n_subjects)
-    _attach(result.subject_gamma, *subject_g[:3], *subject_e[:3], 1)
+    if result.mode == "paper":  # γ(x): the plain mean of x's values
+        subject_records = design.records(np.arange(n_subjects), n_subjects, False, by_attribute=False)
+    else:  # γ(x): the mean of γ(x, a) over x's attributes
+        subject_records = sampled_tables.attribute_mean_records(design, per_subject, n_subjects)
+    tables = [(result.gamma, per_subject, n_attributes), (result.subject_gamma, subject_records, 1)]
     if cluster_of is not None and len(cluster_labels):
         clusters = design.records(cluster_of, len(cluster_labels), result.mode == "default")
-        _attach(
-            result.cluster_gamma,
-            *sampling.cell_intervals(design, clusters, c),
-            *sampling.cell_intervals(design, clusters, sign),
-            len(population.attributes),
-        )
+        tables.append((result.cluster_gamma, clusters, n_attributes))
+    for table, records, width in tables:
+        cell = table["_i"].to_numpy() * width + (table["_j"].to_numpy() if "_j" in table else 0)
+        for column, values in (("gamma", c), ("eta", sign)):
+            cells = sampled_tables.table_intervals(design, records, values, seed=seed)
+            table[column] = cells.estimate[cell]
+            table[f"{column}_low"], table[f"{column}_high"] = cells.low[cell], cells.high[cell]
+        table["count"] = cells.sampled[cell]
+    joint = sampled_tables.table_intervals(design, per_subject, c, simultaneous=True, seed=seed)
+    cell = result.gamma["_i"].to_numpy() * n_attributes + result.gamma["_j"].to_numpy()
+    result.gamma["gamma_joint_low"], result.gamma["gamma_joint_high"] = joint.low[cell], joint.high[cell]
+    result.most_biased_rule = {"method": most_biased.QUICK_RUN_RULE}
 
 
-def _attach(
-    table: pd.DataFrame,
-    gamma: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    eta: np.ndarray,
-    _eta_low: np.ndarray,
-    _eta_high: np.ndarray,
-    n_attributes: int,
-) -> None:
-    """Put each cell's full-dataset estimate and interval into a table keyed by ``_i`` (and ``_j``)."""
-    cell = table["_i"].to_numpy() * n_attributes + (table["_j"].to_numpy() if "_j" in table else 0)
-    table["gamma"], table["eta"] = gamma[cell], eta[cell]
-    table["gamma_low"], table["gamma_high"] = low[cell], high[cell]
+def _list_most_biased(result: UnqoverBias, confidence: float) -> None:
+    """Choose the listed pairs from the γ(x, a) table and its simultaneous bounds (``unqover.measure.most_biased``);
+    the bounds stay in the table as ``gamma_joint_low``/``gamma_joint_high``."""
+    table = result.gamma
+    nan = np.full(len(table), np.nan)
+    low = table["gamma_joint_low"].to_numpy(dtype=float) if "gamma_joint_low" in table else nan
+    high = table["gamma_joint_high"].to_numpy(dtype=float) if "gamma_joint_high" in table else nan
+    method = result.most_biased_rule.get("method", most_biased.NO_INTERVAL_RULE)
+    result.most_biased, result.most_biased_rule = most_biased.select_most_biased(
+        table, low, high, confidence=confidence, method=method
+    )
 
 
 def rank_subjects(results: Mapping[str, UnqoverBias]) -> pd.DataFrame:

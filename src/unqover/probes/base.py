@@ -55,6 +55,7 @@ class RunOptions:
     allow_pickle: bool = False
     chunk_rows: int = 8192
     checkpoint_seconds: float = 60.0  # a chunk being scored is also saved this often (a kill loses <= this)
+    started: float | None = None  # time.monotonic() when the command started: --max-time counts from it
     settings: dict[str, Any] = field(default_factory=dict)  # the probe's own options, checked by the probe
 
 

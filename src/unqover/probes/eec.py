@@ -41,6 +41,7 @@ from unqover.probes.base import (
     load_for_run,
     selection_suffix,
 )
+from unqover.report.diagnostics import emotion_warnings
 from unqover.report.eec import eec_html, eec_markdown, eec_summary, quick_run_line
 
 NAME = "eec-emotion"
@@ -118,10 +119,14 @@ def describe_eec_selection(questions: pa.Table, kept: pa.Table, limit: int, seed
         per_cell: dict[str, int] = {}
         for cell, _ in persons:
             per_cell[cell] = per_cell.get(cell, 0) + 1
+        questions_per_cell: dict[str, int] = {}
+        for cell in _cells(table):
+            questions_per_cell[cell] = questions_per_cell.get(cell, 0) + 1
         return {
             "questions": table.num_rows,
             "persons": len(persons),
             "per_cell": dict(sorted(per_cell.items())),
+            "questions_per_cell": dict(sorted(questions_per_cell.items())),
         }
 
     return {
@@ -135,10 +140,11 @@ def describe_eec_selection(questions: pa.Table, kept: pa.Table, limit: int, seed
 
 
 def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions, settings: dict,
-                     selection: dict | None, paper: bool = False):  # fmt: skip
+                     selection: dict | None, paper: bool = False, oov: dict | None = None):  # fmt: skip
     """Rank each question's choices from the sentence scores (aligned with ``sentences``) and test the answers.
 
-    ``paper``: Beecher's own ranking of his models' scores (``unqover.probe.beecher.paper_ranking``)."""
+    ``paper``: Beecher's own ranking of his models' scores (``unqover.probe.beecher.paper_ranking``). ``oov``: his
+    models' out-of-vocabulary rates (``oov_rates``). A degenerate run's warnings come first in ``warnings``."""
     from unqover.probe.eec import rank_choices
 
     log_likelihood, tokens = scores["score_1"].to_numpy(), scores["score_2"].to_numpy()
@@ -173,9 +179,14 @@ def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table,
         n_bootstrap=run.resamples,
         seed=run.seed,
         persons_total=selection["of"]["persons"] if sampled else None,
+        population=selection["of"] if sampled else None,
     )
     if sampled:
         result.selection = selection
+    ranking = log_likelihood if paper or settings["length_rule"] != "mean" else log_likelihood / tokens
+    top1 = [EMOTION_LEXICON.get(answers[0], answers[0]) for answers in ranked.answers]
+    found = emotion_warnings(ranking, ranked.ties, top1, result.top_k, oov)
+    result.warnings = [*found, *result.warnings]
     return result, ranked
 
 
@@ -265,8 +276,11 @@ class EECProbe(ProbeDefinition):
         questions = loaded.context["questions"]
         family = loaded.context["family"]
         paper = family in BEECHER_FAMILIES and settings["scoring"] == "paper"
+        oov = None
+        if family in BEECHER_FAMILIES:
+            oov = oov_rates(questions, loaded.rows, loaded.context["model"].scorer.known(loaded.rows))
         result, ranked = rank_and_measure(
-            questions, loaded.rows, scores, run, settings, loaded.selection, paper
+            questions, loaded.rows, scores, run, settings, loaded.selection, paper, oov
         )
         answers = pa.table(
             {
@@ -282,8 +296,7 @@ class EECProbe(ProbeDefinition):
             "questions": questions.num_rows,
         }
         if family in BEECHER_FAMILIES:
-            known = loaded.context["model"].scorer.known(loaded.rows)
-            scoring["oov"] = oov_rates(questions, loaded.rows, known)
+            scoring["oov"] = oov
             scoring["fixes"] = [] if paper else list(DEFAULT_FIXES[family])
         return Measured(result, {"scoring": scoring}, {"answers.parquet": answers})
 

@@ -32,8 +32,16 @@ from unqover.probes.base import (
     load_for_run,
     selection_suffix,
 )
-from unqover.report.format import POINTS_DIGITS, fmt, fmt_count, number
-from unqover.report.nli import nli_html, nli_markdown, nli_summary, quick_run_line
+from unqover.report.diagnostics import nli_warnings
+from unqover.report.format import fmt_count
+from unqover.report.nli import (
+    largest_gaps,
+    nli_html,
+    nli_markdown,
+    nli_summary,
+    occupation_cell,
+    quick_run_line,
+)
 
 NAME = "nli-gender"
 
@@ -143,6 +151,19 @@ def limit_per_occupation(rows: pa.Table, limit: int, seed: int = 0) -> pa.Table:
     return rows if keep.all() else rows.filter(pa.array(keep))
 
 
+def stratum_population(rows: pa.Table) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """Per occupation × template stratum of the full rows: (source premises, rows, most rows of one premise), what
+    a quick run's per-occupation intervals need of the rows it did not keep."""
+    sizes: dict[tuple[str, str, str], int] = {}
+    for key in zip(*_strata(rows), strict=True):
+        sizes[key] = sizes.get(key, 0) + 1
+    out: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for (o, t, _), n in sizes.items():
+        premises, total, most = out.get((o, t), (0, 0, 0))
+        out[o, t] = (premises + 1, total + n, max(most, n))
+    return out
+
+
 def describe_nli_selection(rows: pa.Table, kept: pa.Table, limit: int, seed: int) -> dict:
     """run.json's ``selection`` of a quick run: the rule, and what was kept of what (rows, premises, occupations)."""
 
@@ -167,9 +188,15 @@ def describe_nli_selection(rows: pa.Table, kept: pa.Table, limit: int, seed: int
 
 
 def measure_nli(
-    rows: pa.Table, scores: pa.Table, neutral: pa.Table | None, run: RunOptions, selection: dict | None
+    rows: pa.Table,
+    scores: pa.Table,
+    neutral: pa.Table | None,
+    run: RunOptions,
+    selection: dict | None,
+    population: dict | None = None,
 ):
-    """The NLI measures of scored rows (``scores``, ``neutral`` aligned with ``rows``)."""
+    """The NLI measures of scored rows (``scores``, ``neutral`` aligned with ``rows``); ``population``: a quick
+    run's :func:`stratum_population` of the full rows (per-occupation intervals for the full-dataset values)."""
     result = nli_gender_bias(
         scores["score_1"].to_numpy(),
         scores["score_2"].to_numpy(),
@@ -181,9 +208,13 @@ def measure_nli(
         neutral_male=None if neutral is None else neutral["score_2"].to_numpy(),
         n_resamples=run.resamples,
         seed=run.seed,
+        strata=_strata(rows)[1] if population is not None else None,
+        population=population,
     )
     if selection is not None:
         result.selection = selection
+    found = nli_warnings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy())
+    result.warnings = [*found, *result.warnings]  # a degenerate run's first
     return result
 
 
@@ -205,12 +236,13 @@ class NLIProbe(ProbeDefinition):
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         config = run.config or "synthetic"
         rows, dataset = load_nli_rows(run.dataset, config)
-        selection = None
+        selection, context = None, {"identity": {"labels": model.label_ids}}
         if run.limit is not None:
             kept = limit_per_occupation(rows, run.limit, run.seed)
             selection = describe_nli_selection(rows, kept, run.limit, run.seed)
+            context["population"] = stratum_population(rows)
             rows = kept
-        return Loaded(rows, dataset, None, selection, {"identity": {"labels": model.label_ids}})
+        return Loaded(rows, dataset, None, selection, context)
 
     def scorers(self, model, settings: dict) -> dict:
         from unqover.probe.nli import NLIScorer
@@ -223,7 +255,10 @@ class NLIProbe(ProbeDefinition):
         return f"{NAME}-{loaded.dataset['config']}" + selection_suffix(loaded.selection)
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
-        return Measured(measure_nli(loaded.rows, scores, extra.get("neutral"), run, loaded.selection))
+        population = loaded.context.get("population")
+        return Measured(
+            measure_nli(loaded.rows, scores, extra.get("neutral"), run, loaded.selection, population)
+        )
 
     def reports(self, results: dict) -> dict[str, str]:
         return {"report.md": nli_markdown(results), "report.html": nli_html(results)}
@@ -233,19 +268,16 @@ class NLIProbe(ProbeDefinition):
 
     def highlights(self, results: dict) -> list[dict]:
         """The ten occupations with the largest gender gap."""
-        rows = sorted(
-            results["result"].get("by_occupation", []), key=lambda r: -abs(number(r.get("gender_gap")) or 0.0)
-        )[:10]
         return [
             {
                 "occupation": r.get("occupation"),
                 "label": r.get("occupation_gender"),
-                "gender gap P_f − P_m": fmt(r.get("gender_gap"), POINTS_DIGITS),
-                "ΔP": fmt(r.get("delta_P"), POINTS_DIGITS),
-                "B": fmt(r.get("B"), POINTS_DIGITS),
+                "gender gap P_f − P_m": occupation_cell(r, "gender_gap"),  # a quick run's: with its interval
+                "ΔP": occupation_cell(r, "delta_P"),
+                "B": occupation_cell(r, "B"),
                 "n": fmt_count(r.get("count")),
             }
-            for r in rows
+            for r in largest_gaps(results["result"])
         ]
 
     def summary(self, result, top: int = 10) -> str:
@@ -263,8 +295,10 @@ class NLIProbe(ProbeDefinition):
         config = run.config or recorded.get("config") or "synthetic"
         source = run.dataset or recorded.get("source")
         rows, _ = load_nli_rows(source if source and Path(str(source)).exists() else None, config)
+        quick = (provenance.get("selection") or {}).get("limit") is not None
+        population = stratum_population(rows) if quick else None
         position = pc.index_in(scores["id"], value_set=rows["id"]).to_numpy(zero_copy_only=False)
         if pc.is_null(pc.index_in(scores["id"], value_set=rows["id"])).to_numpy(zero_copy_only=False).any():
             raise UnqoverError(f"{predictions}: some prediction ids are not in the {config!r} NLI rows")
         rows = rows.take(pa.array(position.astype(np.int64)))
-        return measure_nli(rows, scores, None, run, provenance.get("selection")), provenance
+        return measure_nli(rows, scores, None, run, provenance.get("selection"), population), provenance

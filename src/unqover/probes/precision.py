@@ -6,11 +6,20 @@ resumable runner folder ``rounds/<k>/``, and the estimates after each round use 
 next budget assumes widths shrink as 1/sqrt(n): n_next = n · (widest / target)² · 1.2, at least 1.25 n, at most
 4 n, and at least what a declined μ or η said it needs. A run stopped at any point and started again replays
 the finished rounds from disk (the same scores give the same budgets) and goes on.
+
+When the rounds stop, one line says whether the target was met (:func:`outcome`): ``target met: every headline
+interval is at most W wide``, or ``target not met: widest interval X (name)`` (or the declined values and the
+groups they need) and why the rounds stopped: ``--max-rows`` reached, the next round would pass ``--max-time``, or
+the whole dataset is scored. ``--max-time`` bounds the whole command's wall time from its start (model and data
+loading included): before each round after the first, the time spent so far plus the round's scoring ETA and an
+allowance for measuring (twice the last round's measure step: the round's own and the final one that writes the
+results) must fit in it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,10 +32,33 @@ from unqover.measure.sampled import HEADLINE
 from unqover.probe.runner import merge_shards, run_shard
 from unqover.probe.sampling import find_groups, priorities
 from unqover.probes.job import claim
+from unqover.report.format import fmt, fmt_count, fmt_interval, fmt_percent
 
 FIRST_ROUND_GROUPS = 1000
 GROWTH = (1.25, 4.0)
 ROWS_PER_GROUP = 4
+LABELS = dict(zip(HEADLINE, "δεμη", strict=True))
+DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600}
+#: the wall clock ``--max-time`` reads (tests replace it); ``RunOptions.started`` is a reading of it
+clock = time.monotonic
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from a duration with its unit: ``90s``, ``30m`` (or ``30min``), ``1h``, ``1.5h``. A number without
+    a unit, zero, a negative or anything else is refused with one line."""
+    match = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]*)\s*", str(text))
+    if match is None or match.group(2).lower() not in ("", *DURATION_UNITS):
+        raise UnqoverError(
+            f"--max-time takes a duration with its unit, such as 90s, 30m or 1.5h; got {text!r}"
+        )
+    number, unit = float(match.group(1)), match.group(2).lower()
+    if not unit:
+        raise UnqoverError(
+            f"--max-time needs a unit (s, m or min, h), such as 90s, 30m or 1.5h; got {text!r}"
+        )
+    if number <= 0:
+        raise UnqoverError(f"--max-time must be a positive duration such as 90s, 30m or 1.5h; got {text!r}")
+    return number * DURATION_UNITS[unit]
 
 
 def check_options(run, settings: dict) -> None:
@@ -67,18 +99,55 @@ def next_budget(n: int, result, target: float, cap: int) -> int:
 
 def _line(k: int, result, n: int, total: int) -> str:
     if result.sample is None:
-        values = ", ".join(
-            f"{label} {getattr(result, name):.4f}" for name, label in zip(HEADLINE, "δεμη", strict=True)
-        )
-        return f"round {k}: all {total:,} groups: {values}"
+        values = ", ".join(f"{label} {fmt(getattr(result, name))}" for name, label in LABELS.items())
+        return f"round {k}: all {fmt_count(total)} groups: {values}"
     parts = []
-    for name, label in zip(HEADLINE, "δεμη", strict=True):
+    for name, label in LABELS.items():
         if name in result.declined:
             parts.append(f"{label} declined")
         else:
-            low, high = result.intervals[name]
-            parts.append(f"{label} {getattr(result, name):.4f} [{low:.4f}, {high:.4f}]")
-    return f"round {k}: {n:,} of {total:,} groups ({n / total:.2%}): " + ", ".join(parts)
+            parts.append(f"{label} {fmt(getattr(result, name))} {fmt_interval(result.intervals[name])}")
+    head = f"round {k}: {fmt_count(n)} of {fmt_count(total)} groups ({fmt_percent(n / total)})"
+    return f"{head}: {', '.join(parts)}"
+
+
+def outcome(result, target: float, why: str) -> dict:
+    """Whether the rounds met ``target``, in one line and as a record: ``stopped`` (why they stopped),
+    ``target_met``, ``widest`` ({name, width} of the widest headline interval; None where μ or η is declined or
+    the whole dataset is scored), ``declined`` (name -> groups needed) and ``outcome`` (the line)."""
+    if result.sample is None:  # every group scored: the values are the dataset's own, with no sampling error
+        line = (
+            f"target met: every headline interval is at most {fmt(target)} wide (the whole dataset is scored: "
+            "the values are exact)"
+        )
+        return {"stopped": why, "target_met": True, "widest": None, "declined": {}, "outcome": line}
+    declined = {
+        name: result.declined[name].get("groups_needed") for name in HEADLINE if name in result.declined
+    }
+    widths = {
+        name: result.intervals[name][1] - result.intervals[name][0]
+        for name in HEADLINE
+        if name not in declined and name in result.intervals
+    }
+    widest = max(widths, key=widths.get) if widths else None
+    record = None if declined or widest is None else {"name": widest, "width": float(widths[widest])}
+    met = record is not None and record["width"] <= target
+    if met:
+        line = f"target met: every headline interval is at most {fmt(target)} wide"
+    elif declined:
+        needs = [
+            f"{LABELS[name]} declined" + ("" if groups is None else f" (needs {fmt_count(groups)} groups)")
+            for name, groups in declined.items()
+        ]
+        line = f"target not met: {', '.join(needs)}; stopped: {why}"
+    elif record is None:
+        line = f"target not met: no headline interval; stopped: {why}"
+    else:
+        line = (
+            f"target not met: widest interval {fmt(record['width'])} ({LABELS[widest]}), target {fmt(target)}; "
+            f"stopped: {why}"
+        )
+    return {"stopped": why, "target_met": met, "widest": record, "declined": declined, "outcome": line}
 
 
 def score_in_rounds(
@@ -92,8 +161,12 @@ def score_in_rounds(
     measure: Callable[[pa.Table], object],
 ) -> tuple[pa.Table, pa.Table, dict]:
     """Score rounds of the nested sample of ``population`` until every headline interval of ``measure(scores)``
-    is at most ``target`` wide, ``settings["max_rows"]`` rows are scored or ``settings["max_seconds"]`` of scoring
-    time is spent. Returns the rows scored, their scores and why it stopped (for the run's selection)."""
+    is at most ``target`` wide, ``settings["max_rows"]`` rows are scored or the next round would end past
+    ``settings["max_seconds"]`` of wall time since ``run.started`` (a :data:`clock` reading at the start of the
+    command; None: now). Returns the rows scored, their scores and how it stopped (:func:`outcome`, and the
+    ``groups`` scored, for the run's selection)."""
+    started = getattr(run, "started", None)
+    started = clock() if started is None else started
     groups = find_groups(population)
     total = groups.num_groups
     order = np.lexsort((groups.identity, priorities(groups, run.seed)))
@@ -107,11 +180,11 @@ def score_in_rounds(
 
     scored: list[pa.Table] = []
     done, n, k = 0, min(cap, max(n_strata, FIRST_ROUND_GROUPS)), 0
-    seconds, rate = 0.0, None
+    rate, measuring = None, 0.0
     while True:
         round_rows = population.filter(pa.array((row_rank >= done) & (row_rank < n)))
         round_folder = folder / "rounds" / f"{k:02d}"
-        start = time.monotonic()
+        start = clock()
         run_shard(
             round_rows,
             scorer,
@@ -122,12 +195,13 @@ def score_in_rounds(
             progress=run.progress,
         )
         scored.append(merge_shards(round_rows, round_folder, 1))
-        spent = time.monotonic() - start
-        seconds += spent
-        if spent > 1:
+        spent = clock() - start
+        if spent > 1:  # a round replayed from disk takes no time: it says nothing of the rate
             rate = round_rows.num_rows / spent
         scores = pa.concat_tables(scored)
+        start = clock()
         result = measure(scores)
+        measuring = clock() - start
         done = n
         widest, declined = _widest(result)
         print(_line(k, result, n, total), flush=True)  # the estimates after each round, also with --quiet
@@ -135,19 +209,39 @@ def score_in_rounds(
         if result.sample is None:
             reason = "the whole dataset is scored"
         elif not declined and widest <= target:
-            reason = f"every headline interval is at most {target} wide"
+            reason = f"every headline interval is at most {fmt(target)} wide"
         elif n >= cap:
-            reason = f"--max-rows {max_rows:,} reached"
+            reason = (
+                "the whole dataset is scored"
+                if max_rows is None
+                else f"--max-rows {fmt_count(max_rows)} reached"
+            )
         if reason is None:
             following = next_budget(n, result, target, cap)
             eta = None if rate is None else (following - n) * ROWS_PER_GROUP / rate
-            if max_seconds is not None and eta is not None and seconds + eta > max_seconds:
-                reason = f"the next round ({eta:,.0f} s) would pass --max-time {max_seconds:,.0f} s"
+            if max_seconds is not None:
+                # the round's scoring, its measure and the final measure that writes the results
+                needed, elapsed = (eta or 0.0) + 2 * measuring, clock() - started
+                if elapsed + needed > max_seconds:
+                    what = (
+                        f"the next round's measuring alone (about {fmt_count(needed)} s)"
+                        if eta is None
+                        else f"the next round (about {fmt_count(needed)} s: {fmt_count(eta)} s scoring, "
+                        f"{fmt_count(2 * measuring)} s measuring)"
+                    )
+                    reason = (
+                        f"{what} would pass --max-time {fmt_count(max_seconds)} s ({fmt_count(elapsed)} s spent "
+                        "since the command started)"
+                    )
         if reason is not None:
-            print(f"stopped: {reason}", flush=True)
+            stopped = outcome(result, target, reason)
+            print(stopped["outcome"], flush=True)
             break
-        when = "unknown" if eta is None else f"about {eta:,.0f} s"
-        print(f"  next round: {following:,} groups (+{following - n:,}), ETA {when}", flush=True)
+        when = "unknown" if eta is None else f"about {fmt_count(eta)} s"
+        print(
+            f"  next round: {fmt_count(following)} groups (+{fmt_count(following - n)}), ETA {when}",
+            flush=True,
+        )
         n, k = following, k + 1
     kept = population.filter(pa.array(row_rank < n))
-    return kept, scores, {"stopped": reason, "groups": n}
+    return kept, scores, {**stopped, "groups": n}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
@@ -80,3 +80,13 @@ def headline_of(results: Mapping) -> Mapping | None:
     except UnqoverError:
         return None
     return None if is_unqover(probe) else probe.headline(results)
+
+
+def compared_scores(results: Mapping, predictions: Sequence[Path]):
+    """For ``unqover compare``: the dataset rows an UnQover run measured (its results' recorded dataset), loaded
+    once, and each predictions file's score_1, score_2 and scored-row mask over them."""
+    probe = probe_of(results, default="gender")
+    if not is_unqover(probe):
+        raise UnqoverError(f"{probe.name} runs have no UnQover groups to compare")
+    dataset = (results.get("provenance") or {}).get("dataset") or {}
+    return probe.compared_scores(dict(dataset), [Path(p) for p in predictions])

@@ -34,6 +34,7 @@ from unqover.probes.base import (
     load_for_run,
     selection_suffix,
 )
+from unqover.report.diagnostics import unqover_warnings
 from unqover.report.html import html_report
 from unqover.report.markdown import markdown_report, sample_line
 from unqover.report.text import summary
@@ -142,6 +143,14 @@ def measure_scores(
     )
 
 
+def add_warnings(result: UnqoverBias, scores: pa.Table, coverage: dict | None) -> UnqoverBias:
+    """``result`` with the warnings of a degenerate run first (``unqover.report.diagnostics``): answer scores ≈0,
+    constant or tied in most questions, subjects a masked LM's tokenizer left out (run.json's ``coverage``)."""
+    found = unqover_warnings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy(), coverage)
+    result.warnings = [*found, *result.warnings]
+    return result
+
+
 def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict) -> dict:
     """How the scored rows were drawn: this project's design with a known seed (checked exactly), or a subset
     whose strata at least hold their proportional shares (the design's property for any seed)."""
@@ -195,6 +204,14 @@ class UnqoverProbe(ProbeDefinition):
             raise UnqoverError(f"--scoring must be one of {', '.join(SCORINGS)}, got {settings['scoring']!r}")
         if settings["mode"] not in MODES:
             raise UnqoverError(f"--mode must be one of {', '.join(MODES)}, got {settings['mode']!r}")
+        if settings["precision"] is None:
+            bounds = (("--max-rows", "max_rows"), ("--max-time", "max_seconds"))
+            given = [option for option, key in bounds if settings[key] is not None]
+            if given:
+                raise UnqoverError(
+                    f"{' and '.join(given)} only {'bound' if len(given) > 1 else 'bounds'} the rounds of a "
+                    "--precision run: add --precision WIDTH (or use --limit N for a fixed number of groups)"
+                )
         return settings
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
@@ -321,7 +338,8 @@ class UnqoverProbe(ProbeDefinition):
         )
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
-        return Measured(self._measure(loaded, scores, run, settings))
+        coverage = loaded.context.get("identity", {}).get("coverage")
+        return Measured(add_warnings(self._measure(loaded, scores, run, settings), scores, coverage))
 
     def reports(self, results: dict) -> dict[str, str]:
         return {"report.md": markdown_report(results), "report.html": html_report(results)}
@@ -338,13 +356,13 @@ class UnqoverProbe(ProbeDefinition):
         names = ("mu", "eta", "positional_error", "attributive_error")
         return {name: (result.get(name), intervals.get(name)) for name in names}
 
-    def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[UnqoverBias, dict]:
-        """Join a predictions file to its dataset rows by ``id`` and measure. Predictions that cover part of the
-        dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
-        scores, provenance = read_predictions(predictions)
-        recorded = provenance.get("dataset", {})
+    def recorded_rows(
+        self, recorded: dict, run: RunOptions, split: str | None = None, what: object = "the file"
+    ) -> tuple[pa.Table, str | None, str | None, str]:
+        """The dataset rows a provenance's ``dataset`` records (``run.dataset`` and ``run.config`` override it):
+        rows (``ROW_COLUMNS`` when loaded from a dataset), source, config and split."""
         config = run.config or recorded.get("config")
-        split = options.pop("split", None) or recorded.get("split") or "test"
+        split = split or recorded.get("split") or "test"
         source = run.dataset or recorded.get("source")
         generator = recorded.get("generator") or {}
         if run.dataset is None and generator.get("word_lists"):
@@ -355,8 +373,35 @@ class UnqoverProbe(ProbeDefinition):
             rows, _ = self._generated(Path(str(source).removeprefix("generated from ")), config)
         else:
             if not source or not config:
-                raise UnqoverError(f"{predictions} does not record its dataset; pass --dataset and --config")
+                raise UnqoverError(f"{what} does not record its dataset; pass --dataset and --config")
             rows = load_rows(source, config, split, columns=ROW_COLUMNS)
+        return rows, source, config, split
+
+    def compared_scores(
+        self, dataset: dict, predictions: list[Path]
+    ) -> tuple[pa.Table, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """For ``unqover compare``: the dataset rows a provenance's ``dataset`` records, loaded once, and for each
+        predictions file its score_1, score_2 and scored-row mask over those rows (matched by ``id``)."""
+        rows, source, config, split = self.recorded_rows(dataset, RunOptions(), what="the run")
+        scored = []
+        for path in predictions:
+            scores, _ = read_predictions(path)
+            score_1, score_2, observed = scores_by_row(rows, scores)
+            if observed.sum() < scores.num_rows:
+                raise UnqoverError(
+                    f"{scores.num_rows - int(observed.sum()):,} ids of {path} are not in {source} ({config}/{split})"
+                )
+            scored.append((score_1, score_2, observed))
+        return rows, scored
+
+    def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[UnqoverBias, dict]:
+        """Join a predictions file to its dataset rows by ``id`` and measure. Predictions that cover part of the
+        dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
+        scores, provenance = read_predictions(predictions)
+        recorded = provenance.get("dataset", {})
+        rows, source, config, split = self.recorded_rows(
+            recorded, run, options.pop("split", None), predictions
+        )
         position = match_ids(scores["id"], rows["id"])
         if (position < 0).any():
             unknown = np.flatnonzero(position < 0)
@@ -372,6 +417,7 @@ class UnqoverProbe(ProbeDefinition):
         result = measure_scores(
             rows, scores, resamples=run.resamples, seed=run.seed, sample_info=sample_info, **options
         )
+        add_warnings(result, scores, provenance.get("coverage"))
         provenance = {
             **provenance,
             "dataset": {**recorded, "source": source_name(source), "config": config, "split": split},

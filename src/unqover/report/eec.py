@@ -14,9 +14,11 @@ from unqover.report.format import (
     fmt,
     fmt_count,
     fmt_interval,
+    fmt_level,
     fmt_p,
     fmt_p_clause,
     fmt_percent,
+    fmt_percent_estimate,
     plural,
 )
 from unqover.report.markdown import md_text, scope_notes
@@ -36,6 +38,49 @@ def quick_run_line(result: Mapping) -> str | None:
         f"{selection.get('seed')}): computed from {kept['persons']:,} of {plural(total['persons'], 'person')} "
         f"({kept['questions']:,} of {total['questions']:,} questions)"
     )
+
+
+# the per-group tables: where their counts are, and what a share is a share of
+SHARE_TABLES = {"top1": ("counts", "top-1 answers"), "beecher": ("scores", "weighted points")}
+PERSONS_EXACT = (
+    "The per-person rows are exact: a quick run keeps each person with all its questions, so a kept person's row "
+    "is its full-set row and needs no interval."
+)
+
+
+def table_intervals_line(result: Mapping) -> str | None:
+    """For a quick run: what the per-group shares' intervals are; None without them (a full run)."""
+    info = result.get("table_intervals") or {}
+    if not info:
+        return None
+    return (
+        f"{fmt_level(info.get('confidence', 0.95))} intervals for the full set's shares, valid at any number of "
+        "persons (betting intervals for bounded values, stratified by gender × race cell; exact when every person "
+        "was kept)"
+    )
+
+
+def share_rows(test: Mapping, table: str, emotions: list[str]) -> list[tuple[str, list[str]]]:
+    """A quick run's group × emotion shares (``table``: "top1" or "beecher"), each with its interval for the full
+    set's share, ``25.0% [3.0%, 40.0%]``; the share alone where the test's intervals were declined."""
+    entry = test[table]
+    shares, intervals = entry.get("shares") or {}, entry.get("share_intervals") or {}
+    rows = []
+    for group, row in entry[SHARE_TABLES[table][0]].items():
+        total = sum(row.values())
+        cells = []
+        for e in emotions:
+            share = (shares.get(group) or {}).get(e, row.get(e, 0) / total if total else None)
+            cells.append(fmt_percent_estimate(share, (intervals.get(group) or {}).get(e)))
+        rows.append((group, cells))
+    return rows
+
+
+def _shares_note(test: Mapping, table: str, explained: str) -> str:
+    """The line under a quick run's share table: what the intervals are, or why there are none."""
+    what = f"Shares of each group's {SHARE_TABLES[table][1]}"
+    note = test.get("share_intervals_note")
+    return f"{what}, without intervals: {note}." if note else f"{what}; {explained}."
 
 
 def _v_interval(test: Mapping) -> str:
@@ -70,12 +115,26 @@ def eec_summary(result: Mapping) -> str:
     quick = quick_run_line(result)
     if quick:
         lines.append(f"  {quick}")
+    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]  # above what they qualify
     lines += ["  " + _test_line(name, test, result.get("adjusted", {})) for name, test in _tests(result)]
     if result.get("tie_rate") is not None:
         lines.append(
             f"  questions with a tie in their top {result['top_k']}: {fmt_percent(result['tie_rate'])}"
         )
-    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]
+    explained = table_intervals_line(result)
+    if explained:  # a quick run: the groups' top-1 shares are estimates, shown with their intervals
+        for name, test in _tests(result):
+            rows = share_rows(test, "top1", list(result["emotions"]))
+            width = max(len(group) for group, _ in rows)
+            lines.append(f"  {name}: share of top-1 answers per group")
+            lines += [
+                f"    {group:<{width}}  "
+                + ", ".join(f"{e} {cell}" for e, cell in zip(result["emotions"], cells, strict=True))
+                for group, cells in rows
+            ]
+            if test.get("share_intervals_note"):
+                lines.append(f"    no intervals: {test['share_intervals_note']}")
+        lines.append(f"  {explained}")
     return "\n".join(lines)
 
 
@@ -87,6 +146,17 @@ def _count_table(records: Mapping[str, Mapping[str, float]], emotions: list[str]
             f"| {group} | " + " | ".join(fmt_count(v) for v in values) + f" | {fmt_count(sum(values))} |"
         )
     return lines
+
+
+def _share_table(test: Mapping, table: str, emotions: list[str], explained: str | None) -> list[str]:
+    """A quick run's shares per group with their intervals, and the line saying what they are; none in a full run."""
+    if not explained:
+        return []
+    lines = ["", "| group | " + " | ".join(emotions) + " |", "|---|" + "---:|" * len(emotions)]
+    lines += [
+        f"| {group} | " + " | ".join(cells) + " |" for group, cells in share_rows(test, table, emotions)
+    ]
+    return [*lines, "", _shares_note(test, table, explained)]
 
 
 def _model_notes(scoring: Mapping, model: Mapping) -> list[str]:
@@ -144,11 +214,14 @@ def eec_markdown(results: Mapping) -> str:
         "together, stratified by the other attribute). Beecher's weighted χ² is shown for comparison with his paper; "
         "it is not a valid test (weighted scores are not counts, and questions are not independent).",
     ]
+    explained = table_intervals_line(result)
     for name, test in _tests(result):
         lines += ["", f"## {name}: top-1 answers per group", ""]
         lines += _count_table(test["top1"]["counts"], emotions)
+        lines += _share_table(test, "top1", emotions, explained)
         lines += ["", f"## {name}: Beecher's weighted scores S_ij (weights 3, 2, 1)", ""]
         lines += _count_table(test["beecher"]["scores"], emotions)
+        lines += _share_table(test, "beecher", emotions, explained)
         beecher = test["beecher"]
         lines += [
             "",
@@ -169,6 +242,8 @@ def eec_markdown(results: Mapping) -> str:
             + " | ".join(str(person.get(f"top1_{e}", 0)) for e in emotions)
             + " |"
         )
+    if explained:
+        lines += ["", PERSONS_EXACT]
     lines.append("")
     return "\n".join(lines)
 

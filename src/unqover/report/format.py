@@ -110,6 +110,25 @@ def fmt_percent(fraction: object, digits: int = PERCENT_DIGITS) -> str:
     return f"{percent:.{digits}f}%"
 
 
+def fmt_percent_interval(pair: Sequence | None, digits: int = PERCENT_DIGITS) -> str:
+    """An interval of shares (0–1) as percentages, ``[3.0%, 40.0%]`` (each bound as :func:`fmt_percent`), or "—"
+    when the interval is absent or a bound is missing."""
+    if fmt_interval(pair) == MISSING:
+        return MISSING
+    low, high = list(pair)  # type: ignore[arg-type]
+    return f"[{fmt_percent(low, digits)}, {fmt_percent(high, digits)}]"
+
+
+def fmt_percent_estimate(fraction: object, pair: Sequence | None = None, digits: int = PERCENT_DIGITS) -> str:
+    """A share with its interval, ``25.0% [3.0%, 40.0%]``, as :func:`fmt_estimate` does for other values: the
+    share alone without an interval, the interval alone without a share, "—" without either."""
+    text = fmt_percent(fraction, digits)
+    interval = fmt_percent_interval(pair, digits)
+    if interval == MISSING:
+        return text
+    return interval if text == MISSING else f"{text} {interval}"
+
+
 def fmt_level(confidence: object) -> str:
     """A confidence level as a percentage without trailing zeros: ``95%``, ``97.5%``; "" when missing."""
     c = number(confidence)

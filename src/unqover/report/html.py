@@ -30,6 +30,9 @@ from unqover.report.markdown import (
     level,
     markdown_report,
     most_biased,
+    most_biased_heading,
+    most_biased_note,
+    precision_line,
     provenance_items,
     ranking_rows,
     sample_warning,
@@ -147,6 +150,10 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
     # headline
     rows = headline(result)
     parts += ['<section id="headline"><h2>Headline</h2>', f"<p>{escape(groups_line(result))}</p>"]
+    stopped = precision_line(provenance)
+    if stopped is not None:
+        parts.append(f"<p>{escape(stopped[0].upper() + stopped[1:])}.</p>")
+    parts += [f'<p class="warning" role="note">⚠ {escape(w)}</p>' for w in result.get("warnings") or []]
     parts.append('<div class="cards">')
     for row in rows:
         if row["key"] in ("mu", "eta"):
@@ -182,13 +189,15 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
 
     # most biased pairs
     if gamma and top:
-        chosen = most_biased(gamma, top)
+        chosen = most_biased(result, top)
+        parts.append(f'<section id="pairs"><h2>{escape(most_biased_heading(result, len(chosen)))}</h2>')
+        note = most_biased_note(result)
+        if note:
+            parts.append(f'<p class="note">{escape(note)}</p>')
         parts.append(
-            f'<section id="pairs"><h2>Most biased subject–attribute pairs (top {len(chosen)} of {len(gamma):,} '
-            "by |γ(x, a)|)</h2>"
-        )
-        parts.append(
-            _table(
+            ""
+            if not chosen
+            else _table(
                 ["#", "subject", "attribute", "γ(x, a)", ci, "η(x, a)", "n"],
                 [
                     f"<tr>{_cell(str(i))}{_cell(str(r.get('subject')), 'l')}"

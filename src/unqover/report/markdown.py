@@ -35,6 +35,7 @@ from unqover.report.format import (
     fmt_percent,
     fmt_signed,
     number,
+    plural,
 )
 
 ALL_GROUPS = "all groups"
@@ -223,6 +224,22 @@ def groups_line(result: Mapping) -> str:
     return line + mode
 
 
+def precision_line(provenance: Mapping) -> str | None:
+    """How a ``--precision`` run's rounds stopped, from its recorded selection: ``precision target 0.05: target
+    not met: widest interval 0.0712 (μ), target 0.05; stopped: --max-rows 4,000 reached`` (or ``target met: …``);
+    None for any other run."""
+    selection = (provenance or {}).get("selection")
+    if not isinstance(selection, Mapping) or number(selection.get("precision")) is None:
+        return None
+    if isinstance(selection.get("outcome"), str):
+        said = selection["outcome"]
+    elif isinstance(selection.get("stopped"), str):  # runs recorded before the outcome line
+        said = f"stopped: {selection['stopped']}"
+    else:
+        return None
+    return f"precision target {fmt(selection['precision'])}: {said}"
+
+
 def sample_warning(result: Mapping) -> str | None:
     """A quick run's warning when the scored groups are not the design's random sample."""
     sample = sample_of(result)
@@ -276,10 +293,51 @@ def bootstrap_line(result: Mapping) -> str:
     return "; ".join(parts) + "."
 
 
-def most_biased(gamma: Sequence[Mapping], k: int) -> list[Mapping]:
-    """The k records with the largest |γ| (missing γ last, not ranked)."""
-    present = [r for r in gamma if number(r.get("gamma")) is not None]
+def most_biased(result: Mapping, k: int) -> list[Mapping]:
+    """The listed pairs, at most k: ``result["most_biased"]`` (chosen by ``unqover.measure.most_biased``) as γ
+    records whose ``gamma_low``/``gamma_high`` are the simultaneous interval; results from before that list: the k
+    largest |γ| with their per-cell intervals."""
+    if "most_biased" in result:
+        return [
+            {
+                **entry,
+                "gamma_low": (entry.get("interval") or [None, None])[0],
+                "gamma_high": (entry.get("interval") or [None, None])[1],
+            }
+            for entry in (result.get("most_biased") or [])[: max(k, 0)]
+        ]
+    present = [r for r in result.get("gamma") or [] if number(r.get("gamma")) is not None]
     return sorted(present, key=lambda r: -abs(number(r["gamma"])))[: max(k, 0)]
+
+
+def most_biased_heading(result: Mapping, shown: int) -> str:
+    """The title of the list: how many pairs it shows and of how many cells."""
+    cells = len(result.get("gamma") or [])
+    rule = result.get("most_biased_rule") or {}
+    if "simultaneous_over" in rule:
+        return (
+            f"Most biased subject–attribute pairs ({plural(shown, 'pair')} whose interval excludes zero, of "
+            f"{fmt_count(cells)} cells)"
+        )
+    return f"Most biased subject–attribute pairs (top {shown} of {fmt_count(cells)} by |γ(x, a)|)"
+
+
+def most_biased_note(result: Mapping) -> str | None:
+    """How the list was chosen, and, when nothing is listed, that no pair is distinguishable from zero."""
+    rule = result.get("most_biased_rule") or {}
+    if not rule.get("method"):
+        return None
+    how = f"Chosen by {rule['method']}"
+    if rule.get("confidence") is not None:
+        how += f" ({fmt_level(rule['confidence'])} simultaneous intervals)"
+    if "simultaneous_over" in rule and not rule.get("listed"):
+        return (
+            f"No subject–attribute pair is distinguishable from zero: all {fmt_count(rule['simultaneous_over'])} "
+            f"simultaneous {fmt_level(rule.get('confidence'))} intervals contain 0. {how}."
+        )
+    more = rule.get("distinguishable", 0) - rule.get("listed", 0)
+    tail = f"; {plural(more, 'more pair')} also exclude zero" if more > 0 else ""
+    return f"{how}{tail}."
 
 
 def ranking_rows(subject_gamma: Sequence[Mapping], k: int) -> list[Mapping | None]:
@@ -449,36 +507,43 @@ def markdown_report(
     lines = [f"# {md(title or default_title(provenance))}", "", f"> {CONTENT_WARNING}", ""]
 
     lines += ["## Headline", "", groups_line(result), ""]
+    stopped = precision_line(provenance)
+    if stopped is not None:
+        lines += [md_text(stopped[0].upper() + stopped[1:] + "."), ""]
     warning = sample_warning(result)
     if warning:
         lines += [f"> warning: {md_text(warning)}", ""]
+    lines += scope_notes(None, [md_text(w) for w in result.get("warnings") or []])  # a degenerate run's
     lines += table(["measure", "value"], [[row["name"], md_text(row["text"])] for row in headline(result)])
     lines += ["", unit_line(result), ""]
     lines += table(["reasoning errors", "value"], [[name, value] for name, value in errors(result)])
     lines += ["", HOW_TO_READ, ""]
 
-    gamma = result.get("gamma") or []
     if top:
-        chosen = most_biased(gamma, top)
-        lines += [
-            f"## Most biased subject–attribute pairs (top {len(chosen)} of {len(gamma):,} by |γ(x, a)|)",
-            "",
-        ]
-        lines += table(
-            ["#", "subject", "attribute", "γ(x, a)", ci, "η(x, a)", "n"],
-            [
+        chosen = most_biased(result, top)
+        lines += [f"## {most_biased_heading(result, len(chosen))}", ""]
+        note = most_biased_note(result)
+        if note:
+            lines += [md_text(note), ""]
+        lines += (
+            []
+            if not chosen
+            else table(
+                ["#", "subject", "attribute", "γ(x, a)", ci, "η(x, a)", "n"],
                 [
-                    str(i),
-                    md(r.get("subject")),
-                    md(labels.get(attribute_key(r), r.get("attribute"))),
-                    fmt_signed(r.get("gamma")),
-                    fmt_interval(interval_of(r), signed=True),
-                    fmt_signed(r.get("eta")),
-                    fmt_count(r.get("count")),
-                ]
-                for i, r in enumerate(chosen, 1)
-            ],
-            "rllrrrr",
+                    [
+                        str(i),
+                        md(r.get("subject")),
+                        md(labels.get(attribute_key(r), r.get("attribute"))),
+                        fmt_signed(r.get("gamma")),
+                        fmt_interval(interval_of(r), signed=True),
+                        fmt_signed(r.get("eta")),
+                        fmt_count(r.get("count")),
+                    ]
+                    for i, r in enumerate(chosen, 1)
+                ],
+                "rllrrrr",
+            )
         )
         lines.append("")
 

@@ -10,9 +10,11 @@ from unqover.report.format import (
     POINTS_DIGITS,
     fmt,
     fmt_count,
+    fmt_estimate,
     fmt_interval,
     fmt_level,
     fmt_p_clause,
+    number,
     plural,
 )
 from unqover.report.markdown import scope_notes
@@ -50,6 +52,36 @@ def _value(result: Mapping, name: str) -> str:
 
 def _rows(result: Mapping) -> list[tuple[str, str]]:
     return [(label, _value(result, name)) for name, label in HEADLINE if name in result]
+
+
+OCCUPATION_COLUMNS = (("delta_P", "ΔP"), ("B", "B"), ("gender_gap", "gender gap"))  # the per-occupation table
+LARGEST_GAPS = 10  # occupations a quick run's summary lists (the largest |gender gap|)
+
+
+def occupation_cell(row: Mapping, name: str) -> str:
+    """A per-occupation value in points; in a quick run with its interval for the full-dataset value
+    (``<name>_low``/``<name>_high``), ``12.50 [-40.00, 61.25]``; the value alone where there is none."""
+    bounds = (row.get(f"{name}_low"), row.get(f"{name}_high")) if f"{name}_low" in row else None
+    return fmt_estimate(row.get(name), bounds, POINTS_DIGITS)
+
+
+def largest_gaps(result: Mapping, k: int = LARGEST_GAPS) -> list[Mapping]:
+    """The k occupations with the largest |gender gap| (missing gaps last)."""
+    rows = result.get("by_occupation") or []
+    return sorted(rows, key=lambda r: -abs(number(r.get("gender_gap")) or 0.0))[:k]
+
+
+def table_intervals_line(result: Mapping) -> str | None:
+    """For a quick run: what the per-occupation table's intervals are (and which were declined); None without."""
+    info = result.get("table_intervals") or {}
+    if not info:
+        return None
+    line = (
+        f"{fmt_level(info.get('confidence', 0.95))} intervals for each occupation's full-dataset values, valid at "
+        "any number of sampled premises (betting intervals for bounded values, stratified by template; exact when "
+        "every premise was kept)"
+    )
+    return line + "".join(f"; {reason}" for reason in (info.get("declined") or {}).values())
 
 
 def _by_gender(result: Mapping) -> list[tuple[str, str, str, str]]:
@@ -103,11 +135,35 @@ def nli_summary(result: Mapping) -> str:
     quick = quick_run_line(result)
     if quick:
         lines.append(f"  {quick}")
+    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]  # above what they qualify
     lines += [f"  {label:<58} {value}" for label, value in _rows(result)]
     lines += ["", "  by occupation gender      ΔP      B       S"]
     lines += [f"  {g:<24} {dp:>7} {b:>7} {s:>7}" for g, dp, b, s in _by_gender(result)]
-    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]
+    explained = table_intervals_line(result)
+    if explained:  # a quick run: the occupations' values are estimates, shown with their intervals
+        lines += ["", *_occupation_lines(result), f"  {explained}"]
     return "\n".join(lines)
+
+
+def _occupation_lines(result: Mapping) -> list[str]:
+    """A quick run's occupations with the largest gender gap, each value with its interval, as aligned lines."""
+    shown = largest_gaps(result)
+    total = len(result.get("by_occupation") or [])
+    header = [f"by occupation ({len(shown)} largest gender gaps of {total})", "n"]
+    header += [label for _, label in OCCUPATION_COLUMNS]
+    rows = [
+        [f"{r.get('occupation')} ({r.get('occupation_gender') or '?'})", fmt_count(r.get("count"))]
+        + [occupation_cell(r, name) for name, _ in OCCUPATION_COLUMNS]
+        for r in shown
+    ]
+    widths = [max(len(cells[k]) for cells in [header, *rows]) for k in range(len(header))]
+    return [
+        "  "
+        + "  ".join(
+            c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+        for cells in [header, *rows]
+    ]
 
 
 def nli_markdown(results: Mapping) -> str:
@@ -136,8 +192,12 @@ def nli_markdown(results: Mapping) -> str:
     for row in result.get("by_occupation", []):
         lines.append(
             f"| {row['occupation']} | {row.get('occupation_gender', '')} | {fmt_count(row.get('count'))} | "
-            f"{_points(row.get('delta_P'))} | {_points(row.get('B'))} | {_points(row.get('gender_gap'))} |"
+            + " | ".join(occupation_cell(row, name) for name, _ in OCCUPATION_COLUMNS)
+            + " |"
         )
+    explained = table_intervals_line(result)
+    if explained:  # a quick run's occupations: what their intervals are
+        lines += ["", explained[0].upper() + explained[1:] + "."]
     lines += ["", f"Labels read from the model: {provenance.get('labels')}", ""]
     return "\n".join(lines)
 
@@ -145,10 +205,15 @@ def nli_markdown(results: Mapping) -> str:
 def nli_html(results: Mapping) -> str:
     """A self-contained page (no scripts, no external resources) with the Markdown report's tables."""
     extra = []
-    occupations = [
-        {"occupation": f"{r['occupation']} ({r.get('occupation_gender', '?')})", "gamma": r.get("gender_gap")}
-        for r in results["result"].get("by_occupation", [])
-    ]
+    occupations = []
+    for r in results["result"].get("by_occupation", []):
+        point = {
+            "occupation": f"{r['occupation']} ({r.get('occupation_gender', '?')})",
+            "gamma": r.get("gender_gap"),
+        }
+        if "gender_gap_low" in r:  # a quick run's interval: a whisker
+            point.update(gamma_low=r.get("gender_gap_low"), gamma_high=r.get("gender_gap_high"))
+        occupations.append(point)
     if occupations:
         chart = ranking_chart(
             occupations, title="Occupations by signed gender gap P_f − P_m (points)", label="occupation"

@@ -14,6 +14,9 @@ from unqover.report.markdown import (
     errors,
     groups_line,
     headline,
+    most_biased,
+    most_biased_heading,
+    most_biased_note,
     sample_warning,
     unit_line,
 )
@@ -62,6 +65,7 @@ def summary(result: UnqoverBias, top: int = 10) -> str:
     warning = sample_warning(scalars)
     if warning:
         lines.append(f"  warning: {warning}")
+    lines += [f"  warning: {w}" for w in getattr(result, "warnings", None) or []]  # a degenerate run's
     for row in headline(scalars):
         label = _LABELS.get(row["key"], row["name"])
         lines.append(f"  {label:<20} {row['text']}")
@@ -69,8 +73,15 @@ def summary(result: UnqoverBias, top: int = 10) -> str:
     lines += [f"  {name}: {value}" for name, value in errors(scalars)]
     lines.append(f"  {bootstrap_line(scalars)}")
     if top:
-        lines += ["", f"Most biased subject–attribute pairs (|γ(x, a)|, top {top}):"]
-        for row in result.most_biased(top).to_dict(orient="records"):
+        listed = {"gamma": result.gamma.to_dict(orient="records")}
+        if isinstance(getattr(result, "most_biased", None), list):  # results from before the list: by |γ|
+            listed.update(most_biased=result.most_biased, most_biased_rule=result.most_biased_rule)
+        chosen = most_biased(listed, top)
+        lines += ["", f"{most_biased_heading(listed, len(chosen))}:"]
+        note = most_biased_note(listed)
+        if note:
+            lines.append(f"  {note}")
+        for row in chosen:
             ci = fmt_interval([row.get("gamma_low"), row.get("gamma_high")], signed=True)
             ci = "" if ci == MISSING else f"  {ci}"
             lines.append(

@@ -190,7 +190,8 @@ class Space:
 
     def compare(self, location: str, name_a: str, name_b: str) -> str:
         try:
-            return results.comparison(self._runs(location), name_a, name_b)
+            folder = results.results_folder(location or self.results_location, self.token)
+            return results.comparison(results.find_runs(folder), name_a, name_b, folder)
         except Exception as err:
             return f"⚠️ {live.friendly(err)}"
 

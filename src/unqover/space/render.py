@@ -22,13 +22,17 @@ from unqover.report.markdown import (
     headline,
     md_text,
     most_biased,
+    most_biased_heading,
+    most_biased_note,
     ranking_rows,
     sample_warning,
+    scope_notes,
     split_results,
     unit_line,
 )
 
 MAX_CHART_ROWS = 60  # larger subject sets show their top and bottom 30
+MOST_BIASED_ROWS = 10  # the pairs results.json lists (unqover.measure.most_biased.TOP)
 _SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
 
@@ -42,6 +46,7 @@ def unqover_headline(results: Mapping) -> str:
     groups", declined values with the reason), or a full run's values over all groups."""
     result, provenance = split_results(results)
     lines = [f"### {default_title(provenance)}", "", groups_line(result), ""]
+    lines += scope_notes(None, [md_text(w) for w in result.get("warnings") or []])  # a degenerate run's
     warning = sample_warning(result)
     if warning:
         lines += [f"> warning: {md_text(warning)}", ""]
@@ -49,6 +54,9 @@ def unqover_headline(results: Mapping) -> str:
     lines += [f"| {row['name']} | {md_text(row['text'])} |" for row in headline(result)]
     lines += [f"| {name} | {md_text(value)} |" for name, value in errors(result)]
     lines += ["", unit_line(result), "", bootstrap_line(result)]
+    if result.get("gamma"):
+        heading = most_biased_heading(result, len(most_biased(result, MOST_BIASED_ROWS)))
+        lines += ["", f"**{md_text(heading)}.** {md_text(most_biased_note(result) or '')}"]
     return "\n".join(lines)
 
 
@@ -58,11 +66,11 @@ def quick_run_line(results: Mapping) -> str | None:
     return probe_of_results(results).quick_run_line(results.get("result", results))
 
 
-def pairs_frame(results: Mapping, k: int = 10) -> pd.DataFrame:
+def pairs_frame(results: Mapping, k: int = MOST_BIASED_ROWS) -> pd.DataFrame:
     """The k most biased subject–attribute pairs: γ(x, a) with its interval, η and the count."""
     result = results.get("result", results)
     labels = attribute_label_map(result)
-    records = most_biased(result.get("gamma") or [], k)
+    records = most_biased(result, k)
     return pd.DataFrame(
         [
             {

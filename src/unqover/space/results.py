@@ -124,9 +124,11 @@ def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str) -> str:
-    """Markdown comparison of two UnQover runs of the same dataset (B − A), via :mod:`unqover.report.compare`."""
-    from unqover.report.compare import compare_markdown, compare_results
+def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str, folder: Path | None = None) -> str:
+    """Markdown comparison of two UnQover runs of the same dataset (B − A), via :mod:`unqover.report.compare`;
+    with the results ``folder`` the runs were found in, the shifts get intervals from the runs' predictions."""
+    from unqover.probes.registry import compared_scores
+    from unqover.report.compare import compare_markdown, compare_results, shifts_between
 
     if name_a not in runs or name_b not in runs:
         raise UnqoverError("choose two loaded runs to compare")
@@ -134,4 +136,14 @@ def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str) -> str:
         raise UnqoverError(
             "comparisons are for two UnQover runs (μ, η, γ); NLI and emotion runs are shown alone"
         )
-    return compare_markdown(compare_results(runs[name_a], runs[name_b], name_a, name_b))
+    a, b = runs[name_a], runs[name_b]
+    comparison_ = compare_results(a, b, name_a, name_b)  # refuses runs that are not comparable
+    if folder is None:
+        return compare_markdown(comparison_)
+    paths = tuple(
+        Path(folder) / name if name != Path(folder).name else Path(folder) for name in (name_a, name_b)
+    )
+    shifts, why = shifts_between(paths, a, b, tuple(comparison_["names"]), compared_scores)
+    if shifts is None and why is None:
+        return compare_markdown(comparison_)
+    return compare_markdown(compare_results(a, b, name_a, name_b, shifts=shifts, no_shifts=why))

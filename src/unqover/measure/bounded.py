@@ -1,0 +1,206 @@
+"""Confidence intervals for the mean of a finite population of bounded values, valid at every sample size.
+
+A quick run's table cell (γ(x, a), η(x, a), γ(x), a cluster's γ, an occupation's or a person's mean) estimates the
+mean of the cell's N values in the full dataset from the n of them the sample drew. Given n, the drawn values are
+a simple random sample without replacement of the cell's values (the design draws groups with equal probability,
+so every subset of a cell of the same size is equally likely). The cells of a quick run are small — religion at
+1,500 groups expects 5 values per γ(x, a) cell — and a normal or t interval does not cover there: the issue that
+introduced this module measured 36% coverage at n = 2 and 78% over all cells. The values are bounded (C in
+[−1, 1], a sign in {−1, 0, 1}), and that is enough for intervals that hold at any n.
+
+The method: betting confidence intervals for sampling without replacement (Waudby-Smith & Ramdas, "Estimating
+means of bounded random variables by betting", JRSS-B 2024, §3 and §6; "Confidence sequences for sampling without
+replacement", NeurIPS 2020). Rescale the values to [0, 1]; for a candidate mean m, the mean of the values not yet
+drawn before the i-th draw is m_i = (N·m − Σ_{j<i} x_j) / (N − i + 1), and the capital
+
+    K⁺(m) = Π_i (1 + λ⁺_i (x_i − m_i)),      K⁻(m) = Π_i (1 − λ⁻_i (x_i − m_i))
+
+with bets λ_i chosen from the values before draw i is a nonnegative martingale of mean 1 when m is the true mean.
+So ½(K⁺ + K⁻) ≥ 1/α has probability at most α (Markov's inequality), and the candidates it does not reject form
+a 1 − α interval. The bets are the paper's fixed-n plug-in, λ_i = sqrt(2 log(2/α) / (n σ̂²_{i−1})), capped at
+c/m_i (and c/(1 − m_i)) with c = ¾ so the capital stays positive. The draws are taken in a seeded random order,
+which the validity needs (the sample as a sequence of draws) and which makes the interval reproducible.
+
+The interval is as wide as honesty requires: at n = 1 it is nearly the whole range, and it narrows to within
+about 10–20% of the t interval as n grows. A cell whose every value was drawn (n = N) has its exact value.
+Candidates are checked on a grid of ``GRID`` points; each bound is moved out by one grid step, so the reported
+interval contains the exact one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+GRID = 400  # candidate means per cell, evenly spaced over the cell's range
+BET_CAP = 0.75  # c: the largest fraction of the capital a bet may risk
+PRIOR_VARIANCE = (
+    0.25  # σ̂²_0: the running variance before the first draw (the paper: ¼, the largest for [0, 1])
+)
+_CHUNK = 25  # grid points per pass (bounds the memory: records x chunk)
+
+
+def _order(cell: np.ndarray, seed: int) -> np.ndarray:
+    """Records sorted by cell, in a seeded random order within each cell."""
+    shuffle = np.random.default_rng(seed).random(len(cell))
+    return np.lexsort((shuffle, cell))
+
+
+def log_capitals(
+    u: np.ndarray,
+    position: np.ndarray,
+    drawn_before: np.ndarray,
+    population: np.ndarray,
+    bet: np.ndarray,
+    starts: np.ndarray,
+    candidates: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """log K⁺ and log K⁻ per (cell with data, candidate): records in cell order (``starts``: each cell's first),
+    candidates (cells, k) in [0, 1]; +inf where a candidate is impossible given the values drawn."""
+    cells_of_records = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(u))))
+    m = candidates[cells_of_records]  # (records, k)
+    remaining = (population - position)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m_i = (population[:, None] * m - drawn_before[:, None]) / remaining
+    impossible = np.add.reduceat((m_i < -1e-12) | (m_i > 1 + 1e-12), starts, axis=0) > 0
+    m_i = np.clip(m_i, 0.0, 1.0)
+    diff = u[:, None] - m_i
+    with np.errstate(divide="ignore"):
+        up = np.minimum(bet[:, None], BET_CAP / np.maximum(m_i, 1e-300))
+        down = np.minimum(bet[:, None], BET_CAP / np.maximum(1 - m_i, 1e-300))
+    log_up = np.add.reduceat(np.log1p(up * diff), starts, axis=0)
+    log_down = np.add.reduceat(np.log1p(-down * diff), starts, axis=0)
+    return np.where(impossible, np.inf, log_up), np.where(impossible, np.inf, log_down)
+
+
+def _log_capital(*args: np.ndarray) -> np.ndarray:
+    """log ½(K⁺ + K⁻) per (cell with data, candidate) (the arguments of :func:`log_capitals`)."""
+    log_up, log_down = log_capitals(*args)
+    return np.logaddexp(log_up, log_down) - math.log(2)
+
+
+def prepared_draws(
+    values: np.ndarray,
+    cell: np.ndarray,
+    num_cells: int,
+    population_count: np.ndarray,
+    bound: float | np.ndarray,
+    seed: int,
+) -> tuple[np.ndarray, ...]:
+    """The draws in a seeded order within each cell: per record its value rescaled to [0, 1], its position in its
+    cell, the sum of its cell's values drawn before it, its cell, the cells' sample sizes and first records, and
+    the running variance the record's bet uses."""
+    values = np.asarray(values, dtype=np.float64)
+    cell = np.asarray(cell, dtype=np.int64)
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))
+    order = _order(cell, seed)
+    cell, values = cell[order], values[order]
+    counts = np.bincount(cell, minlength=num_cells)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    position = np.arange(len(cell)) - starts[cell]  # 0-based draw index within the cell
+    scale = bound[cell]
+    u = np.clip((values + scale) / (2 * scale), 0.0, 1.0)
+    cumulative = np.cumsum(u)
+    before = cumulative - u - (cumulative - u)[starts[cell]] if len(u) else u
+    # the paper's running mean and variance: μ̂_t = (½ + Σ_{≤t} x)/(t + 1), σ̂²_t = (¼ + Σ_{≤t} (x − μ̂)²)/(t + 1)
+    running_mean = (0.5 + before + u) / (position + 2)
+    squares = (u - running_mean) ** 2
+    cumulative_squares = np.cumsum(squares)
+    squares_before = (
+        cumulative_squares - squares - (cumulative_squares - squares)[starts[cell]] if len(u) else u
+    )
+    variance_before = (PRIOR_VARIANCE + squares_before) / (position + 1)
+    return u, position, before, cell, counts, starts, variance_before
+
+
+def bounded_mean_intervals(
+    values: np.ndarray,
+    cell: np.ndarray,
+    num_cells: int,
+    population_count: np.ndarray,
+    bound: float | np.ndarray = 1.0,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell: the sample mean and a 1 − α interval for the mean of its ``population_count`` values.
+
+    ``values`` (one per sampled record) lie in [−bound, bound] of their ``cell`` (``bound`` a number or one per
+    cell). Cells without a sampled value get NaN. ``alpha`` may be divided by the number of cells for intervals
+    that hold simultaneously over all of them (Bonferroni).
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    population_count = np.asarray(population_count, dtype=np.float64)
+    bound_per_cell = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))
+    u, position, before, cell, counts, starts, variance_before = prepared_draws(
+        values, cell, num_cells, population_count, bound, seed
+    )
+    mean = np.full(num_cells, np.nan)
+    low, high = np.full(num_cells, np.nan), np.full(num_cells, np.nan)
+    has = counts > 0
+    if not has.any():
+        return mean, low, high
+    scaled_mean = np.bincount(cell, u, num_cells)[has] / counts[has]
+    mean[has] = (2 * scaled_mean - 1) * bound_per_cell[has]
+    n = counts[cell].astype(np.float64)
+    bet = np.sqrt(2 * math.log(2 / alpha) / (n * variance_before))
+    threshold = math.log(1 / alpha)
+    grid = np.linspace(0.0, 1.0, GRID + 1)
+    kept_low = np.full(int(has.sum()), np.nan)
+    kept_high = np.full(int(has.sum()), np.nan)
+    data_starts = starts[has]
+    population = population_count[cell]
+    for start in range(0, len(grid), _CHUNK):
+        chunk = grid[start : start + _CHUNK]
+        candidates = np.broadcast_to(chunk, (len(data_starts), len(chunk)))
+        log_k = _log_capital(u, position, before, population, bet, data_starts, candidates)
+        accepted = log_k < threshold
+        any_accepted = accepted.any(axis=1)
+        first = chunk[np.argmax(accepted, axis=1)]
+        last = chunk[len(chunk) - 1 - np.argmax(accepted[:, ::-1], axis=1)]
+        kept_low = np.where(any_accepted & np.isnan(kept_low), first, kept_low)
+        kept_high = np.where(any_accepted, last, kept_high)
+    step = 1.0 / GRID
+    # no grid point accepted: the accepted set lies between two grid points around the sample mean
+    kept_low = np.where(np.isnan(kept_low), scaled_mean, kept_low)
+    kept_high = np.where(np.isnan(kept_high), scaled_mean, kept_high)
+    scaled_low = np.clip(np.minimum(kept_low, scaled_mean) - step, 0.0, 1.0)
+    scaled_high = np.clip(np.maximum(kept_high, scaled_mean) + step, 0.0, 1.0)
+    b = bound_per_cell[has]
+    low[has], high[has] = (2 * scaled_low - 1) * b, (2 * scaled_high - 1) * b
+    whole = has & (counts >= population_count)  # every value drawn: the mean is known
+    low[whole], high[whole] = mean[whole], mean[whole]
+    return mean, low, high
+
+
+def bounded_mean_p_values(
+    values: np.ndarray,
+    cell: np.ndarray,
+    num_cells: int,
+    population_count: np.ndarray,
+    bound: float | np.ndarray = 1.0,
+    null: float = 0.0,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> np.ndarray:
+    """Per cell, a p-value for "the cell's population mean is ``null``": min(1, 1 / ½(K⁺ + K⁻)).
+
+    Valid at any n by Markov's inequality; consistent with :func:`bounded_mean_intervals` at the same ``alpha``
+    (which tunes the bets): p < α exactly when ``null`` lies outside the interval's exact (not grid) version.
+    """
+    population_count = np.asarray(population_count, dtype=np.float64)
+    bound_per_cell = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))
+    u, position, before, cell, counts, starts, variance_before = prepared_draws(
+        values, cell, num_cells, population_count, bound, seed
+    )
+    p = np.full(num_cells, np.nan)
+    has = counts > 0
+    if not has.any():
+        return p
+    n = counts[cell].astype(np.float64)
+    bet = np.sqrt(2 * math.log(2 / alpha) / (n * variance_before))
+    candidates = ((null + bound_per_cell[has]) / (2 * bound_per_cell[has]))[:, None]
+    log_k = _log_capital(u, position, before, population_count[cell], bet, starts[has], candidates)[:, 0]
+    p[has] = np.minimum(1.0, np.exp(-np.maximum(log_k, 0.0)))
+    return p

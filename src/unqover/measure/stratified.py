@@ -1,0 +1,158 @@
+"""Intervals for a weighted sum of stratum means from a stratified random sample of bounded values, valid at any n.
+
+The quick runs of the NLI and emotion probes draw within strata: NLI keeps source premises at random within each
+occupation × template stratum, the emotion probe keeps persons at random within each gender × race cell. A table
+cell of theirs (an occupation; a race or gender group) spans several strata, and its full-dataset value is
+
+    θ = Σ_s a_s μ_s,
+
+μ_s the mean of the N_s values (in [0, 1]) of stratum s and a_s ≥ 0 its weight. Given the number n_s drawn from
+each stratum, each stratum's draw is a simple random sample without replacement and the strata draw independently,
+but the cell's draw as a whole is not a simple random sample of its units (the quotas are fixed per stratum), so
+:func:`unqover.measure.bounded.bounded_mean_intervals` does not apply to the cell directly. This module combines
+its per-stratum betting capital (Waudby-Smith & Ramdas, JRSS-B 2024):
+
+* per stratum s and candidate μ, K⁺_s(μ) and K⁻_s(μ) are the capitals of betting up and down on the stratum's
+  draws (in a seeded random order), each a nonnegative martingale of mean 1 at the true μ_s;
+* the strata are independent, so Π_s K⁺_s(μ_s) and Π_s K⁻_s(μ_s) have mean 1 at the true (μ_s), and so has
+  E(μ) = ½(Π_s K⁺_s + Π_s K⁻_s): P(E ≥ 1/α) ≤ α (Markov);
+* a candidate θ is rejected when every allocation (μ_s) with Σ_s a_s μ_s = θ is: when
+  max(min Σ_s log K⁺_s, min Σ_s log K⁻_s) − log 2 ≥ log(1/α), the minima over those allocations (a lower bound of
+  the minimum of log E, so the test stays valid). The minima are min-plus convolutions of the strata's capitals on
+  a grid of the contributions a_s μ_s.
+
+A stratum whose every unit was drawn (n_s = N_s) contributes its exact value; a stratum with no draw can hold any
+μ_s in [0, 1] (its capital is 1), so it widens the interval by its whole weight: nothing is known about it. The
+bets are the bounded module's fixed-n plug-in with n = n_s (in a simulation with three strata they gave 5–20%
+narrower intervals than bets tuned to the cell's whole n). The grid has ``GRID`` steps over the cell's range; each bound is moved out by one step per
+stratum plus one, so the reported interval contains the exact one up to the grid's resolution.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from unqover.measure.bounded import GRID, log_capitals, prepared_draws
+
+_CHUNK = 25  # grid points per pass (bounds the memory: records x chunk)
+
+
+def _min_plus(f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Row by row, (f ⊕ g)(k) = min over i + j = k of f(i) + g(j); f (rows, a), g (rows, b)."""
+    if f.shape[1] < g.shape[1]:
+        f, g = g, f
+    width = f.shape[1]
+    out = np.full((len(f), width + g.shape[1] - 1), np.inf)
+    for j in range(g.shape[1]):
+        np.minimum(out[:, j : j + width], f + g[:, j : j + 1], out=out[:, j : j + width])
+    return out
+
+
+def stratified_mean_intervals(
+    values: np.ndarray,
+    stratum: np.ndarray,
+    stratum_cell: np.ndarray,
+    population_count: np.ndarray,
+    weight: np.ndarray,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell: an estimate and a 1 − α interval for θ = Σ_{s in the cell} a_s μ_s.
+
+    ``values``: one per sampled unit, in [0, 1]; ``stratum``: each unit's stratum (0 .. S − 1); per stratum, its
+    ``stratum_cell``, its ``population_count`` N_s (units in the full dataset) and its ``weight`` a_s. μ_s is the
+    mean of the stratum's N_s values. The estimate Σ a_s ȳ_s is NaN when a stratum of the cell has no sampled unit;
+    a cell without any sampled unit gets NaN throughout.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    values = np.asarray(values, dtype=np.float64)
+    stratum = np.asarray(stratum, dtype=np.int64)
+    stratum_cell = np.asarray(stratum_cell, dtype=np.int64)
+    population = np.asarray(population_count, dtype=np.float64)
+    weight = np.asarray(weight, dtype=np.float64)
+    num_strata = len(stratum_cell)
+    num_cells = int(stratum_cell.max()) + 1 if num_strata else 0
+    counts = np.bincount(stratum, minlength=num_strata)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.bincount(stratum, values, num_strata) / counts
+    exact = (counts > 0) & (counts >= population)
+    partial = (counts > 0) & ~exact
+    unsampled = counts == 0
+
+    def per_cell(x: np.ndarray) -> np.ndarray:
+        return np.bincount(stratum_cell, x, num_cells)
+
+    offset = per_cell(np.where(exact, weight * means, 0.0))
+    drawn = per_cell(np.where(partial, weight * means, 0.0))
+    span = per_cell(np.where(exact, 0.0, weight))  # the range of the part not known exactly
+    free = per_cell(np.where(unsampled, weight, 0.0))  # the range of the strata without a draw
+    has = per_cell(counts.astype(np.float64)) > 0
+    estimate = np.where(has & (per_cell(unsampled.astype(np.float64)) == 0), offset + drawn, np.nan)
+    low, high = np.full(num_cells, np.nan), np.full(num_cells, np.nan)
+    if not has.any():
+        return estimate, low, high
+
+    step = np.where(span > 0, span, 1.0) / GRID  # per cell
+    h = step[stratum_cell]
+    points = np.where(
+        exact, 0, np.ceil(weight / h - 1e-9).astype(np.int64) + 1
+    )  # c = min(k·h, a_s), k = 0, 1, ...
+    up = down = np.zeros((0, 0))
+    row = np.full(num_strata, -1)
+    sub = np.flatnonzero(partial)
+    if len(sub):
+        row[sub] = np.arange(len(sub))
+        keep = partial[stratum]
+        u, position, before, code, _, starts, variance = prepared_draws(
+            2 * values[keep] - 1, row[stratum[keep]], len(sub), population[sub], 1.0, seed
+        )
+        n = counts[sub][code].astype(np.float64)
+        bet = np.sqrt(2 * math.log(2 / alpha) / (n * variance))
+        k = np.arange(int(points[sub].max()))
+        a = weight[sub][:, None]
+        candidates = np.clip(np.minimum(k[None, :] * h[sub][:, None], a) / np.where(a > 0, a, 1.0), 0.0, 1.0)
+        parts = [
+            log_capitals(
+                u, position, before, population[sub][code], bet, starts, candidates[:, s : s + _CHUNK]
+            )
+            for s in range(0, len(k), _CHUNK)
+        ]
+        up = np.concatenate([p[0] for p in parts], axis=1)
+        down = np.concatenate([p[1] for p in parts], axis=1)
+
+    # per cell, the min-plus convolution of its open strata's capitals (a cell with fewer strata: the identity)
+    cells = np.flatnonzero(has)
+    order = np.argsort(stratum_cell, kind="stable")
+    edges = np.searchsorted(stratum_cell[order], np.arange(num_cells + 1))
+    members = [[s for s in order[edges[c] : edges[c + 1]] if not exact[s]] for c in cells]
+    total_up = total_down = np.zeros((len(cells), 1))
+    for slot in range(max(map(len, members))):
+        length = max(int(points[m[slot]]) for m in members if len(m) > slot)
+        g_up, g_down = np.full((len(cells), length), np.inf), np.full((len(cells), length), np.inf)
+        for k, m in enumerate(members):
+            if len(m) <= slot:
+                g_up[k, 0] = g_down[k, 0] = 0.0
+            elif partial[m[slot]]:
+                s = m[slot]
+                g_up[k, : points[s]], g_down[k, : points[s]] = (
+                    up[row[s], : points[s]],
+                    down[row[s], : points[s]],
+                )
+            else:
+                g_up[k, : points[m[slot]]] = g_down[k, : points[m[slot]]] = 0.0
+        total_up, total_down = _min_plus(total_up, g_up), _min_plus(total_down, g_down)
+    accepted = np.maximum(total_up, total_down) - math.log(2) < math.log(1 / alpha)
+    any_accepted = accepted.any(axis=1)
+    first = np.argmax(accepted, axis=1)
+    last = accepted.shape[1] - 1 - np.argmax(accepted[:, ::-1], axis=1)
+    h = step[cells]
+    slack = (np.array([len(m) for m in members]) + 1) * h
+    # nothing accepted: the accepted set falls between grid points; around the draws then
+    lo = np.where(any_accepted, first * h - slack, drawn[cells] - slack)
+    hi = np.where(any_accepted, last * h + h, drawn[cells] + free[cells] + slack)
+    low[cells] = offset[cells] + np.clip(lo, 0.0, span[cells])
+    high[cells] = offset[cells] + np.clip(hi, 0.0, span[cells])
+    return estimate, low, high
