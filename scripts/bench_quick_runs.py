@@ -28,6 +28,13 @@ per-name deviation; for religion (μ and η per subject) it is subject x attribu
 
 Targets (issue 12): coverage >= 90% for δ, ε, μ and η at about 1.5% of the gender groups, nothing declined at 20%
 of the religion groups, mean interval width <= 0.25 at the larger budget.
+
+The tables and compares (issue 20): for every table (γ(x, a), η(x, a), γ(x), γ(cluster, a)) the coverage of the cell
+intervals by the cell's sampled count, the share of cells with an interval and the listed "most biased" pairs that
+cover (targets: >= 93% in every count bin, >= 90% of the listed pairs); and, for the scenarios in
+``COMPARE_SCENARIOS``, paired compares of model A against B (A's effects x ``DEBIASED``, the same noise), first both
+on the larger budget's sample, then A on the smaller budget nested in B's (target: >= 90% coverage, narrower than
+the two runs' own intervals combined).
 """
 
 from __future__ import annotations
