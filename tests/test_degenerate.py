@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tiny_models
+from test_probes import PETS
 from unqover.cli import main
 from unqover.generate.custom import custom_rows
 from unqover.generate.eec import choice_sentences, eec_questions
@@ -25,18 +26,6 @@ from unqover.probes.registry import get_probe
 from unqover.report.diagnostics import emotion_warnings, nli_warnings, unqover_warnings
 from unqover.space.render import view
 
-PETS = """\
-name: pets
-subjects:
-  cats: [Tom, Felix]
-  dogs: [Rex, Buddy, Max]
-attributes:
-  - {positive: was very lazy, negated: was never lazy}
-  - {positive: chased the mailman, negated: never chased the mailman}
-templates:
-  - {context: "{subject_1} sat next to {subject_2} on the porch.", question: "Who {attribute}?"}
-  - {context: "{subject_1} and {subject_2} slept in the yard.", question: "Who {attribute}?"}
-"""
 ROWS = 96  # 6 pairs x 2 attributes x 2 templates x 4 rows: 24 groups
 NEAR_ZERO = (
     "the answer scores of both subjects are ≈0 (below 1.0e-06) in 100.0% of the questions (96 of 96): the model "

@@ -114,6 +114,12 @@ def prepared_draws(
     return u, position, before, cell, counts, starts, variance_before
 
 
+def plug_in_bets(sample_size: np.ndarray, variance_before: np.ndarray, alpha: float) -> np.ndarray:
+    """The fixed-n plug-in bet of each draw: sqrt(2 log(2/α) / (n σ̂²_{i−1})), n its cell's (or stratum's) size;
+    the caps c/m_i and c/(1 − m_i) are applied per candidate in :func:`log_capitals`."""
+    return np.sqrt(2 * math.log(2 / alpha) / (np.asarray(sample_size, dtype=np.float64) * variance_before))
+
+
 def bounded_mean_intervals(
     values: np.ndarray,
     cell: np.ndarray,
@@ -143,8 +149,7 @@ def bounded_mean_intervals(
         return mean, low, high
     scaled_mean = np.bincount(cell, u, num_cells)[has] / counts[has]
     mean[has] = (2 * scaled_mean - 1) * bound_per_cell[has]
-    n = counts[cell].astype(np.float64)
-    bet = np.sqrt(2 * math.log(2 / alpha) / (n * variance_before))
+    bet = plug_in_bets(counts[cell], variance_before, alpha)
     threshold = math.log(1 / alpha)
     grid = np.linspace(0.0, 1.0, GRID + 1)
     kept_low = np.full(int(has.sum()), np.nan)
@@ -198,8 +203,7 @@ def bounded_mean_p_values(
     has = counts > 0
     if not has.any():
         return p
-    n = counts[cell].astype(np.float64)
-    bet = np.sqrt(2 * math.log(2 / alpha) / (n * variance_before))
+    bet = plug_in_bets(counts[cell], variance_before, alpha)
     candidates = ((null + bound_per_cell[has]) / (2 * bound_per_cell[has]))[:, None]
     log_k = _log_capital(u, position, before, population_count[cell], bet, starts[has], candidates)[:, 0]
     p[has] = np.minimum(1.0, np.exp(-np.maximum(log_k, 0.0)))

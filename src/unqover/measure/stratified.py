@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from unqover.measure.bounded import GRID, log_capitals, prepared_draws
+from unqover.measure.bounded import GRID, log_capitals, plug_in_bets, prepared_draws
 
 _CHUNK = 25  # grid points per pass (bounds the memory: records x chunk)
 
@@ -109,8 +109,7 @@ def stratified_mean_intervals(
         u, position, before, code, _, starts, variance = prepared_draws(
             2 * values[keep] - 1, row[stratum[keep]], len(sub), population[sub], 1.0, seed
         )
-        n = counts[sub][code].astype(np.float64)
-        bet = np.sqrt(2 * math.log(2 / alpha) / (n * variance))
+        bet = plug_in_bets(counts[sub][code], variance, alpha)
         k = np.arange(int(points[sub].max()))
         a = weight[sub][:, None]
         candidates = np.clip(np.minimum(k[None, :] * h[sub][:, None], a) / np.where(a > 0, a, 1.0), 0.0, 1.0)
