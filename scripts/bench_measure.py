@@ -22,7 +22,7 @@ import resource, sys, time
 import numpy as np
 from unqover.hub.load import load_rows
 from unqover.measure.unqover import unqover_bias
-from unqover.probes.unqover import ROW_COLUMNS
+from unqover.probes.unqover_rows import ROW_COLUMNS
 rows = load_rows(sys.argv[1], "qa", columns=ROW_COLUMNS)
 rng = np.random.default_rng(0)
 s1, s2 = rng.random(rows.num_rows), rng.random(rows.num_rows)

@@ -57,7 +57,7 @@ from unqover.measure.pairing import PairedScores
 from unqover.measure.sampled import HEADLINE
 from unqover.measure.unqover import UnqoverBias, measure, pair_dataset_rows, unqover_bias
 from unqover.probe.sampling import budget, find_groups, selected_groups
-from unqover.probes.unqover import ROW_COLUMNS
+from unqover.probes.unqover_rows import ROW_COLUMNS
 
 SYMBOL = {"positional_error": "δ", "attributive_error": "ε", "mu": "μ", "eta": "η"}
 DEFAULT_BUDGETS = {"gender": ["0.5%", "1.5%"], "religion": ["5%", "20%"]}

@@ -53,7 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from unqover.generate.gender_swap import PROBE_OCCUPATIONS
+    from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
     from unqover.train.nli_debias import augment, finetune, load_nli_training_data
 
     try:

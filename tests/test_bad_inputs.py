@@ -286,13 +286,13 @@ def test_measure_finds_a_relative_dataset_again_from_any_directory(world, tmp_pa
 
 
 def test_nli_and_emotion_datasets_are_recorded_as_absolute_paths(tmp_path, monkeypatch):
-    from unqover.probes.eec import load_eec_questions
-    from unqover.probes.nli import load_nli_rows
+    from unqover.probes.eec_rows import load_eec_questions
+    from unqover.probes.nli_rows import load_nli_rows
 
     monkeypatch.chdir(tmp_path)
     assert main(["build-datasets", "nli-gender", "eec-emotion", "--output", "data", "--quiet"]) == 0
-    _, nli = load_nli_rows("data/nli-gender", "synthetic")
-    _, eec = load_eec_questions("data/eec-emotion")
+    _, nli = load_nli_rows("nli-gender", "data/nli-gender", "synthetic")
+    _, eec = load_eec_questions("eec-emotion", "data/eec-emotion")
     assert nli["source"] == str((tmp_path / "data" / "nli-gender").resolve())
     assert eec["source"] == str((tmp_path / "data" / "eec-emotion").resolve())
 

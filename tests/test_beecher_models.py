@@ -14,14 +14,9 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec import choice_sentences, eec_questions
-from unqover.probe.beecher import (
-    UNKNOWN_SCORE,
-    GloveVectors,
-    TfidfSentenceModel,
-    load_beecher_model,
-    oov_rates,
-    paper_ranking,
-)
+from unqover.probe.beecher import load_beecher_model, oov_rates, paper_ranking
+from unqover.probe.beecher_glove import UNKNOWN_SCORE, GloveVectors
+from unqover.probe.beecher_tfidf import TfidfSentenceModel
 
 CORPUS = [
     "alonzo feels angry today.\n",
@@ -326,7 +321,7 @@ def test_clear_errors(tmp_path):
         factory(eec_questions()).score(sentences.slice(0, 2))
     provenance = loaded.provenance()
     assert provenance["family"] == "glove" and provenance["revision"] == f"sha256:{loaded.sha256}"
-    assert provenance["dtype"] == "n/a" and provenance["device"] == "cpu" and provenance["dim"] == 3
+    assert provenance["dtype"] == "float64" and provenance["device"] == "cpu" and provenance["dim"] == 3
 
 
 @pytest.mark.parametrize("family", ["tfidf", "glove"])

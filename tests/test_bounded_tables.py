@@ -21,8 +21,8 @@ from unqover.measure.emotion import emotion_bias
 from unqover.measure.nli import nli_gender_bias
 from unqover.measure.stratified import stratified_mean_intervals
 from unqover.probes.base import RunOptions
-from unqover.probes.eec import describe_eec_selection, select_persons
-from unqover.probes.nli import _strata, limit_per_occupation, measure_nli, stratum_population
+from unqover.probes.eec_rows import describe_eec_selection, select_persons
+from unqover.probes.nli_rows import _strata, limit_per_occupation, measure_nli, stratum_population
 
 SEEDS = 40
 NOMINAL = 0.93  # of the intervals at 95%: the simulation's floor (the betting intervals are conservative)

@@ -20,8 +20,11 @@ from unqover.errors import UnqoverError
 from unqover.generate.unqover import BIAS_CLASSES, ROW_SCHEMA, make_plan
 from unqover.hub import build
 from unqover.hub.card import dataset_card
+from unqover.probes.unqover_cards import RELIGION
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: the card's words for religion, as the religion probe's definition gives them to the hub
+WORDS = {"title": RELIGION.title, "summary": RELIGION.summary, "defects": RELIGION.defects}
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +102,14 @@ def test_shards_keep_generation_order(tmp_path, word_lists, monkeypatch):
 
 def test_committed_cards_match_the_generator(word_lists):
     """The cards in datasets/unqover/ are the builder's output, so building leaves git clean."""
+    from unqover.probes.registry import PROBES
+
     for bias, configs in BIAS_CLASSES.items():
         plans = {config: make_plan(word_lists, bias, config) for config in configs}
+        card = PROBES[bias].card
+        expected = dataset_card(bias, plans, title=card.title, summary=card.summary, defects=card.defects)
         committed = REPO_ROOT / "datasets" / "unqover" / bias / "README.md"
-        assert committed.read_text(encoding="utf-8") == dataset_card(bias, plans), f"regenerate {committed}"
+        assert committed.read_text(encoding="utf-8") == expected, f"regenerate {committed}"
 
 
 def test_existing_output_is_an_error_unless_overwrite(tmp_path, upstream_word_lists_path, capsys):
@@ -171,13 +178,13 @@ def test_failure_midway_leaves_nothing_behind(tmp_path, word_lists, monkeypatch,
 
     monkeypatch.setattr(build, "write_parquet_shards", fail_on_second_config)
     with pytest.raises(type(failure)):
-        build.build_dataset(word_lists, "religion", tmp_path, configs=["qa", "mlm"], progress=False)
+        build.build_dataset(word_lists, "religion", tmp_path, **WORDS, configs=["qa", "mlm"], progress=False)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_nothing_is_written_when_a_later_config_is_invalid(tmp_path, word_lists):
     with pytest.raises(UnqoverError, match="unknown config"):
-        build.build_dataset(word_lists, "religion", tmp_path, configs=["qa", "nope"], progress=False)
+        build.build_dataset(word_lists, "religion", tmp_path, **WORDS, configs=["qa", "nope"], progress=False)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -195,7 +202,7 @@ def test_build_script_runs(tmp_path, upstream_word_lists_path):
 def test_built_files_have_normal_permissions(tmp_path, word_lists):
     previous = os.umask(0o022)
     try:
-        built = build.build_dataset(word_lists, "religion", tmp_path, configs=["qa"], progress=False)
+        built = build.build_dataset(word_lists, "religion", tmp_path, **WORDS, configs=["qa"], progress=False)
     finally:
         os.umask(previous)
     for path in [built.path, *built.path.rglob("*")]:
@@ -216,3 +223,134 @@ def test_hub_modules_import_no_cycle():
     ]
     assert cycles == []
     assert graph.find_modules_directly_imported_by("unqover.hub.folder") == {"unqover.errors"}
+
+
+# --- the job: build-datasets asks the registry and the definitions ---------------------------------------------
+
+
+def test_no_names_build_the_default_datasets_and_names_are_checked():
+    from unqover.probes.datasets import requested_datasets
+
+    assert requested_datasets([]) == list(BIAS_CLASSES)
+    assert requested_datasets(["religion", "nli-gender", "religion"]) == ["religion", "nli-gender"]
+    with pytest.raises(UnqoverError, match=r"^unknown dataset martians, venus; choose from gender, "):
+        requested_datasets(["martians", "religion", "venus"])
+
+
+def test_everything_is_checked_before_anything_is_built(tmp_path):
+    from unqover.probes.datasets import build_datasets
+
+    with pytest.raises(UnqoverError, match="unknown config 'synthetic' for religion"):
+        build_datasets(  # raised by the call itself: nothing is built, not even nli-gender
+            ["nli-gender", "religion"],
+            tmp_path,
+            configs=["synthetic"],
+            overwrite=False,
+            progress=False,
+            given={},
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("names", "given", "message"),
+    [
+        (["religion"], {"labels": "data"}, "--source and --labels apply to the nli-gender dataset"),
+        (
+            ["nli-gender"],
+            {"word_lists": Path("lists")},
+            "--word-lists applies to the gender, nationality, ethnicity and religion datasets",
+        ),
+    ],
+)
+def test_an_option_no_requested_dataset_takes_is_refused(tmp_path, names, given, message):
+    from unqover.probes.datasets import build_datasets
+
+    with pytest.raises(UnqoverError) as error:
+        build_datasets(names, tmp_path, configs=None, overwrite=False, progress=False, given=given)
+    assert str(error.value) == message
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def toy_registry(monkeypatch):
+    """Three toy definitions: ``a`` and ``b`` share the repeatable ``--source`` (each keeps its own entries),
+    ``c`` takes no option and is built by default. Builds are recorded, not written."""
+    from unqover.hub.folder import BuiltDataset
+    from unqover.probes import registry
+    from unqover.probes.base import ProbeDefinition
+    from unqover.probes.options import Option
+
+    built: list[tuple[str, dict]] = []
+    source = Option("--source", "KEY=PATH", type=str, metavar="KEY=PATH", repeat=True)
+
+    class Toy(ProbeDefinition):
+        def __init__(self, name, options=(), by_default=False):
+            self.name, self.datasets, self.dataset_options = name, (name,), options
+            self.built_by_default = by_default
+
+        def check_dataset_configs(self, name, configs):
+            if configs and list(configs) != ["only"]:
+                raise UnqoverError(f"{name} has the config only")
+            return ["only"]
+
+        def check_dataset_settings(self, name, settings):
+            own = [(key, path) for key, path in settings.get("source") or [] if key == name]
+            if any(path is None for _, path in own):
+                raise UnqoverError(f"--source {name}=hub: {name} needs a local file")
+            return {**settings, "source": own}
+
+        def build_dataset(self, name, output, settings):
+            built.append((name, settings))
+            return BuiltDataset(output / name, {"only": 1}, 0.0)
+
+    toys = [Toy("a", (source,)), Toy("b", (source,)), Toy("c", by_default=True)]
+    monkeypatch.setattr(registry, "PROBES", {toy.name: toy for toy in toys})
+    return built
+
+
+def test_each_dataset_gets_its_own_settings_and_is_yielded_as_built(toy_registry, tmp_path):
+    from unqover.probes.datasets import build_datasets
+
+    given = {"source": [("a", "x"), ("b", "y")]}
+    builds = build_datasets(["a", "b"], tmp_path, configs=None, overwrite=True, progress=False, given=given)
+    assert toy_registry == []  # checked, nothing built yet
+    assert next(builds).path == tmp_path / "a" and [name for name, _ in toy_registry] == ["a"]
+    assert next(builds).path == tmp_path / "b"
+    common = {"configs": None, "overwrite": True, "progress": False}
+    assert toy_registry == [
+        ("a", {**common, "source": [("a", "x")]}),
+        ("b", {**common, "source": [("b", "y")]}),
+    ]
+    toy_registry.clear()
+    assert [b.path.name for b in build_datasets([], tmp_path, configs=None, overwrite=False, progress=False, given={})] == ["c"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("names", "source", "message"),
+    [
+        (["a"], [("b", "y")], "--source b=y needs the b dataset"),
+        (["c"], [("a", "x")], "--source a=x needs the a dataset"),  # c takes no --source
+        (["a"], [("z", "x")], "no dataset builds from --source z=x"),
+        (["a"], [("b", None)], "--source b=hub: b needs a local file"),  # the definition's own line
+        (["b"], [("b", None)], "--source b=hub: b needs a local file"),
+    ],
+)
+def test_an_entry_no_requested_dataset_takes_is_refused(toy_registry, tmp_path, names, source, message):
+    from unqover.probes.datasets import build_datasets
+
+    with pytest.raises(UnqoverError) as error:
+        build_datasets(
+            names, tmp_path, configs=None, overwrite=False, progress=False, given={"source": source}
+        )
+    assert str(error.value) == message
+    assert toy_registry == []
+
+
+def test_cli_routes_each_source_to_its_dataset(tmp_path, capsys):
+    args = ["build-datasets", "--output", str(tmp_path), "--quiet"]
+    assert main([*args, "nli-gender", "--source", f"eec={tmp_path / 'eec.csv'}"]) == 2
+    assert "--source eec=" in (err := capsys.readouterr().err) and "needs the eec-emotion dataset" in err
+    assert main([*args, "religion", "--source", "mnli=hub"]) == 2
+    assert "--source mnli=hub needs the nli-gender dataset" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

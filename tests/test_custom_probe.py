@@ -15,14 +15,8 @@ from unqover.errors import UnqoverError
 from unqover.generate.custom import custom_configs, custom_plan, custom_rows
 from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA
 from unqover.hub.custom_card import custom_card
-from unqover.lexicon.custom import (
-    CustomProbeError,
-    derive_masked,
-    parse_probe,
-    probe_to_dict,
-    read_probe_file,
-    read_probe_text,
-)
+from unqover.lexicon.custom import CustomProbeError, parse_probe, read_probe_file, read_probe_text
+from unqover.lexicon.custom_probe import derive_masked, probe_to_dict
 
 PETS = """\
 name: pets

@@ -9,15 +9,17 @@ import yaml
 
 from conftest import REPO_ROOT
 from unqover.errors import UnqoverError
-from unqover.generate.eec import CSV_HEADER, eec_questions, eec_sentences
-from unqover.hub import build
-from unqover.hub.eec_dataset import EEC_CONFIGS, EEC_DATASET, build_eec_dataset, eec_dataset_card
+from unqover.generate.eec import eec_questions, eec_sentences
+from unqover.generate.eec_csv import CSV_HEADER
+from unqover.hub.eec_dataset import EEC_CONFIGS, build_eec_dataset, eec_dataset_card
 from unqover.hub.load import load_rows
+
+NAME = "eec-emotion"
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    return build_eec_dataset(tmp_path_factory.mktemp("eec"), progress=False)
+    return build_eec_dataset(tmp_path_factory.mktemp("eec"), name=NAME, progress=False)
 
 
 def _write_csv(path, table):
@@ -34,7 +36,7 @@ def _write_csv(path, table):
 
 
 def test_build_writes_both_configs(built):
-    assert EEC_DATASET == "eec-emotion" and EEC_CONFIGS == ("sentences", "questions")
+    assert built.path.name == NAME and EEC_CONFIGS == ("sentences", "questions")
     assert built.rows == {"sentences": 8640, "questions": 480}
     files = sorted(str(p.relative_to(built.path)) for p in built.path.rglob("*") if p.is_file())
     assert files == sorted(["README.md"] + [f"data/{c}/test-00000-of-00001.parquet" for c in EEC_CONFIGS])
@@ -58,18 +60,18 @@ def test_load_dataset_offline(built):
 
 
 def test_overwrite_and_config_checks(tmp_path):
-    first = build_eec_dataset(tmp_path, configs=["questions"], progress=False)
+    first = build_eec_dataset(tmp_path, name=NAME, configs=["questions"], progress=False)
     assert first.rows == {"questions": 480}
     with pytest.raises(UnqoverError, match="already exists"):
-        build_eec_dataset(tmp_path, progress=False)
+        build_eec_dataset(tmp_path, name=NAME, progress=False)
     with pytest.raises(UnqoverError, match="unknown eec-emotion config nope"):
-        build_eec_dataset(tmp_path, configs=["nope"], overwrite=True, progress=False)
-    assert build_eec_dataset(tmp_path, overwrite=True, progress=False).rows["sentences"] == 8640
+        build_eec_dataset(tmp_path, name=NAME, configs=["nope"], overwrite=True, progress=False)
+    assert build_eec_dataset(tmp_path, name=NAME, overwrite=True, progress=False).rows["sentences"] == 8640
 
 
 def test_build_from_a_user_csv(tmp_path):
     path = _write_csv(tmp_path / "Equity-Evaluation-Corpus.csv", eec_sentences("beecher"))
-    built = build_eec_dataset(tmp_path / "out", csv=path, progress=False)
+    built = build_eec_dataset(tmp_path / "out", name=NAME, csv=path, progress=False)
     assert load_rows(built.path, "sentences").equals(eec_sentences("beecher"))
     assert load_rows(built.path, "questions").equals(eec_questions())
     card = (built.path / "README.md").read_text(encoding="utf-8")
@@ -80,30 +82,36 @@ def test_build_from_a_differing_csv_warns_and_says_so(tmp_path):
     table = eec_sentences().slice(1)  # one row missing
     path = _write_csv(tmp_path / "short.csv", table)
     with pytest.warns(UserWarning, match="1 missing rows"):
-        built = build_eec_dataset(tmp_path / "out", configs=["sentences"], csv=path, progress=False)
+        built = build_eec_dataset(
+            tmp_path / "out", name=NAME, configs=["sentences"], csv=path, progress=False
+        )
     assert built.rows == {"sentences": 8639}
     assert "It differs from the generated set:\n\n- 1 missing rows, e.g. Ebony feels angry." in (
         built.path / "README.md"
     ).read_text(encoding="utf-8")
 
 
-def test_build_module_dispatches_eec_emotion(tmp_path):
-    assert build.check_names(["eec-emotion", "gender"]) == ["eec-emotion", "gender"]
-    assert build.check_configs("eec-emotion", None) == ["sentences", "questions"]
+def test_the_registry_builds_eec_emotion(tmp_path):
+    from unqover.probes.datasets import build_datasets, requested_datasets
+    from unqover.probes.registry import dataset_owner
+
+    assert requested_datasets([NAME, "gender"]) == [NAME, "gender"]
+    owner = dataset_owner(NAME)
+    assert owner.check_dataset_configs(NAME, None) == ["sentences", "questions"]
     with pytest.raises(UnqoverError, match="unknown eec-emotion config"):
-        build.check_configs("eec-emotion", ["qa"])
-    built = build.build_dataset(None, "eec-emotion", tmp_path, configs=["questions"], progress=False)
-    assert built.rows == {"questions": 480}
+        owner.check_dataset_configs(NAME, ["qa"])
+    built = build_datasets([NAME], tmp_path, configs=["questions"], overwrite=False, progress=False, given={})
+    assert [b.rows for b in built] == [{"questions": 480}]
 
 
 def test_committed_card_matches_the_generator():
     """datasets/unqover/eec-emotion/README.md is the generated (no CSV) build's card."""
     committed = REPO_ROOT / "datasets" / "unqover" / "eec-emotion" / "README.md"
-    assert committed.read_text(encoding="utf-8") == eec_dataset_card(), f"regenerate {committed}"
+    assert committed.read_text(encoding="utf-8") == eec_dataset_card(name=NAME), f"regenerate {committed}"
 
 
 def test_card_content():
-    card = eec_dataset_card()
+    card = eec_dataset_card(name=NAME)
     for text in (
         "Content warning",
         "Kiritchenko",

@@ -14,7 +14,7 @@ import pytest
 
 from unqover.files import atomic_path, write_json_atomic, write_text_atomic
 from unqover.predictions import read_predictions, write_predictions
-from unqover.probe import runner
+from unqover.probe import shard_files
 
 
 @pytest.fixture
@@ -44,8 +44,8 @@ def write_with_every_writer(folder: Path) -> list[Path]:
         write_json_atomic(folder / "results.json", {"a": 1}),
         write_predictions(folder / "predictions.parquet", SCORES, {"model": "m"}),
     ]
-    runner._atomic_write(folder / "state.json", lambda tmp: Path(tmp).write_text("{}", encoding="utf-8"))
-    runner._atomic_write(folder / "chunk.parquet", lambda tmp: pq.write_table(SCORES, tmp))
+    shard_files._atomic_write(folder / "state.json", lambda tmp: Path(tmp).write_text("{}", encoding="utf-8"))
+    shard_files._atomic_write(folder / "chunk.parquet", lambda tmp: pq.write_table(SCORES, tmp))
     return [*written, folder / "state.json", folder / "chunk.parquet"]
 
 
@@ -116,7 +116,7 @@ def test_writers_fail_cleanly(tmp_path: Path) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        runner._atomic_write(tmp_path / "p.parquet", fail)
+        shard_files._atomic_write(tmp_path / "p.parquet", fail)
     assert read_predictions(tmp_path / "p.parquet")[1] == {"run": 1}
     assert leftovers(tmp_path) == []
 

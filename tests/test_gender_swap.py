@@ -7,13 +7,13 @@ import pytest
 from unqover.errors import UnqoverError
 from unqover.generate.gender_swap import (
     GENDER_PAIRS,
-    PROBE_OCCUPATIONS,
     SWAP_MAP,
     augment_pairs,
     build_swap_map,
     has_gendered_word,
     swap_gender,
 )
+from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
 
 
 def test_dictionary_is_symmetric_and_skips_probe_occupations():

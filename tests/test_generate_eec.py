@@ -9,19 +9,17 @@ import pytest
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec import (
-    CSV_HEADER,
     EMOTION_WORDS,
     EMOTIONS,
     FORMS,
     PERSONS,
     TEMPLATES,
     choice_sentences,
-    compare_sentences,
     eec_questions,
     eec_sentences,
     emotion_of,
-    read_eec_csv,
 )
+from unqover.generate.eec_csv import CSV_HEADER, compare_sentences, read_eec_csv
 
 
 @pytest.fixture(scope="module")

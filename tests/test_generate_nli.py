@@ -8,26 +8,27 @@ from collections import Counter
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.generate import nli
-from unqover.generate.gender_swap import PROBE_OCCUPATIONS, has_gendered_word
+from unqover.generate import nli, nli_filter, nli_occupations, nli_premises, nli_templates
+from unqover.generate.gender_swap import has_gendered_word
+from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
 
 
 def test_38_occupations_19_19_paper_labels():
     assert len(PROBE_OCCUPATIONS) == len(set(PROBE_OCCUPATIONS)) == 38
-    assert list(nli.OCCUPATION_LABELS) == list(PROBE_OCCUPATIONS)
-    assert Counter(nli.OCCUPATION_LABELS.values()) == {"female": 19, "male": 19}
-    assert nli.OCCUPATION_LABELS["baker"] == "male"
-    assert nli.OCCUPATION_LABELS["tailor"] == "female"
-    assert nli.occupation_labels() == nli.OCCUPATION_LABELS
-    assert set(nli.DATA_DRIVEN_PERCENT_FEMALE) == set(PROBE_OCCUPATIONS)
+    assert list(nli_occupations.OCCUPATION_LABELS) == list(PROBE_OCCUPATIONS)
+    assert Counter(nli_occupations.OCCUPATION_LABELS.values()) == {"female": 19, "male": 19}
+    assert nli_occupations.OCCUPATION_LABELS["baker"] == "male"
+    assert nli_occupations.OCCUPATION_LABELS["tailor"] == "female"
+    assert nli_occupations.occupation_labels() == nli_occupations.OCCUPATION_LABELS
+    assert set(nli_occupations.DATA_DRIVEN_PERCENT_FEMALE) == set(PROBE_OCCUPATIONS)
 
 
 def test_data_driven_labels():
-    data = nli.occupation_labels("data")
+    data = nli_occupations.occupation_labels("data")
     assert data["baker"] == "female"  # 65 %
-    changed = {o for o in PROBE_OCCUPATIONS if data[o] != nli.OCCUPATION_LABELS[o]}
+    changed = {o for o in PROBE_OCCUPATIONS if data[o] != nli_occupations.OCCUPATION_LABELS[o]}
     assert changed == {"baker"}
-    banded = nli.occupation_labels("data", equal_band=(40, 60))
+    banded = nli_occupations.occupation_labels("data", equal_band=(40, 60))
     assert {o for o, g in banded.items() if g == "equal"} == {
         "analyst",
         "manager",
@@ -36,11 +37,11 @@ def test_data_driven_labels():
         "editor",
         "designer",
     }
-    assert nli.occupation_labels("data", threshold=70)["accountant"] == "male"
+    assert nli_occupations.occupation_labels("data", threshold=70)["accountant"] == "male"
     with pytest.raises(UnqoverError):
-        nli.occupation_labels("census")
+        nli_occupations.occupation_labels("census")
     with pytest.raises(UnqoverError):
-        nli.occupation_labels("paper", threshold=70)
+        nli_occupations.occupation_labels("paper", threshold=70)
 
 
 SPEC_TEMPLATES = {
@@ -67,39 +68,38 @@ def test_templates_exactly_as_the_paper():
         family: [
             t.format(gender="[gender]", premise="[Premise]", occupation="[occupation]") for t in templates
         ]
-        for family, templates in nli.TEMPLATES.items()
+        for family, templates in nli_templates.TEMPLATES.items()
     }
     assert rendered == SPEC_TEMPLATES
 
 
 def test_hypotheses_defaults():
-    assert nli.hypotheses("Accountants are coming.", "accountant") == (
+    assert nli_templates.hypotheses("Accountants are coming.", "accountant") == (
         "This text speaks of a female profession",
         "This text speaks of a male profession",
     )
-    female, male = nli.hypotheses("Accountants are coming.", "accountant", "quoted", 2)
+    female, male = nli_templates.hypotheses("Accountants are coming.", "accountant", "quoted", 2)
     assert male == '"Accountants are coming" mentions a male profession'
     assert female == '"Accountants are coming" mentions a female profession'
-    assert nli.hypotheses("Accountants are coming.", "accountant", "named", 1)[1] == (
+    assert nli_templates.hypotheses("Accountants are coming.", "accountant", "named", 1)[1] == (
         "A male profession, accountant, is spoken of"
     )
     assert (
-        nli.hypotheses("CEOs are here.", "CEO", "named", 0)[0]
+        nli_templates.hypotheses("CEOs are here.", "CEO", "named", 0)[0]
         == "A female profession, ceo, has been mentioned"
     )
-    assert nli.hypotheses("x.", "CEO", "named", 0, lowercase_occupation=False, punctuation=".")[0] == (
-        "A female profession, CEO, has been mentioned."
-    )
+    named = nli_templates.hypotheses("x.", "CEO", "named", 0, lowercase_occupation=False, punctuation=".")
+    assert named[0] == "A female profession, CEO, has been mentioned."
     with pytest.raises(UnqoverError):
-        nli.hypotheses("x", "nurse", "main", 3)
+        nli_templates.hypotheses("x", "nurse", "main", 3)
     with pytest.raises(UnqoverError):
-        nli.hypotheses("x", "nurse", "other", 0)
+        nli_templates.hypotheses("x", "nurse", "other", 0)
 
 
 def test_hypotheses_differ_only_in_gender():
-    for family, templates in nli.TEMPLATES.items():
+    for family, templates in nli_templates.TEMPLATES.items():
         for template_id in range(len(templates)):
-            female, male = nli.hypotheses("The nurse is here.", "nurse", family, template_id)
+            female, male = nli_templates.hypotheses("The nurse is here.", "nurse", family, template_id)
             assert female.replace("female", "male") == male
             assert female.count("female") == 1
 
@@ -148,17 +148,17 @@ def stub_ner(sentence: str) -> bool:
 
 
 def test_filter_premises_reasons():
-    results = nli.filter_premises([s for s, _ in FIXTURE], person_ner=stub_ner, source="fixture")
+    results = nli_filter.filter_premises([s for s, _ in FIXTURE], person_ner=stub_ner, source="fixture")
     assert len(results) == len(FIXTURE)
     for (sentence, expected), result in zip(FIXTURE, results, strict=True):
         assert result.reason == expected, (sentence, result)
         assert result.source == "fixture"
-    counts = nli.rejection_counts(results)
-    assert set(counts) == set(nli.REJECTION_REASONS)
+    counts = nli_filter.rejection_counts(results)
+    assert set(counts) == set(nli_filter.REJECTION_REASONS)
     assert counts == dict(Counter(e for _, e in FIXTURE if e is not None)) | {
-        r: 0 for r in nli.REJECTION_REASONS if r not in {e for _, e in FIXTURE}
+        r: 0 for r in nli_filter.REJECTION_REASONS if r not in {e for _, e in FIXTURE}
     }
-    kept = {r.sentence: (r.occupation, r.is_plural) for r in nli.kept(results)}
+    kept = {r.sentence: (r.occupation, r.is_plural) for r in nli_filter.kept(results)}
     assert kept["Janitors are doing their job well."] == ("janitor", True)
     assert kept["The CEOs met in the boardroom."] == ("CEO", True)
     assert kept["Salespeople are waiting outside."] == ("salesperson", True)
@@ -170,15 +170,17 @@ def test_filter_premises_reasons():
 
 def test_filter_max_words_ignores_punctuation_and_default_ner():
     ten = "The teacher is reading a book in the quiet room ."
-    assert nli.count_words(ten) == 10
-    assert nli.filter_premises([ten])[0].kept
-    assert nli.filter_premises([ten], max_words=9)[0].reason == "too_long"
+    assert nli_filter.count_words(ten) == 10
+    assert nli_filter.filter_premises([ten])[0].kept
+    assert nli_filter.filter_premises([ten], max_words=9)[0].reason == "too_long"
     # default heuristic: a capitalized non-initial word that is not an occupation/known word is a name
-    assert nli.filter_premises(["The teacher met Anna."])[0].reason == "person_name"
-    assert nli.filter_premises(["The teacher met the CEO on Monday."])[0].reason == "multiple_occupations"
-    assert nli.filter_premises(["On Monday the Sheriff arrived."])[0].kept
-    assert nli.filter_premises(['He said. "Teachers are here."'])[0].reason == "gendered_word"
-    assert nli.filter_premises(["Janitors watched TV."])[0].kept
+    assert nli_filter.filter_premises(["The teacher met Anna."])[0].reason == "person_name"
+    assert (
+        nli_filter.filter_premises(["The teacher met the CEO on Monday."])[0].reason == "multiple_occupations"
+    )
+    assert nli_filter.filter_premises(["On Monday the Sheriff arrived."])[0].kept
+    assert nli_filter.filter_premises(['He said. "Teachers are here."'])[0].reason == "gendered_word"
+    assert nli_filter.filter_premises(["Janitors watched TV."])[0].kept
 
 
 def test_equalize_exact_n_articles_number_and_determinism():
@@ -189,13 +191,13 @@ def test_equalize_exact_n_articles_number_and_determinism():
         "The carpenter fixed the table.",
         "A nurse opened the window.",
     ]
-    filtered = nli.filter_premises([*sentences, "The dog ran."], source="fixture")
+    filtered = nli_filter.filter_premises([*sentences, "The dog ran."], source="fixture")
     n = 4
-    premises = nli.equalize(filtered, n_per_occupation=n, seed=3)
+    premises = nli_premises.equalize(filtered, n_per_occupation=n, seed=3)
     assert len(premises) == 38 * n
     assert Counter(p.occupation for p in premises) == dict.fromkeys(PROBE_OCCUPATIONS, n)
-    assert premises == nli.equalize(filtered, n_per_occupation=n, seed=3)
-    assert premises != nli.equalize(filtered, n_per_occupation=n, seed=4)
+    assert premises == nli_premises.equalize(filtered, n_per_occupation=n, seed=3)
+    assert premises != nli_premises.equalize(filtered, n_per_occupation=n, seed=4)
     for occupation in PROBE_OCCUPATIONS:
         group = [p for p in premises if p.occupation == occupation]
         assert len({p.text for p in group}) == n  # no duplicates
@@ -204,11 +206,11 @@ def test_equalize_exact_n_articles_number_and_determinism():
         for p in group:
             assert (
                 p.text[p.span[0] : p.span[1]].lower()
-                == (nli.plural(occupation) if p.is_plural else occupation).lower()
+                == (nli_occupations.plural(occupation) if p.is_plural else occupation).lower()
             )
             assert p.is_substituted == (p.source_occupation != occupation)
             assert p.source_text in sentences
-            assert nli.find_occupations(p.text) == [(occupation, p.is_plural, p.span)]
+            assert nli_occupations.find_occupations(p.text) == [(occupation, p.is_plural, p.span)]
     nurses = [p for p in premises if p.occupation == "nurse"]
     assert sum(not p.is_substituted for p in nurses) == 3
     texts = {p.text for p in premises}
@@ -221,29 +223,29 @@ def test_equalize_exact_n_articles_number_and_determinism():
     assert "Salespeople are waiting for the bus." in texts
     assert "CEOs are waiting for the bus." in texts
     with pytest.raises(UnqoverError):
-        nli.equalize(filtered, n_per_occupation=6)  # only 5 source sentences
+        nli_premises.equalize(filtered, n_per_occupation=6)  # only 5 source sentences
 
 
 def test_equalize_samples_originals_when_there_are_more():
     sentences = [f"The nurse counted {k} boxes." for k in range(10)] + ["The cook is here."]
-    premises = nli.equalize(nli.filter_premises(sentences), n_per_occupation=3, seed=1)
+    premises = nli_premises.equalize(nli_filter.filter_premises(sentences), n_per_occupation=3, seed=1)
     nurses = [p for p in premises if p.occupation == "nurse"]
     assert len(nurses) == 3 and not any(p.is_substituted for p in nurses)
 
 
 def test_synthetic_premises_are_neutral_with_one_occupation():
     for frame in nli.SYNTHETIC_PREMISES:
-        assert nli.count_words(frame) <= 9
+        assert nli_filter.count_words(frame) <= 9
     assert 35 <= len(nli.SYNTHETIC_PREMISES) <= 45
     plural_frames = [f for f in nli.SYNTHETIC_PREMISES if re.search(r"\{[Oo]ccupations\}", f)]
     assert 10 <= len(plural_frames) < len(nli.SYNTHETIC_PREMISES)
     premises = nli.synthetic_premises()
     assert len(premises) == 38 * len(nli.SYNTHETIC_PREMISES)
     for p in premises:
-        assert not has_gendered_word(p.text) and not nli.gendered(p.text)
-        assert nli.find_occupations(p.text) == [(p.occupation, p.is_plural, p.span)]
+        assert not has_gendered_word(p.text) and not nli_filter.gendered(p.text)
+        assert nli_occupations.find_occupations(p.text) == [(p.occupation, p.is_plural, p.span)]
         assert p.source == "synthetic" and not p.is_substituted
-    results = nli.filter_premises([p.text for p in premises])
+    results = nli_filter.filter_premises([p.text for p in premises])
     assert all(r.kept for r in results), [r for r in results if not r.kept][:3]
     texts = {p.text for p in premises}
     assert "An accountant is walking towards the store." in texts
@@ -267,7 +269,7 @@ def test_nli_rows_columns_ids_and_clusters():
     assert nli.nli_rows(premises[:6]).column("id").to_pylist() == ids[:18]  # content hash, not position
     for r in rows:
         assert r["hypothesis_female"].replace("female", "male") == r["hypothesis_male"]
-        assert r["occupation_gender"] == nli.OCCUPATION_LABELS[r["occupation"]]
+        assert r["occupation_gender"] == nli_occupations.OCCUPATION_LABELS[r["occupation"]]
         assert r["source"] == "synthetic" and r["template_family"] == "main"
     # the cluster is the frame: the same across occupations and templates of one frame
     by_frame = {}
@@ -286,8 +288,10 @@ def test_nli_rows_columns_ids_and_clusters():
 
 
 def test_nli_rows_substituted_cluster_is_source_sentence():
-    filtered = nli.filter_premises(["A nurse is sitting on a park bench.", "The carpenter fixed the table."])
-    table = nli.nli_rows(nli.equalize(filtered, n_per_occupation=2), family="quoted")
+    filtered = nli_filter.filter_premises(
+        ["A nurse is sitting on a park bench.", "The carpenter fixed the table."]
+    )
+    table = nli.nli_rows(nli_premises.equalize(filtered, n_per_occupation=2), family="quoted")
     rows = table.to_pylist()
     clusters = {}
     for r in rows:

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.measure.nli import entailment_probability, nli_gender_bias, sign_flip_p_value
+from unqover.measure.nli import nli_gender_bias, sign_flip_p_value
+from unqover.measure.nli_instances import entailment_probability
+from unqover.report.nli import shown_warnings
 
 MODULE_DIR = Path(__file__).resolve().parents[1] / "metrics" / "nli_gender_bias"
 
@@ -142,7 +144,9 @@ def test_bootstrap_reproducible_and_intervals_contain_estimates():
     # no probability here is 0.1 from 0.5 on both sides of it: S_margin is 100 in every resample, and an interval
     # of width zero is declined with its reason rather than reported as certainty
     assert a.S_margin == 100 and a.intervals["S_margin"] == [None, None]
-    assert "same value" in a.intervals_declined["S_margin"] and any("S_margin" in w for w in a.warnings)
+    assert a.intervals_declined["S_margin"]["code"] == "same_value"
+    assert any(note["code"] == "same_value" and "S_margin" in note["names"] for note in a.notes)
+    assert any(w.startswith("S_margin") and "same value" in w for w in shown_warnings(a.to_dict()))
     json.dumps(a.to_dict())
 
 

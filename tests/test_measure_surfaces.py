@@ -20,7 +20,7 @@ from unqover.measure.unqover import unqover_bias
 from unqover.predictions import read_predictions, write_predictions
 from unqover.probes.base import RunOptions
 from unqover.probes.registry import get_probe
-from unqover.probes.unqover import ROW_COLUMNS
+from unqover.probes.unqover_rows import ROW_COLUMNS
 
 
 def measure_predictions(path, dataset=None, config=None, **options):

@@ -13,20 +13,17 @@ import yaml
 from datasets import load_dataset
 
 from unqover.errors import UnqoverError
-from unqover.generate.gender_swap import PROBE_OCCUPATIONS
 from unqover.generate.nli import ROW_SCHEMA
-from unqover.hub import build
-from unqover.hub.nli_dataset import (
-    build_nli_dataset,
-    load_source_sentences,
-    make_nli_configs,
-    nli_dataset_card,
-    split_sentences,
-)
+from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
+from unqover.hub.nli_card import nli_dataset_card
+from unqover.hub.nli_configs import make_nli_configs
+from unqover.hub.nli_dataset import build_nli_dataset
+from unqover.hub.nli_sources import load_source_sentences, split_sentences
 from unqover.hub.publish import plan_upload
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SYNTHETIC = ["synthetic", "synthetic-quoted", "synthetic-named"]
+NAME = "nli-gender"
 
 #: MNLI-style premises: good ones for a few occupations plus a distractor for each filter.
 PREMISES = [
@@ -50,7 +47,7 @@ PREMISES = [
 @pytest.fixture(scope="module")
 def synthetic_folder(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("nli")
-    built = build_nli_dataset(root, progress=False)
+    built = build_nli_dataset(root, name=NAME, progress=False)
     assert built.rows == dict.fromkeys(SYNTHETIC, 38 * 40 * 3)
     return built.path
 
@@ -108,11 +105,14 @@ def test_publish_plan_validates(synthetic_folder):
 def test_existing_folder_needs_overwrite(synthetic_folder):
     root = synthetic_folder.parent
     with pytest.raises(UnqoverError, match="already exists"):
-        build_nli_dataset(root, progress=False)
-    built = build_nli_dataset(root, configs=["synthetic"], n_per_occupation=2, overwrite=True, progress=False)
+        build_nli_dataset(root, name=NAME, progress=False)
+    built = build_nli_dataset(
+        root, name=NAME, configs=["synthetic"], n_per_occupation=2, overwrite=True, progress=False
+    )
     assert built.rows == {"synthetic": 38 * 2 * 3}
     assert sorted(p.name for p in (built.path / "data").iterdir()) == ["synthetic"]
-    build_nli_dataset(root, overwrite=True, progress=False)  # restore for the other tests (module fixture)
+    # restore for the other tests (module fixture)
+    build_nli_dataset(root, name=NAME, overwrite=True, progress=False)
 
 
 def test_local_sources_make_equalized_corpus_configs(tmp_path):
@@ -121,7 +121,7 @@ def test_local_sources_make_equalized_corpus_configs(tmp_path):
     snli = tmp_path / "snli.jsonl"  # raw SNLI files call the premise sentence1
     snli.write_text("".join(json.dumps({"sentence1": p, "gold_label": "-"}) + "\n" for p in PREMISES))
     built = build_nli_dataset(
-        tmp_path / "out", sources={"mnli": mnli, "snli": snli}, n_per_occupation=3, progress=False
+        tmp_path / "out", name=NAME, sources={"mnli": mnli, "snli": snli}, n_per_occupation=3, progress=False
     )
     corpus = [f"{source}{suffix}" for source in ("mnli", "snli") for suffix in ("", "-quoted", "-named")]
     assert list(built.rows) == [*SYNTHETIC, *corpus]
@@ -175,29 +175,33 @@ def test_offline_without_a_path_says_how_to_pass_a_file(tmp_path):
     with pytest.raises(UnqoverError, match=r"offline; pass a local file instead: sources=\{'snli'"):
         load_source_sentences("snli")
     with pytest.raises(UnqoverError, match="offline"):
-        build_nli_dataset(tmp_path, sources={"mnli": None}, progress=False)
+        build_nli_dataset(tmp_path, name=NAME, sources={"mnli": None}, progress=False)
     assert not (tmp_path / "nli-gender").exists()
     with pytest.raises(UnqoverError, match="needs a premise source"):
-        build_nli_dataset(tmp_path, configs=["qnli"], progress=False)
+        build_nli_dataset(tmp_path, name=NAME, configs=["qnli"], progress=False)
 
 
-def test_build_module_dispatches_nli_gender(tmp_path, word_lists):
-    assert build.check_names(["nli-gender", "gender"]) == ["nli-gender", "gender"]
-    assert build.check_configs("nli-gender", None) == SYNTHETIC
+def test_the_registry_builds_nli_gender(tmp_path):
+    from unqover.probes.datasets import build_datasets, requested_datasets
+    from unqover.probes.registry import dataset_owner
+
+    assert requested_datasets([NAME, "gender"]) == [NAME, "gender"]
+    owner = dataset_owner(NAME)
+    assert owner.check_dataset_configs(NAME, None) == SYNTHETIC
     with pytest.raises(UnqoverError, match="unknown nli-gender config"):
-        build.check_configs("nli-gender", ["nope"])
-    built = build.build_dataset(
-        word_lists, "nli-gender", tmp_path, configs=["synthetic-named"], progress=False
+        owner.check_dataset_configs(NAME, ["nope"])
+    built = build_datasets(
+        [NAME], tmp_path, configs=["synthetic-named"], overwrite=False, progress=False, given={}
     )
-    assert built.rows == {"synthetic-named": 4560}
+    assert [b.rows for b in built] == [{"synthetic-named": 4560}]
 
 
 def test_committed_card_matches_the_generator():
     """datasets/unqover/nli-gender/README.md is the offline (synthetic-only) build's card."""
     committed = REPO_ROOT / "datasets" / "unqover" / "nli-gender" / "README.md"
-    assert committed.read_text(encoding="utf-8") == nli_dataset_card(make_nli_configs()), (
-        f"regenerate {committed}"
-    )
+    assert committed.read_text(encoding="utf-8") == nli_dataset_card(
+        make_nli_configs(name=NAME), name=NAME
+    ), f"regenerate {committed}"
 
 
 def test_cli_builds_nli_gender_offline_without_word_lists(tmp_path, capsys):

@@ -18,7 +18,8 @@ from unqover.errors import UnqoverError
 from unqover.generate.unqover import make_plan
 from unqover.probe.sampling import DESIGN
 from unqover.probes import precision
-from unqover.probes.precision import outcome, parse_duration
+from unqover.probes.options import parse_duration
+from unqover.probes.precision import outcome
 from unqover.report.charts import escape
 
 HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
@@ -224,7 +225,7 @@ def timed_rounds(
     """Precision rounds on planted scores: ``loading`` seconds pass before the rounds (the model and the data),
     each scored row takes ``per_row`` seconds and each measure ``measuring`` seconds."""
     from unqover.probes.base import RunOptions
-    from unqover.probes.unqover import measure_scores
+    from unqover.probes.unqover_rows import measure_scores
 
     clock = Clock()
     monkeypatch.setattr(precision, "clock", clock)
@@ -376,7 +377,7 @@ def test_the_command_passes_its_start_and_max_time_to_the_run(monkeypatch, tmp_p
     seen = {}
 
     def run_probe(model_id, probe, run):
-        seen.update(started=run.started, settings=run.settings)
+        seen.update(started=run.started, settings=probe.check_settings(run.settings))
 
     monkeypatch.setattr(unqover.probes.job, "run_probe", run_probe)
     before = time.monotonic()

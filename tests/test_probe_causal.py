@@ -23,7 +23,8 @@ from unqover.lexicon.custom import read_probe_file
 from unqover.probe.causal import INSTRUCTION, CausalScorer
 from unqover.probe.mlm import surfaces
 from unqover.probe.models import load_model
-from unqover.probe.runner import plan_chunks, run_shard
+from unqover.probe.run_plan import plan_chunks
+from unqover.probe.runner import run_shard
 from unqover.probe.shared_prefix import answer_log_probs, cache_kind, shared_prefix_lengths
 
 #: (architecture, chat template, tokenizer adds BOS, sliding window)

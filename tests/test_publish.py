@@ -1,4 +1,5 @@
-"""Tests for unqover.hub.publish: local validation, dry runs and Hub calls, all without the network.
+"""Tests for unqover.hub.publish and the publish command (unqover.probes.publish): local validation, dry runs and
+Hub calls, all without the network.
 
 Fake dataset folders are built in tmp_path with pyarrow. Network paths run against a fake HfApi or against
 closed/silent sockets on 127.0.0.1, so nothing ever leaves the machine.
@@ -25,8 +26,9 @@ from huggingface_hub.utils import _http
 
 from unqover.errors import UnqoverError
 from unqover.hub import publish as pub
-from unqover.hub.publish import OFFLINE_MESSAGE, TOKEN_MESSAGE, main, plan_upload, publish
-from unqover.hub.publish import cli as publish_cli
+from unqover.hub.publish import OFFLINE_MESSAGE, TOKEN_MESSAGE, plan_upload, publish
+from unqover.probes import publish as publish_cli
+from unqover.probes.publish import describe, main
 
 SCHEMA = pa.schema([("id", pa.string()), ("template_id", pa.int32()), ("context", pa.string())])
 
@@ -196,7 +198,7 @@ def test_plan_lists_exact_files_sizes_and_rows(tmp_path: Path) -> None:
         "data/qa/test-00001-of-00002.parquet",
     )
     assert plan.ignored == ("data/.cache/lock", "notes.txt")  # reported, not uploaded
-    text = "\n".join(plan.describe())
+    text = "\n".join(describe(plan))
     assert "not uploaded" in text and "notes.txt" in text
 
 
@@ -760,7 +762,7 @@ def test_plan_module_lists_files_and_the_class(tmp_path: Path) -> None:
     assert [f.path_in_repo for f in plan.files] == ["README.md", "app.py", "requirements.txt", "test_bias.py"]
     assert all(f.local_path == folder / f.path_in_repo and f.size > 0 for f in plan.files)
     assert plan.ignored == (".DS_Store", "__pycache__/test_bias.cpython-311.pyc")
-    text = "\n".join(plan.describe())
+    text = "\n".join(describe(plan))
     assert text.startswith("evaluate module me/test_bias  (Gradio Space")
     assert 'TestBias(evaluate.Measurement); load with evaluate.load("me/test_bias")' in text
     assert "gradio 6.31.0: A test measurement" in text and "not uploaded (2" in text
@@ -861,7 +863,7 @@ def test_plan_space_lists_every_file_and_details(tmp_path: Path) -> None:
     assert plan.repo_type == "space" and plan.kind == "space"
     assert [f.path_in_repo for f in plan.files] == ["README.md", "app.py", "requirements.txt", "ui/tables.py"]
     assert plan.ignored == ("ui/__pycache__/tables.cpython-311.pyc",)
-    text = "\n".join(plan.describe())
+    text = "\n".join(describe(plan))
     assert text.startswith("space me/demo  (Gradio Space")
     assert "suggested_hardware: zero-a10g" in text
     assert "datasets: unqover/gender, unqover/religion" in text and "models: distilbert-base-uncased" in text

@@ -19,24 +19,20 @@ import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.eec import eec_questions
-from unqover.generate.gender_swap import PROBE_OCCUPATIONS
 from unqover.generate.nli import SYNTHETIC_PREMISES, nli_rows, render_frame, synthetic_premises
+from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
 from unqover.measure.bootstrap import BootstrapSpec
 from unqover.measure.emotion import emotion_bias
-from unqover.measure.nli import (
-    MIN_CLUSTERS,
-    bootstrap_replicates,
-    cluster_sums,
-    instance_values,
-    nli_gender_bias,
-    validate,
-)
-from unqover.probes.eec import describe_eec_selection, select_persons
-from unqover.probes.nli import describe_nli_selection, limit_per_occupation
-from unqover.report.eec import eec_markdown, eec_summary
+from unqover.measure.nli import MIN_CLUSTERS, bootstrap_replicates, nli_gender_bias
+from unqover.measure.nli_instances import cluster_sums, instance_values, validate
+from unqover.probes.eec_rows import describe_eec_selection, select_persons
+from unqover.probes.nli_rows import describe_nli_selection, limit_per_occupation
+from unqover.report.eec import eec_markdown, eec_summary, v_interval_reason
 from unqover.report.eec import plural as eec_plural
+from unqover.report.eec import shown_warnings as eec_shown_warnings
 from unqover.report.nli import nli_markdown, nli_summary
 from unqover.report.nli import plural as nli_plural
+from unqover.report.nli import shown_warnings as nli_shown_warnings
 
 
 @pytest.fixture(scope="module")
@@ -141,11 +137,20 @@ def test_one_premise_declines_the_intervals_and_warns():
     out = result.to_dict()
     assert out["num_clusters"] == 1
     assert all(bounds == [None, None] for bounds in out["intervals"].values())
+    assert out["intervals_declined"]["S"] == {
+        "code": "few_clusters",
+        "clusters": 1,
+        "needed": MIN_CLUSTERS,
+        "gender": None,
+    }
+    assert out["warnings"] == []  # the probe's words for a degenerate run; the measures record notes, as data
+    assert {"code": "p_floor", "clusters": 1, "smallest_p": 1.0, "alpha": 0.05} in out["notes"]
+    warnings = nli_shown_warnings(out)
+    assert any("only 1 source premise behind these numbers" in w for w in warnings)
     assert (
-        out["intervals_declined"]["S"] == f"only 1 source premise; an interval needs at least {MIN_CLUSTERS}"
+        "with 1 source premise the smallest possible sign-flip p-value is 1.0000: no test can reach 0.05"
+        in warnings
     )
-    assert any("only 1 source premise behind these numbers" in w for w in out["warnings"])
-    assert any("smallest possible sign-flip p-value is 1" in w for w in out["warnings"])
     summary = nli_summary(out)
     assert "4 instances from 1 source premise\n" in summary and "premises" not in summary.splitlines()[0]
     assert "(no interval)" in summary and "warning: only 1 source premise" in summary
@@ -163,8 +168,14 @@ def test_fewer_than_ten_premises_give_no_interval(clusters):
         np.repeat(np.arange(clusters), 12), n_resamples=200, n_permutations=0,
     )  # fmt: skip
     assert result.intervals["stereotype_gap"] == [None, None]
-    assert result.intervals_declined["stereotype_gap"].startswith(f"only {clusters} source premises")
-    assert result.warnings and f"only {clusters} source premises" in result.warnings[0]
+    assert result.intervals_declined["stereotype_gap"] == {
+        "code": "few_clusters",
+        "clusters": clusters,
+        "needed": MIN_CLUSTERS,
+        "gender": None,
+    }
+    warnings = nli_shown_warnings(result.to_dict())
+    assert warnings and f"only {clusters} source premises" in warnings[0]
 
 
 def test_few_premises_get_wider_t_intervals_and_many_keep_percentiles():
@@ -184,11 +195,12 @@ def test_few_premises_get_wider_t_intervals_and_many_keep_percentiles():
         finite = replicates[~np.isnan(replicates)]
         p_low, p_high = np.quantile(finite, 0.025), np.quantile(finite, 0.975)
         if method == "percentile":
-            assert (low, high) == (p_low, p_high) and not result.warnings
+            assert (low, high) == (p_low, p_high) and not result.notes
         else:  # the percentile interval is too narrow with few clusters: the t interval is wider, around θ̂
             assert high - low > p_high - p_low
             assert (low + high) / 2 == pytest.approx(result.gender_gap)
-            assert any("t intervals" in w for w in result.warnings)
+            assert {"code": "t_intervals", "clusters": clusters, "df": clusters - 1} in result.notes
+            assert any("t intervals" in w for w in nli_shown_warnings(result.to_dict()))
 
 
 def test_no_zero_width_interval_is_reported(rows):
@@ -200,9 +212,11 @@ def test_no_zero_width_interval_is_reported(rows):
         [0.9] * 40, [0.8] * 40, ["female", "male"] * 20, np.arange(40), n_resamples=100, n_permutations=0
     )
     assert (
-        same.S == 100 and same.intervals["S"] == [None, None] and "same value" in same.intervals_declined["S"]
+        same.S == 100
+        and same.intervals["S"] == [None, None]
+        and same.intervals_declined["S"]["code"] == "same_value"
     )
-    assert any("every resample gave the same value" in w for w in same.warnings)
+    assert any("every resample gave the same value" in w for w in nli_shown_warnings(same.to_dict()))
     for result in [*results, same]:
         for name, (low, high) in result.intervals.items():
             assert (low is None) == (high is None), name
@@ -300,7 +314,7 @@ def test_nli_quick_run_with_too_few_premises_declines_and_warns(nli_model, tmp_p
     _, results = _probe_nli(nli_model, tmp_path / "few", "--limit", "2", "--dataset", str(folder))
     result = results["result"]
     assert result["num_clusters"] == 3 and all(v == [None, None] for v in result["intervals"].values())
-    assert any("only 3 source premises" in w for w in result["warnings"])
+    assert any("only 3 source premises" in w for w in nli_shown_warnings(result))
     printed = capsys.readouterr().out
     assert "warning: only 3 source premises" in printed and "(no interval)" in printed
     assert "estimated from 3 of 3 source premises (76 of 342 rows" in printed
@@ -367,19 +381,45 @@ def test_eec_one_person_per_cell_declines_the_interval_and_warns(questions):
     for test in (race, gender):
         assert (
             test["cramers_v_interval"] is None
-            and "needs at least 10 per group" in test["cramers_v_interval_note"]
+            and test["cramers_v_interval_note"]["code"] == "few_persons"
+            and "needs at least 10 per group" in v_interval_reason(test["cramers_v_interval_note"])
         )
         assert (
             test["p_value"] >= 1 / test["arrangements"] - 0.02
         )  # it cannot go lower, up to Monte Carlo noise
-    assert any(w.startswith("race: its 4 persons (African-American 2, European 2) can be regrouped in only 4 ways")
-               for w in result.warnings)  # fmt: skip
-    assert any(w.startswith("gender: no interval for Cramér's V") for w in result.warnings)
     out = result.to_dict()
+    warnings = eec_shown_warnings(out)
+    assert (
+        "race: its 4 persons (African-American 2, European 2) can be regrouped in only 4 ways within gender, so "
+        "the permutation p-value cannot fall below 0.2500: this test cannot detect a bias"
+    ) in warnings
+    assert any(w.startswith("gender: no interval for Cramér's V") for w in warnings)
     summary = eec_summary(out)
     assert "48 questions, 6 persons" in summary and "(no interval)" in summary and "warning: race:" in summary
     assert "[" not in summary.split("Cramér's V = ")[1].split(";")[0]
     assert "- **Warning:** race:" in eec_markdown({"result": out})
+
+
+def test_older_results_with_the_notes_in_words_render_as_before(questions):
+    """A results.json written before the measures recorded their notes as data holds the words in ``warnings``,
+    the V interval's reason as a sentence and no ``notes``: the reports show it as they did, nothing twice."""
+    out = _emotion(select_persons(questions, 1, seed=0), n_permutations=200, n_bootstrap=100).to_dict()
+    worded = eec_shown_warnings(out)
+    old = {**out, "warnings": worded, "tests": {name: dict(test) for name, test in out["tests"].items()}}
+    del old["notes"]
+    for test in old["tests"].values():
+        test["cramers_v_interval_note"] = v_interval_reason(test["cramers_v_interval_note"])
+        assert test["cramers_v_interval_note"].endswith("and V is biased upward with so few")
+    assert eec_shown_warnings(old) == worded and eec_summary(old) == eec_summary(out)
+    assert eec_markdown({"result": old}) == eec_markdown({"result": out})
+    nli = nli_gender_bias([0.9, 0.2, 0.7, 0.4], [0.3, 0.6, 0.6, 0.4], ["female", "male"] * 2, ["p"] * 4,
+                          n_resamples=200, n_permutations=100).to_dict()  # fmt: skip
+    reason = f"only 1 source premise; an interval needs at least {MIN_CLUSTERS}"
+    old_nli = {**nli, "warnings": nli_shown_warnings(nli), "notes": [], "intervals_declined": {"S": reason}}
+    assert nli_summary(old_nli) == nli_summary(
+        nli | {"intervals_declined": {"S": nli["intervals_declined"]["S"]}}
+    )
+    assert nli_markdown({"result": old_nli}).count("only 1 source premise behind these numbers") == 1
 
 
 def test_eec_a_sample_of_persons_gets_no_v_interval_but_the_full_set_does(questions):
@@ -388,14 +428,15 @@ def test_eec_a_sample_of_persons_gets_no_v_interval_but_the_full_set_does(questi
     for test in sample.tests.values():  # ... but V from a sample overstates the full set's V
         assert (
             test["cramers_v_interval"] is None
-            and "a sample of the persons" in test["cramers_v_interval_note"]
+            and test["cramers_v_interval_note"]["code"] == "sampled_persons"
+            and "a sample of the persons" in v_interval_reason(test["cramers_v_interval_note"])
         )
-    assert len(sample.warnings) == 2
+    assert len(sample.notes) == 2 and sample.warnings == []
     full = _emotion(questions, n_permutations=99, n_bootstrap=100, persons_total=60)
     for test in full.tests.values():
         low, high = test["cramers_v_interval"]
         assert high > low and test["cramers_v_interval_note"] is None
-    assert full.warnings == []
+    assert full.notes == [] and full.warnings == []
 
 
 def test_plurals():
@@ -427,6 +468,6 @@ def test_eec_quick_run_records_its_selection_and_warns(tmp_path, capsys, questio
     answers = pq.read_table(out / "answers.parquet")
     assert answers.num_rows == 48
     result = json.loads((out / "results.json").read_text())["result"]
-    assert result["selection"] == selection and len(result["warnings"]) == 4
+    assert result["selection"] == selection and len(eec_shown_warnings(result)) == 4
     printed = capsys.readouterr().out
     assert "computed from 6 of 60 persons (48 of 480 questions)" in printed and "warning: race:" in printed

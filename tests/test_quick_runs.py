@@ -169,7 +169,7 @@ def rounds(rows: pa.Table, folder: Path, scorer, target: float, seed: int, max_r
     """Precision rounds on ``rows`` with the UnQover measure (what `probe --precision` runs)."""
     from unqover.probes.base import RunOptions
     from unqover.probes.precision import score_in_rounds
-    from unqover.probes.unqover import measure_scores
+    from unqover.probes.unqover_rows import measure_scores
 
     run = RunOptions(seed=seed, progress=True, resamples=0)
     identity = {"probe": "religion", "selection": {"precision": target, "seed": seed, "design": DESIGN}}

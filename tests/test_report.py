@@ -10,8 +10,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from unqover.errors import UnqoverError
+from unqover.probes.compare import main
 from unqover.report import charts
-from unqover.report.compare import compare_markdown, compare_results, compare_text, load_results, main
+from unqover.report.compare import compare_results
+from unqover.report.compare_checks import load_results
+from unqover.report.compare_text import compare_markdown, compare_text
 from unqover.report.html import html_report, write_report
 from unqover.report.markdown import markdown_report
 

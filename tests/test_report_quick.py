@@ -17,7 +17,8 @@ import pytest
 
 from test_report import make_results
 from unqover.measure.unqover import UnqoverBias
-from unqover.report.compare import compare_markdown, compare_results, compare_text
+from unqover.report.compare import compare_results
+from unqover.report.compare_text import compare_markdown, compare_text
 from unqover.report.html import html_report
 from unqover.report.markdown import markdown_report
 from unqover.report.text import summary

@@ -177,9 +177,16 @@ def test_limit_is_stratified_whatever_the_row_order(rows, full_groups, strata):
 
 def test_check_design_flags_a_subset_that_is_not_proportional(rows):
     from unqover.probe.sampling import check_design, find_groups, selected_groups
+    from unqover.report.diagnostics import design_warning
+    from unqover.report.format import fmt
 
     groups = find_groups(rows)
     assert check_design(groups, selected_groups(groups, 3000, seed=2)).matches
     lopsided = np.isin(groups.stratum, np.arange(30))  # whole strata only
     check = check_design(groups, lopsided)
-    assert not check.matches and "expected about" in check.worst_stratum
+    assert not check.matches and check.size == int((groups.stratum == check.stratum).sum())
+    assert check.kept == int(lopsided[groups.stratum == check.stratum].sum())
+    assert check.expected == pytest.approx(check.size * lopsided.sum() / groups.num_groups)
+    words = design_warning(check.stratum, check.kept, check.size, check.expected)
+    assert f"(stratum {check.stratum}: {check.kept} of {check.size} groups kept, expected about " in words
+    assert f"expected about {fmt(check.expected, 1)})" in words and "equal-probability random sample" in words

@@ -214,7 +214,9 @@ def test_concurrent_requests(served, models):
 
 
 def test_explorer_rows_and_formulas(models):
-    rows = explore.explorer_rows(*CHRISTIAN)
+    from unqover.probes.explore import masked_question, question_rows
+
+    rows = question_rows(*explore.check_inputs(*CHRISTIAN))
     assert rows.num_rows == 4 and rows["polarity"].to_pylist() == ["positive", "negated"] * 2
     assert rows["subject_1"].to_pylist() == ["Christian", "Christian", "Hindu", "Hindu"]
     swapped = rows["context"][2].as_py()
@@ -222,14 +224,15 @@ def test_explorer_rows_and_formulas(models):
     for row in rows.to_pylist():
         a, b = row["subject_1_span"]
         assert row["context"][a:b] == row["subject_1"]
-    assert explore.masked_question("Who was a hunter?") == "[MASK] was a hunter."
+    assert masked_question("Who was a hunter?") == "[MASK] was a hunter."
     with pytest.raises(UnqoverError, match="exactly once"):
-        explore.explorer_rows("Christian", "Jew", *CHRISTIAN[2:])
+        explore.check_inputs("Christian", "Jew", *CHRISTIAN[2:])
 
-    from unqover.probe.models import load_model
     from unqover.probe.qa import QAScorer
+    from unqover.probes.models import load_model_for
 
-    loaded = load_model(str(models["qa"]))
+    loaded = load_model_for(None, str(models["qa"]))  # the first probe that scores QA models loads it
+    assert loaded.family == "qa"
     found = explore.explore(loaded, *CHRISTIAN)
     s = QAScorer(loaded).score(rows)  # rows: (Christian first: a, ā), (Hindu first: a, ā); columns by mention
     b_christian = 0.5 * (s[0, 0] + s[2, 1]) - 0.5 * (s[1, 0] + s[3, 1])
@@ -279,7 +282,7 @@ def test_results_tab(served, models):
     compared = client.predict(str(cache), a, b, api_name="/compare")
     assert "UnQover comparison" in compared and "Headline" in compared
     refused = client.predict(str(cache), a, next(n for n in names if "nli-gender" in n), api_name="/compare")
-    assert refused.startswith("⚠️ comparisons are for two UnQover runs")
+    assert refused.startswith("⚠️") and "different probes" in refused  # runs of one probe compare
     status, *_ = client.predict("unqover/no-such-results", api_name="/load_results")
     assert status.startswith("⚠️ cannot download the dataset repo 'unqover/no-such-results'")
 
@@ -288,7 +291,7 @@ def test_nli_limit_keeps_n_rows_per_occupation_spread_over_templates():
     from collections import Counter
 
     from unqover.generate.nli import nli_rows, synthetic_premises
-    from unqover.probes.nli import limit_per_occupation
+    from unqover.probes.nli_rows import limit_per_occupation
 
     rows = nli_rows(synthetic_premises(), family="main")
     kept = limit_per_occupation(rows, 3)
@@ -322,11 +325,12 @@ def test_explorer_rows_come_from_a_local_build_and_offline_messages_name_the_ope
     tmp_path, monkeypatch, upstream_word_lists_path
 ):
     from unqover.cli import main
-    from unqover.space import explore, live
+    from unqover.probes.explore import example_rows
+    from unqover.space import live
 
     assert main(["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path), "--output", str(tmp_path / "datasets" / "unqover"), "--config", "qa", "--quiet"]) == 0  # fmt: skip
     monkeypatch.chdir(tmp_path)
-    rows = explore.example_rows("religion", word_lists=tmp_path / "no-word-lists")  # the build is used
+    rows = example_rows("religion", word_lists=tmp_path / "no-word-lists")  # the build is used
     assert len(rows) == 20 and all(r[0] in r[2] and r[1] in r[2] for r in rows)
     message = live.friendly(
         UnqoverError("no dataset to probe: ... Pass --dataset FOLDER or --word-lists PATH")

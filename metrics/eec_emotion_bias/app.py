@@ -8,7 +8,7 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.files import read_table_file
+from unqover.probes.uploads import read_upload
 from unqover.report.eec import BEECHER_DIGITS
 from unqover.report.format import MISSING, fmt, fmt_count, fmt_interval, fmt_p_clause
 
@@ -19,7 +19,10 @@ ANSWER_COLUMN = re.compile(r"^answer(\d+)$")
 
 def read_rows(path: str) -> pd.DataFrame:
     """A CSV, JSON Lines or Parquet file with one row per question."""
-    frame = read_table_file(path, csv_dtype=str)
+    try:
+        frame = read_upload(path, csv_dtype=str)
+    except UnqoverError as err:
+        raise gr.Error(str(err)) from err
     if "person" not in frame.columns and "person_slot" in frame.columns:
         frame = frame.rename(columns={"person_slot": "person"})
     missing = [c for c in COLUMNS if c not in frame.columns]

@@ -7,7 +7,7 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.files import read_table_file
+from unqover.probes.uploads import read_upload
 from unqover.report.format import MISSING, POINTS_DIGITS, fmt, fmt_count, fmt_interval, fmt_p_clause
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
@@ -17,7 +17,10 @@ OPTIONAL = ["occupation", "template_id", "neutral_female", "neutral_male"]
 
 def read_rows(path: str) -> pd.DataFrame:
     """A CSV, JSON Lines or Parquet file with one row per instance (premise × template)."""
-    frame = read_table_file(path, csv_dtype={"cluster": str, "occupation": str, "template_id": str})
+    try:
+        frame = read_upload(path, csv_dtype={"cluster": str, "occupation": str, "template_id": str})
+    except UnqoverError as err:
+        raise gr.Error(str(err)) from err
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise gr.Error(f"the file lacks the columns {missing}; it needs {COLUMNS} (optional: {OPTIONAL})")

@@ -6,7 +6,8 @@ import evaluate
 import gradio as gr
 import pandas as pd
 
-from unqover.files import read_table_file
+from unqover.errors import UnqoverError
+from unqover.probes.uploads import read_upload
 from unqover.report.format import fmt_count
 from unqover.report.markdown import headline as headlines
 from unqover.report.markdown import most_biased, most_biased_heading, most_biased_note
@@ -18,7 +19,10 @@ OPTIONAL = ["subject_1_cluster", "subject_2_cluster", "attribute_type"]
 
 def read_rows(path: str) -> pd.DataFrame:
     """A CSV, JSON Lines or Parquet file of rows with their two scores."""
-    frame = read_table_file(path)
+    try:
+        frame = read_upload(path)
+    except UnqoverError as err:
+        raise gr.Error(str(err)) from err
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise gr.Error(f"the file lacks the columns {missing}; it needs {COLUMNS} (optional: {OPTIONAL})")

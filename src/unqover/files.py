@@ -95,17 +95,3 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 def write_json_atomic(path: str | os.PathLike, value: object) -> Path:
     """Write JSON (no NaN: undefined values must already be None) atomically."""
     return write_text_atomic(path, json.dumps(value, indent=1, sort_keys=False, allow_nan=False))
-
-
-def read_table_file(path: str | os.PathLike, csv_dtype: object = None):
-    """A CSV, JSON Lines (``.jsonl``), JSON or Parquet file as a pandas DataFrame (the modules' apps take uploads)."""
-    import pandas as pd
-
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    if suffix in (".jsonl", ".json"):
-        return pd.read_json(path, lines=suffix == ".jsonl")
-    if csv_dtype is str:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    return pd.read_csv(path, dtype=csv_dtype)

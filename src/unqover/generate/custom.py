@@ -28,14 +28,14 @@ import pyarrow as pa
 from unqover.errors import UnqoverError
 from unqover.generate.text import fix_articles, render, shift_span
 from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA, ProbeConfig, ProbePlan
-from unqover.lexicon.custom import (
+from unqover.lexicon.custom import CustomProbeError
+from unqover.lexicon.custom_probe import (
     ATTRIBUTE,
     ATTRIBUTE_NEGATED,
     MASK,
     SUBJECT_1,
     SUBJECT_2,
     CustomProbe,
-    CustomProbeError,
     segments,
 )
 from unqover.lexicon.wordlists import Attribute, Segment, Subject, Template

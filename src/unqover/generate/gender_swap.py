@@ -120,18 +120,6 @@ GENDER_PAIRS: tuple[tuple[str, str], ...] = (
     ("spokesmen", "spokeswomen"),
 )
 
-# The 38 occupations of the NLI probe (paper, Appendix A.3): never swapped.
-PROBE_OCCUPATIONS: tuple[str, ...] = (
-    # female-labelled
-    "attendant", "cashier", "teacher", "nurse", "assistant", "secretary", "auditor", "cleaner", "receptionist",
-    "clerk", "counselor", "designer", "hairdresser", "writer", "housekeeper", "librarian", "accountant", "editor",
-    "tailor",
-    # male-labelled
-    "driver", "supervisor", "janitor", "cook", "CEO", "laborer", "construction worker", "baker", "developer",
-    "carpenter", "manager", "lawyer", "farmer", "salesperson", "physician", "guard", "analyst", "mechanic",
-    "sheriff",
-)  # fmt: skip
-
 # Words after her/his that mark the object (her) or standalone (his) use rather than the possessive one.
 FUNCTION_WORDS = frozenset(
     [
@@ -405,8 +393,9 @@ def augment_pairs(
     """The pairs plus a gender-swapped copy of each pair that has a gendered word (paper §4: add, not replace).
 
     A copy swaps premise and hypothesis with the same map and keeps the label; copies follow the originals, in
-    order. With ``occupations`` (e.g. ``PROBE_OCCUPATIONS``), only pairs whose premise or hypothesis mentions one
-    of them (whole words, case-insensitive, plural ``s``/``es`` allowed) get a copy.
+    order. With ``occupations`` (e.g. :data:`unqover.generate.nli_occupations.PROBE_OCCUPATIONS`), only pairs
+    whose premise or hypothesis mentions one of them (whole words, case-insensitive, plural ``s``/``es``
+    allowed) get a copy.
     """
     premises, hypotheses, labels = list(premises), list(hypotheses), list(labels)
     if not len(premises) == len(hypotheses) == len(labels):

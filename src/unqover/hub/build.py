@@ -1,6 +1,6 @@
 """Write UnQover datasets as Hugging Face dataset folders: Parquet shards per config plus a dataset card.
 
-Layout (``load_dataset(folder, config, split="test")`` reads it offline; ``publish`` pushes it)::
+Layout (``load_dataset(folder, config, split="test")`` reads it offline; ``unqover publish`` pushes it)::
 
     <root>/<bias>/README.md                                   the card, YAML ``configs:`` included
     <root>/<bias>/data/<config>/test-00000-of-00006.parquet   shards of whole subject pairs
@@ -22,8 +22,6 @@ from unqover.errors import UnqoverError
 from unqover.generate.unqover import BIAS_CLASSES, ROW_SCHEMA, ProbePlan, make_plan, probe_config
 from unqover.hub.card import dataset_card
 from unqover.hub.folder import (  # re-exported: the names every build shares
-    EEC_DATASETS,
-    NLI_DATASETS,
     SPLIT,
     BuiltDataset,
     install_staged,
@@ -34,15 +32,13 @@ from unqover.hub.folder import (  # re-exported: the names every build shares
 from unqover.lexicon.wordlists import WordLists
 
 __all__ = [
-    "EEC_DATASETS",
-    "NLI_DATASETS",
     "ROWS_PER_ROW_GROUP",
     "ROWS_PER_SHARD",
     "SPLIT",
     "BuiltDataset",
+    "build_custom_dataset",
     "build_dataset",
     "check_configs",
-    "check_names",
     "install_staged",
     "stage_folder",
     "write_parquet_shards",
@@ -52,25 +48,8 @@ ROWS_PER_SHARD = 1_000_000
 ROWS_PER_ROW_GROUP = 131_072
 
 
-def check_names(names: Sequence[str]) -> list[str]:
-    """Validate dataset names (bias classes); empty means all of them."""
-    unknown = [n for n in names if n not in BIAS_CLASSES and n not in NLI_DATASETS and n not in EEC_DATASETS]
-    if unknown:
-        choices = ", ".join([*BIAS_CLASSES, *NLI_DATASETS, *EEC_DATASETS])
-        raise UnqoverError(f"unknown dataset {', '.join(unknown)}; choose from {choices}")
-    return list(names) or list(BIAS_CLASSES)
-
-
 def check_configs(bias: str, configs: Sequence[str] | None) -> list[str]:
-    """Validate config names for a bias class; ``None`` means every config."""
-    if bias in NLI_DATASETS:
-        from unqover.hub.nli_dataset import check_nli_configs
-
-        return check_nli_configs(configs)
-    if bias in EEC_DATASETS:
-        from unqover.hub.eec_dataset import check_eec_configs
-
-        return check_eec_configs(configs)
+    """Validate config names for an UnQover bias class; ``None`` means every config."""
     if configs is None:
         return list(BIAS_CLASSES[bias])
     for config in configs:
@@ -109,27 +88,23 @@ def build_dataset(
     word_lists: WordLists,
     bias: str,
     root: Path,
+    *,
+    title: str,
+    summary: str,
+    defects: Sequence[str],
     configs: Sequence[str] | None = None,
     overwrite: bool = False,
     progress: bool = True,
 ) -> BuiltDataset:
-    """Generate every requested config of one bias class and write its dataset folder under ``root``.
+    """Generate every requested config of one UnQover bias class and write its dataset folder ``root/bias``.
 
-    ``nli-gender`` goes to :func:`unqover.hub.nli_dataset.build_nli_dataset` (synthetic configs; word lists unused),
-    ``eec-emotion`` to :func:`unqover.hub.eec_dataset.build_eec_dataset` (generated sentences; word lists unused).
+    ``title``, ``summary`` and ``defects`` are the card's words for the class (see :func:`unqover.hub.card.dataset_card`).
     """
-    if bias in NLI_DATASETS:
-        from unqover.hub.nli_dataset import build_nli_dataset
-
-        return build_nli_dataset(root, configs=configs, overwrite=overwrite, progress=progress)
-    if bias in EEC_DATASETS:
-        from unqover.hub.eec_dataset import build_eec_dataset
-
-        return build_eec_dataset(root, configs=configs, overwrite=overwrite, progress=progress)
     configs = check_configs(bias, configs)
     refuse_existing(root / bias, overwrite)
     plans = {config: make_plan(word_lists, bias, config) for config in configs}
-    return write_dataset(root, bias, plans, dataset_card(bias, plans), progress)
+    card = dataset_card(bias, plans, title=title, summary=summary, defects=defects)
+    return write_dataset(root, bias, plans, card, progress)
 
 
 def write_dataset(root: Path, name: str, plans: dict, card: str, progress: bool = True) -> BuiltDataset:
@@ -149,7 +124,7 @@ def write_dataset(root: Path, name: str, plans: dict, card: str, progress: bool 
 def build_custom_dataset(
     probe, root: Path, configs: Sequence[str] | None = None, overwrite: bool = False, progress: bool = True
 ) -> BuiltDataset:
-    """A custom probe (``unqover.lexicon.custom.CustomProbe``) as a dataset folder with a generated card."""
+    """A custom probe (``unqover.lexicon.custom_probe.CustomProbe``) as a dataset folder with a generated card."""
     from unqover.generate.custom import custom_configs, custom_plan
     from unqover.hub.custom_card import custom_card
 

@@ -10,7 +10,7 @@ import yaml
 from unqover.generate.custom import CUSTOM_CONFIGS, CustomPlan, custom_configs, custom_plan
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.hub.card import row_features, size_category
-from unqover.lexicon.custom import CustomProbe, probe_to_dict
+from unqover.lexicon.custom_probe import CustomProbe, probe_to_dict
 
 
 def custom_card_metadata(probe: CustomProbe, plans: dict[str, CustomPlan] | None = None) -> dict:

@@ -1,9 +1,10 @@
-"""The ``eec-emotion`` dataset folder: the EEC sentences and Beecher's emotion fill-in questions, as Parquet + card.
+"""The EEC dataset folder: the EEC sentences and Beecher's emotion fill-in questions, as Parquet + card.
 
-Layout, like the other datasets (``load_dataset(folder, config, split="test")`` reads it offline)::
+Layout, like the other datasets (``load_dataset(folder, config, split="test")`` reads it offline); ``name`` is the
+folder name the caller (the probe's definition) gives::
 
-    <root>/eec-emotion/README.md                                  the card, YAML ``configs:`` included
-    <root>/eec-emotion/data/<config>/test-00000-of-00001.parquet  one shard per config
+    <root>/<name>/README.md                                  the card, YAML ``configs:`` included
+    <root>/<name>/data/<config>/test-00000-of-00001.parquet  one shard per config
 
 Configs: ``sentences`` (the 8,640 EEC sentences, EEC spelling; or a user's EEC CSV) and ``questions`` (Beecher's
 480 questions, his spelling fix ``disappointed`` by default). The sentences are generated, not copied: the EEC
@@ -33,12 +34,11 @@ from unqover.generate.eec import (
     QUESTION_SCHEMA,
     SENTENCE_SCHEMA,
     TEMPLATES,
-    compare_sentences,
     eec_questions,
     eec_sentences,
-    read_eec_csv,
 )
-from unqover.hub.folder import EEC_DATASET, SPLIT, BuiltDataset, refuse_existing, staged
+from unqover.generate.eec_csv import compare_sentences, read_eec_csv
+from unqover.hub.folder import SPLIT, BuiltDataset, refuse_existing, staged
 
 EEC_CONFIGS = ("sentences", "questions")
 _SCHEMAS = {"sentences": SENTENCE_SCHEMA, "questions": QUESTION_SCHEMA}
@@ -52,23 +52,24 @@ class EecSource:
     differences: tuple[str, ...] = ()
 
 
-def check_eec_configs(configs: Sequence[str] | None) -> list[str]:
-    """Validate ``eec-emotion`` config names; ``None`` means both."""
+def check_eec_configs(configs: Sequence[str] | None, name: str) -> list[str]:
+    """Validate the config names of the EEC dataset ``name``; ``None`` means both."""
     if configs is None:
         return list(EEC_CONFIGS)
     unknown = [c for c in configs if c not in EEC_CONFIGS]
     if unknown:
         raise UnqoverError(
-            f"unknown {EEC_DATASET} config {', '.join(unknown)}; choose from {', '.join(EEC_CONFIGS)}"
+            f"unknown {name} config {', '.join(unknown)}; choose from {', '.join(EEC_CONFIGS)}"
         )
     return list(configs)
 
 
 def make_eec_configs(
-    configs: Sequence[str] | None = None, csv: str | os.PathLike | None = None
+    configs: Sequence[str] | None = None, csv: str | os.PathLike | None = None, *, name: str
 ) -> tuple[dict[str, pa.Table], EecSource]:
-    """The requested configs' tables, and the sentence source (a user CSV is compared with the generated set)."""
-    wanted = check_eec_configs(configs)
+    """The requested configs' tables of the EEC dataset ``name``, and the sentence source (a user CSV is compared
+    with the generated set)."""
+    wanted = check_eec_configs(configs, name)
     if csv is None:
         sentences, source = eec_sentences(), EecSource()
     else:
@@ -81,17 +82,19 @@ def make_eec_configs(
     tables = {"sentences": sentences, "questions": None}
     if "questions" in wanted:
         tables["questions"] = eec_questions(sentences)
-    return {name: tables[name] for name in wanted}, source
+    return {config: tables[config] for config in wanted}, source
 
 
 def build_eec_dataset(
     root: Path,
+    *,
+    name: str,
     configs: Sequence[str] | None = None,
     overwrite: bool = False,
     progress: bool = True,
     csv: Path | None = None,
 ) -> BuiltDataset:
-    """Write ``root/eec-emotion`` (card + one Parquet shard per config), atomically.
+    """Write ``root/name`` (card + one Parquet shard per config), atomically.
 
     ``csv``: read the sentences from a user's EEC CSV instead of generating them; it is compared with the
     generated set, and any difference is warned about and stated on the card. An existing ``data/`` folder is an
@@ -99,17 +102,17 @@ def build_eec_dataset(
     """
     started = time.perf_counter()
     root = Path(root)
-    target = root / EEC_DATASET
+    target = root / name
     refuse_existing(target, overwrite)
-    tables, source = make_eec_configs(configs, csv)
-    with staged(root, EEC_DATASET) as staging:
-        for name, table in tqdm(tables.items(), desc=EEC_DATASET, unit="config", disable=not progress):
-            folder = staging / "data" / name
+    tables, source = make_eec_configs(configs, csv, name=name)
+    with staged(root, name) as staging:
+        for config, table in tqdm(tables.items(), desc=name, unit="config", disable=not progress):
+            folder = staging / "data" / config
             folder.mkdir(parents=True)
             pq.write_table(table, folder / f"{SPLIT}-00000-of-00001.parquet", compression="zstd")
-        (staging / "README.md").write_text(eec_dataset_card(tables, source), encoding="utf-8")
+        (staging / "README.md").write_text(eec_dataset_card(tables, source, name=name), encoding="utf-8")
     return BuiltDataset(
-        target, {name: t.num_rows for name, t in tables.items()}, time.perf_counter() - started
+        target, {config: t.num_rows for config, t in tables.items()}, time.perf_counter() - started
     )
 
 
@@ -249,16 +252,18 @@ def _source_text(source: EecSource) -> str:
     return f"The `sentences` config was read from the user's EEC CSV `{source.csv}`. It differs from the generated set:\n\n{diffs}"
 
 
-def eec_dataset_card(tables: dict[str, pa.Table] | None = None, source: EecSource | None = None) -> str:
-    """The full Markdown card (YAML header + prose) of the ``eec-emotion`` dataset."""
+def eec_dataset_card(
+    tables: dict[str, pa.Table] | None = None, source: EecSource | None = None, *, name: str
+) -> str:
+    """The full Markdown card (YAML header + prose) of the EEC dataset ``name`` (its folder and Hub repo name)."""
     if tables is None:
-        tables, source = make_eec_configs()
+        tables, source = make_eec_configs(name=name)
     source = source or EecSource()
     header = yaml.safe_dump(eec_card_metadata(tables), sort_keys=False, allow_unicode=True, width=1000)
     templates = "\n".join(f"{i}. `{t.text}`" for i, t in enumerate(TEMPLATES, 1))
     forms = "\n".join(f"| `{f}` | {t} | {example} | {n} |" for f, t, example, n in FORM_DOC)
     limitations = "\n".join(f"- {item}" for item in LIMITATIONS)
-    rows = ", ".join(f"`{name}` {t.num_rows:,}" for name, t in tables.items())
+    rows = ", ".join(f"`{config}` {t.num_rows:,}" for config, t in tables.items())
     first = next(iter(tables))
     example = json.dumps(tables[first].slice(0, 1).to_pylist()[0], ensure_ascii=False, indent=2)
     return f"""---
@@ -283,8 +288,8 @@ Rows in this build: {rows}.
 ```python
 from datasets import load_dataset
 
-# or a local folder: load_dataset("datasets/unqover/eec-emotion", "questions", split="test")
-questions = load_dataset("unqover/eec-emotion", "questions", split="test")
+# or a local folder: load_dataset("datasets/unqover/{name}", "questions", split="test")
+questions = load_dataset("unqover/{name}", "questions", split="test")
 ```
 
 ## Source
@@ -356,8 +361,8 @@ Rebuild with:
 ```python
 from unqover.hub.eec_dataset import build_eec_dataset
 
-build_eec_dataset("datasets/unqover", overwrite=True)  # generated, no network
-build_eec_dataset("datasets/unqover", csv="Equity-Evaluation-Corpus.csv", overwrite=True)  # from a copy
+build_eec_dataset("datasets/unqover", name="{name}", overwrite=True)  # generated, no network
+build_eec_dataset("datasets/unqover", name="{name}", csv="Equity-Evaluation-Corpus.csv", overwrite=True)  # from a copy
 ```
 
 ## Limitations

@@ -1,9 +1,10 @@
-"""What every dataset build shares: the dataset names, the split, the build result and atomic staging.
+"""What every dataset build shares: the split, the build result and atomic staging.
 
 A build writes into a hidden staging folder ``<root>/.<name>.building-*`` and moves ``data/`` and ``README.md``
 into ``<root>/<name>`` only when everything is written, so a failure or Ctrl-C leaves no half-written dataset.
-This module imports no other :mod:`unqover.hub` module: :mod:`unqover.hub.build` (the UnQover datasets, and the
-dispatch to the others), :mod:`unqover.hub.nli_dataset` and :mod:`unqover.hub.eec_dataset` all build on it.
+This module imports no other :mod:`unqover.hub` module: :mod:`unqover.hub.build` (the UnQover datasets and custom
+probes), :mod:`unqover.hub.nli_dataset` and :mod:`unqover.hub.eec_dataset` all build on it. The hub names no
+dataset: each builder takes the folder name from its caller (the probe definitions of :mod:`unqover.probes`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,6 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 
 SPLIT = "test"
-
-NLI_DATASET = "nli-gender"
-"""Built by :mod:`unqover.hub.nli_dataset` rather than from the UnQover word lists."""
-EEC_DATASET = "eec-emotion"
-"""Built by :mod:`unqover.hub.eec_dataset` (the EEC sentences and Beecher's questions)."""
-NLI_DATASETS = (NLI_DATASET,)
-EEC_DATASETS = (EEC_DATASET,)
 
 
 @dataclass(frozen=True)

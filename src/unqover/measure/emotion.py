@@ -28,9 +28,13 @@ on how many there are, not on how many questions they answered.
   sample.
 * Permutation p-value: it stays valid with any number of persons, but the stratified shuffles have only
   ``arrangements`` = Π over strata C(n_s, m_s) distinct outcomes, so it cannot fall below 1/arrangements; when that
-  is above 0.05 the test cannot detect anything, and a warning says so.
+  is above 0.05 the test cannot detect anything, and a note says so.
 
-Both appear in ``warnings`` (one list for the result, each line naming its test).
+Both are recorded as data, not words, in ``notes`` (one list for the result): each note is a dict with the
+``test`` it concerns, a ``code`` and the numbers behind it (``persons`` per group; ``needed`` for "few_persons";
+``arrangements``, ``stratified_by`` and ``smallest_p`` for "few_arrangements"). A declined interval's note
+("few_persons", "sampled_persons" or "same_value") is also the test's ``cramers_v_interval_note``.
+:mod:`unqover.report.eec` words them.
 
 Quick runs' tables (``population``: the full set's persons, and questions, per gender × race cell). A quick run
 keeps persons at random within each gender × race cell, with all their questions:
@@ -91,7 +95,8 @@ def _is_null(value) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value)) or value == ""
 
 
-def _values(values, name: str, n: int | None) -> list:
+def per_question(values, name: str, n: int | None) -> list:
+    """``values`` as a list with one value per question (``n`` of them when given); a lone string is refused."""
     if hasattr(values, "to_pylist"):
         values = values.to_pylist()
     if isinstance(values, str | bytes):
@@ -126,7 +131,7 @@ def encode_answers(
         raise UnqoverError(f"top_k must be at least 1, got {top_k}")
     emotion_of, names = _lookup(emotions)
     index = {name: k for k, name in enumerate(names)}
-    rows = _values(answers, "answers", None)
+    rows = per_question(answers, "answers", None)
     if not rows:
         raise UnqoverError("no questions: answers is empty")
     codes = np.empty((len(rows), top_k), dtype=np.int64)
@@ -186,7 +191,7 @@ def beecher_scores(
     Questions whose group is None (or "") are left out, as the noun phrases in Beecher's race test.
     """
     codes, names = encode_answers(answers, emotions, top_k)
-    labels = _values(groups, "groups", len(codes))
+    labels = per_question(groups, "groups", len(codes))
     keep = np.array([not _is_null(g) for g in labels])
     group_names = sorted({str(g) for g, k in zip(labels, keep, strict=True) if k})
     _, weighted = question_scores(codes[keep], len(names))
@@ -236,7 +241,7 @@ def validate(answers, gender, race, person, form, *, emotions=None, top_k=3, tie
     codes, names = encode_answers(answers, emotions, top_k)
     n = len(codes)
     columns = {"gender": gender, "race": race, "person": person, "form": form}
-    values = {name: _values(v, name, n) for name, v in columns.items()}
+    values = {name: per_question(v, name, n) for name, v in columns.items()}
     expected = {"gender": GENDERS, "race": (*RACES, None)}
     for name, allowed in expected.items():
         for i, v in enumerate(values[name]):
@@ -264,7 +269,7 @@ def validate(answers, gender, race, person, form, *, emotions=None, top_k=3, tie
     person_codes, person_names = pd.factorize(person_values, sort=True)
     tie_values = None
     if ties is not None:
-        raw = _values(ties, "ties", n)
+        raw = per_question(ties, "ties", n)
         for i, v in enumerate(raw):
             if not isinstance(v, bool | np.bool_):
                 raise UnqoverError(f"ties of question {i} is {v!r}; expected True or False")
@@ -319,7 +324,8 @@ class EmotionBias:
     tie_rate: float | None
     permutation: dict[str, object] = field(default_factory=dict)
     bootstrap: dict[str, object] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)  # in words: too few persons for an interval or a test
+    warnings: list[str] = field(default_factory=list)  # in words, set by the probe: a degenerate run's
+    notes: list[dict] = field(default_factory=list)  # what too few persons prevent: a code and its numbers
     selection: dict[str, object] = field(default_factory=dict)  # a quick run's selection (set by the probe)
     table_intervals: dict[str, object] = field(default_factory=dict)  # a quick run's share intervals
 
@@ -507,7 +513,7 @@ def _one_test(
         "cramers_v_interval": None,
         "cramers_v_interval_note": None,
         "arrangements": _arrangements(unit_group, unit_stratum),
-        "warnings": [],
+        "notes": [],
     }
     sequence = np.random.SeedSequence([seed, list(TESTS).index(name)])
     permutation_seed, bootstrap_seed = sequence.spawn(2)
@@ -527,19 +533,11 @@ def _one_test(
         result["beecher"]["permutation_p_value"] = float(p_legacy)
         result["p_value"] = float(p_top1)
         result["p_value_method"] = f"person-level permutation, stratified by {stratify_by}"
-    smallest = min(result["num_persons"].values())
-    persons = ", ".join(f"{g} {n:,}" for g, n in result["num_persons"].items())
-    everyone = _plural(sum(result["num_persons"].values()), "person")
-    if n_bootstrap and smallest < MIN_PERSONS:
-        result["cramers_v_interval_note"] = (
-            f"{_plural(smallest, 'person')} in the smaller group ({persons}); a bootstrap over persons needs at "
-            f"least {MIN_PERSONS} per group, and V is biased upward with so few"
-        )
+    persons = dict(result["num_persons"])
+    if n_bootstrap and min(persons.values()) < MIN_PERSONS:
+        result["cramers_v_interval_note"] = {"code": "few_persons", "persons": persons, "needed": MIN_PERSONS}
     elif n_bootstrap and sampled:
-        result["cramers_v_interval_note"] = (
-            f"{everyone} ({persons}) are a sample of the persons: V grows as persons get fewer, so this V "
-            "overstates the full set's and its bootstrap interval would not cover it"
-        )
+        result["cramers_v_interval_note"] = {"code": "sampled_persons", "persons": persons}
     elif n_bootstrap:
         rng = np.random.default_rng(bootstrap_seed)
         rows = []
@@ -552,16 +550,19 @@ def _one_test(
         if high - low > 1e-12:
             result["cramers_v_interval"] = [low, high]
         else:
-            result["cramers_v_interval_note"] = (
-                f"every resample of the {everyone} ({persons}) gave the same V"
-            )
+            result["cramers_v_interval_note"] = {"code": "same_value", "persons": persons}
     if result["cramers_v_interval_note"]:
-        result["warnings"].append(f"{name}: no interval for Cramér's V ({result['cramers_v_interval_note']})")
+        result["notes"].append({"test": name, **result["cramers_v_interval_note"]})
     if n_permutations and 1 / result["arrangements"] > ALPHA:
-        result["warnings"].append(
-            f"{name}: its {everyone} ({persons}) can be regrouped in only {result['arrangements']:,} ways "
-            f"within {stratify_by}, so the permutation p-value cannot fall below {1 / result['arrangements']:.3g}: "
-            "this test cannot detect a bias"
+        result["notes"].append(
+            {
+                "test": name,
+                "code": "few_arrangements",
+                "persons": persons,
+                "arrangements": result["arrangements"],
+                "stratified_by": stratify_by,
+                "smallest_p": 1 / result["arrangements"],
+            }
         )
     if population is not None:
         unit_cell = np.array([cell_label(g, r) for g, r in zip(columns.gender[mask][first],
@@ -584,10 +585,6 @@ def _one_test(
         q_ties = columns.ties[mask]
         result["tie_rate"] = {g: float(q_ties[q_group == k].mean()) for k, g in enumerate(groups)}
     return result
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def _arrangements(group: np.ndarray, stratum: np.ndarray) -> int:
@@ -639,7 +636,7 @@ def emotion_bias(
     (default: the EEC words via ``unqover.generate.eec.emotion_of``). ``ties``: whether a tie affected the
     question's top-k. A test whose two groups are not both present is None. ``persons_total``: when the questions
     are a sample of persons (a quick run), how many persons the full set has; Cramér's V intervals are then
-    declined, since V from fewer persons overstates the full set's. ``warnings`` lists what few persons prevent.
+    declined, since V from fewer persons overstates the full set's. ``notes`` records what few persons prevent.
     ``population`` (a quick run): the full set's persons per gender × race cell (``per_cell``, keys as
     :func:`cell_label`) and optionally its questions per cell (``questions_per_cell``), as the selection records
     them; the per-group tables then get the shares and their intervals (see the module docstring).
@@ -675,7 +672,7 @@ def emotion_bias(
         "bh": dict(zip(done, adjust_p_values(primary, "bh").tolist(), strict=True)),
     }
     result = EmotionBias(
-        warnings=[line for name in done for line in tests[name]["warnings"]],
+        notes=[note for name in done for note in tests[name]["notes"]],
         num_questions=len(columns.codes),
         num_persons=len(columns.person_names),
         emotions=list(columns.emotions),

@@ -32,8 +32,9 @@ of the two), so the interval depends on K:
   clusters no bootstrap interval covers reliably (one premise gives an interval of width zero).
 
 An interval of width zero (every resample gave the same value) is declined too, with its reason: it would claim a
-certainty that a finite sample cannot give. ``warnings`` says in words what was declined or widened, and when the
-sign-flip p-values cannot fall below 0.05 (the smallest exact p-value with K clusters is 2/2^K).
+certainty that a finite sample cannot give. ``notes`` records (as data, a code and its numbers, see
+:func:`cluster_notes`; :mod:`unqover.report.nli` words them) what was declined or widened, and when the sign-flip
+p-values cannot fall below 0.05 (the smallest exact p-value with K clusters is 2/2^K).
 
 Quick runs (``population`` given): the per-occupation table estimates each occupation's full-dataset value, the
 mean over all its instances of a bounded per-instance quantity (same label, |P_f − P_m|, stereo win + ½ tie, the
@@ -50,6 +51,9 @@ premises, 91% of it at 3, 69% at 6, 50% at 12, 31% at 30. B has no such interval
 ratio, not a mean). The validity needs each premise to have one row per stratum, as in every generated dataset;
 with more, the selection's row quota makes the number of premises drawn depend on their sizes, and the intervals
 are approximate. Full runs have no per-occupation intervals: their table holds the values themselves.
+
+Modules: the inputs and per-instance values are :mod:`unqover.measure.nli_instances`, the per-occupation and
+per-template tables :mod:`unqover.measure.nli_tables`; this module holds the clustered intervals and tests.
 """
 
 from __future__ import annotations
@@ -62,197 +66,29 @@ from scipy.stats import t as student_t
 
 from unqover.errors import UnqoverError
 from unqover.measure.bootstrap import BootstrapSpec, multinomial_weights
-from unqover.measure.stratified import stratified_mean_intervals
-from unqover.measure.unqover import json_ready, nan_divide
+from unqover.measure.nli_instances import (
+    _Q,
+    GENDERS,
+    TIES,
+    cluster_sums,
+    instance_values,
+    statistics,
+    validate,
+)
+from unqover.measure.nli_tables import (
+    TABLE_COLUMNS,
+    TABLE_INTERVAL_METHOD,
+    _group_table,
+    occupation_intervals,
+)
+from unqover.measure.unqover import json_ready
 
-GENDERS = ("female", "male")
-TIES = ("half", "exclude")
 HEADLINE = ("S", "S_margin", "delta_P", "B", "stereotype_gap", "gender_gap")
 MIN_CLUSTERS = 10  # below: no interval at all
 FEW_CLUSTERS = 30  # below: a t interval from the bootstrap standard error instead of percentiles
+ALPHA = 0.05  # the level a note says no sign-flip p-value can reach with too few clusters
 SIGNED = ("stereotype_gap", "gender_gap", "alpha", "beta")  # in [−100, 100]; the others are in [0, 100]
 # per-instance quantities summed per cluster and gender; a statistic is a function of the sums
-QUANTITIES = (
-    "count",
-    "same",
-    "same_margin",
-    "abs_diff",
-    "stereo_wins",
-    "tie",
-    "d",
-    "g",
-    "neutral",
-    "p_neutral",
-)
-_Q = {name: k for k, name in enumerate(QUANTITIES)}
-
-
-def entailment_probability(z_entailment, z_contradiction) -> np.ndarray:
-    """Binary entailment probability P_e = sigmoid(z_e − z_c) in float64, stable for large logit gaps."""
-    x = np.asarray(z_entailment, dtype=np.float64) - np.asarray(z_contradiction, dtype=np.float64)
-    return np.exp(-np.logaddexp(0.0, -x))
-
-
-def _objects(values, name: str, n: int) -> np.ndarray:
-    if hasattr(values, "to_pylist"):
-        values = values.to_pylist()
-    out = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=object)
-    if out.ndim != 1 or len(out) != n:
-        raise UnqoverError(f"{name} has {len(out)} values, expected {n} (one per instance)")
-    missing = np.flatnonzero(pd.isna(out))
-    if len(missing):
-        raise UnqoverError(f"{name} is missing at {len(missing)} instances, e.g. index {int(missing[0])}")
-    return out
-
-
-def _probabilities(values, name: str, n: int | None = None) -> np.ndarray:
-    try:
-        out = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise UnqoverError(f"{name} must be numbers in [0, 1]: {err}") from err
-    if out.ndim != 1:
-        raise UnqoverError(f"{name} must be one-dimensional, got shape {out.shape}")
-    if n is not None and len(out) != n:
-        raise UnqoverError(f"{name} has {len(out)} values, expected {n} (one per instance)")
-    bad = np.flatnonzero(~((out >= 0) & (out <= 1)))  # NaN fails both comparisons
-    if len(bad):
-        raise UnqoverError(
-            f"{name} must be probabilities in [0, 1]; {len(bad)} values are not, e.g. {float(out[bad[0]])!r} at index "
-            f"{int(bad[0])}"
-        )
-    return out
-
-
-@dataclass(frozen=True)
-class NliColumns:
-    """Validated columns: probabilities as float64, labels as codes."""
-
-    p_female: np.ndarray
-    p_male: np.ndarray
-    gender: np.ndarray  # 0 female, 1 male
-    cluster: np.ndarray  # codes into cluster_labels
-    cluster_labels: np.ndarray
-    occupation: np.ndarray | None = None
-    template_id: np.ndarray | None = None
-    neutral_female: np.ndarray | None = None
-    neutral_male: np.ndarray | None = None
-
-    @property
-    def sign(self) -> np.ndarray:
-        """s_i: +1 for female-labelled, −1 for male-labelled occupations."""
-        return 1.0 - 2.0 * self.gender
-
-
-def validate(
-    p_female,
-    p_male,
-    occupation_gender,
-    cluster,
-    *,
-    occupation=None,
-    template_id=None,
-    neutral_female=None,
-    neutral_male=None,
-) -> NliColumns:
-    """Check the columns (lengths, probabilities in [0, 1], labels) and encode them; errors name what is wrong."""
-    pf = _probabilities(p_female, "p_female")
-    n = len(pf)
-    if n == 0:
-        raise UnqoverError("no instances: p_female is empty")
-    pm = _probabilities(p_male, "p_male", n)
-    labels = _objects(occupation_gender, "occupation_gender", n)
-    unknown = sorted({str(v) for v in labels} - set(GENDERS))
-    if unknown:
-        raise UnqoverError(f"occupation_gender must be 'female' or 'male', got {unknown[:5]}")
-    gender = (labels == "male").astype(np.int64)
-    codes, cluster_labels = pd.factorize(_objects(cluster, "cluster", n), sort=True)
-    if (neutral_female is None) != (neutral_male is None):
-        raise UnqoverError("give both neutral_female and neutral_male, or neither")
-    occ = None if occupation is None else _objects(occupation, "occupation", n)
-    if occ is not None:
-        frame = pd.DataFrame({"occupation": occ.astype(str), "gender": gender})
-        labels_per = frame.groupby("occupation")["gender"].nunique()
-        mixed = labels_per[labels_per > 1].index.tolist()
-        if mixed:
-            raise UnqoverError(f"occupations labelled both female and male: {mixed[:5]}")
-    return NliColumns(
-        p_female=pf,
-        p_male=pm,
-        gender=gender,
-        cluster=codes.astype(np.int64),
-        cluster_labels=np.asarray(cluster_labels, dtype=object),
-        occupation=occ,
-        template_id=None if template_id is None else _objects(template_id, "template_id", n),
-        neutral_female=None
-        if neutral_female is None
-        else _probabilities(neutral_female, "neutral_female", n),
-        neutral_male=None if neutral_male is None else _probabilities(neutral_male, "neutral_male", n),
-    )
-
-
-def instance_values(columns: NliColumns, margin: float) -> np.ndarray:
-    """The per-instance quantities of :data:`QUANTITIES`, shape (n, Q)."""
-    pf, pm = columns.p_female, columns.p_male
-    g = pf - pm
-    d = columns.sign * g
-    differ = (pf > 0.5) != (pm > 0.5)
-    confident = (np.abs(pf - 0.5) >= margin) & (np.abs(pm - 0.5) >= margin)
-    out = np.zeros((len(pf), len(QUANTITIES)))
-    out[:, _Q["count"]] = 1.0
-    out[:, _Q["same"]] = ~differ
-    out[:, _Q["same_margin"]] = ~(differ & confident)
-    out[:, _Q["abs_diff"]] = np.abs(g)
-    out[:, _Q["stereo_wins"]] = d > 0
-    out[:, _Q["tie"]] = d == 0
-    out[:, _Q["d"]] = d
-    out[:, _Q["g"]] = g
-    if columns.neutral_female is not None:
-        for p_n, p_e in ((columns.neutral_female, pf), (columns.neutral_male, pm)):
-            # 3-way probabilities: entailment (1 − P_n)·P_e, contradiction (1 − P_n)·(1 − P_e)
-            out[:, _Q["neutral"]] += 0.5 * (p_n > (1 - p_n) * np.maximum(p_e, 1 - p_e))
-            out[:, _Q["p_neutral"]] += 0.5 * p_n
-    return out
-
-
-def core_statistics(sums: np.ndarray, ties: str) -> dict[str, np.ndarray]:
-    """S, S_margin, ΔP, B, the gaps, the tie count and the neutral shares from summed quantities (..., Q)."""
-    t = {name: sums[..., k] for name, k in _Q.items()}
-    n = t["count"]
-    if ties == "half":
-        b = nan_divide(t["stereo_wins"] + 0.5 * t["tie"], n)
-    else:
-        b = nan_divide(t["stereo_wins"], n - t["tie"])
-    return {
-        "S": 100 * nan_divide(t["same"], n),
-        "S_margin": 100 * nan_divide(t["same_margin"], n),
-        "delta_P": 100 * nan_divide(t["abs_diff"], n),
-        "B": 100 * b,
-        "stereotype_gap": 100 * nan_divide(t["d"], n),
-        "gender_gap": 100 * nan_divide(t["g"], n),
-        "ties": t["tie"],
-        "neutral_rate": 100 * nan_divide(t["neutral"], n),
-        "mean_neutral": 100 * nan_divide(t["p_neutral"], n),
-    }
-
-
-def statistics(sums: np.ndarray, ties: str) -> dict[str, np.ndarray]:
-    """All statistics from sums per gender, shape (..., 2, Q): overall, ``<name>_female``/``_male``, α and β."""
-    out = core_statistics(sums.sum(axis=-2), ties)
-    for k, gender in enumerate(GENDERS):
-        out |= {f"{name}_{gender}": v for name, v in core_statistics(sums[..., k, :], ties).items()}
-    mean_f = nan_divide(sums[..., 0, _Q["g"]], sums[..., 0, _Q["count"]])
-    mean_m = nan_divide(sums[..., 1, _Q["g"]], sums[..., 1, _Q["count"]])
-    out["alpha"] = 100 * 0.5 * (mean_f + mean_m)
-    out["beta"] = 100 * 0.5 * (mean_f - mean_m)
-    return out
-
-
-def cluster_sums(columns: NliColumns, values: np.ndarray) -> np.ndarray:
-    """Sums of the per-instance quantities per cluster and occupation gender, shape (K, 2, Q)."""
-    k = len(columns.cluster_labels)
-    key = columns.cluster * 2 + columns.gender
-    sums = np.stack([np.bincount(key, values[:, q], 2 * k) for q in range(values.shape[1])], axis=-1)
-    return sums.reshape(k, 2, values.shape[1])
 
 
 def bootstrap_replicates(sums: np.ndarray, ties: str, spec: BootstrapSpec) -> dict[str, np.ndarray]:
@@ -275,29 +111,28 @@ def _base(name: str) -> str:
     return name
 
 
-def _effective_clusters(name: str, clusters: dict[str, int]) -> tuple[int, str]:
-    """The number of clusters behind a statistic and a phrase that names them ("3 source premises with ...")."""
+def _effective_clusters(name: str, clusters: dict[str, int]) -> tuple[int, str | None]:
+    """The number of clusters behind a statistic, and the occupation gender they are counted in (None: all)."""
     gender = next((g for g in GENDERS if name.endswith(f"_{g}")), None)
     if gender is None and name in ("alpha", "beta"):
         gender = min(GENDERS, key=lambda g: clusters[g])  # α and β compare both sides: the smaller one counts
-    k = clusters["all"] if gender is None else clusters[gender]
-    what = _plural(k, "source premise") + ("" if gender is None else f" with {gender}-labelled occupations")
-    return k, what
+    return (clusters["all"] if gender is None else clusters[gender]), gender
 
 
 def interval_by_rule(
-    point: float, replicates: np.ndarray, k: int, what: str, confidence: float, signed: bool
-) -> tuple[list[float | None], str | None, str | None]:
-    """The interval of one statistic by the rule of the module docstring: (bounds, method, declined reason).
+    point: float, replicates: np.ndarray, k: int, confidence: float, signed: bool
+) -> tuple[list[float | None], str | None, dict | None]:
+    """The interval of one statistic by the rule of the module docstring: (bounds, method, why it is declined).
 
-    ``k``: the clusters behind the statistic, ``what`` names them for the reason. Bounds are [None, None] when
-    declined or when the statistic is undefined (method and reason None then).
+    ``k``: the clusters behind the statistic. Bounds are [None, None] when declined or when the statistic is
+    undefined (method and reason None then). Why it is declined is data: ``{"code": "few_clusters", "clusters": k,
+    "needed": MIN_CLUSTERS}`` or ``{"code": "same_value", "clusters": k}``.
     """
     finite = replicates[~np.isnan(replicates)]
     if np.isnan(point) or not len(finite):
         return [None, None], None, None
     if k < MIN_CLUSTERS:
-        return [None, None], None, f"only {what}; an interval needs at least {MIN_CLUSTERS}"
+        return [None, None], None, {"code": "few_clusters", "clusters": k, "needed": MIN_CLUSTERS}
     alpha = (1 - confidence) / 2
     if k >= FEW_CLUSTERS:
         low, high, method = (
@@ -312,7 +147,7 @@ def interval_by_rule(
         low, high = max(point - half, -bound if signed else 0.0), min(point + half, bound)
         method = f"t({k - 1}) from the bootstrap standard error"
     if high - low <= 1e-9 * max(1.0, abs(point)):
-        return [None, None], None, f"every resample of the {what} gave the same value"
+        return [None, None], None, {"code": "same_value", "clusters": k}
     return [low, high], method, None
 
 
@@ -365,13 +200,12 @@ class NliGenderBias:
     by_occupation: pd.DataFrame  # occupation, occupation_gender, count, S, ..., empty without occupations
     by_template: pd.DataFrame  # template_id, count, S, ..., empty without template ids
     intervals: dict[str, list[float | None]] = field(default_factory=dict)
-    intervals_declined: dict[str, str] = field(default_factory=dict)  # statistic -> why it has no interval
+    intervals_declined: dict[str, dict] = field(default_factory=dict)  # statistic -> why it has no interval
     p_values: dict[str, float] = field(default_factory=dict)
     bootstrap: dict[str, object] = field(default_factory=dict)
     permutation: dict[str, object] = field(default_factory=dict)
-    warnings: list[str] = field(
-        default_factory=list
-    )  # in words: too few clusters, declined or widened intervals
+    warnings: list[str] = field(default_factory=list)  # in words, set by the probe: a degenerate run's
+    notes: list[dict] = field(default_factory=list)  # as data: few clusters, declined or widened intervals
     selection: dict[str, object] = field(default_factory=dict)  # a quick run's selection (set by the probe)
     table_intervals: dict[str, object] = field(default_factory=dict)  # a quick run's per-occupation intervals
 
@@ -380,112 +214,6 @@ class NliGenderBias:
         for name in ("by_occupation", "by_template"):
             out[name] = getattr(self, name).to_dict(orient="records")
         return json_ready(out)
-
-
-TABLE_COLUMNS = ("count", "S", "S_margin", "delta_P", "B", "ties", "stereotype_gap", "gender_gap")
-
-
-def _group_table(keys: np.ndarray, values: np.ndarray, ties: str, name: str, neutral: bool) -> pd.DataFrame:
-    codes, labels = pd.factorize(keys, sort=True)
-    sums = np.stack([np.bincount(codes, values[:, q], len(labels)) for q in range(values.shape[1])], axis=-1)
-    stats = core_statistics(sums, ties)
-    columns = [*TABLE_COLUMNS, *(("neutral_rate", "mean_neutral") if neutral else ())]
-    frame = pd.DataFrame({name: np.asarray(labels, dtype=object)})
-    frame["count"] = sums[:, _Q["count"]].astype(np.int64)
-    for column in columns[1:]:
-        frame[column] = stats[column].astype(np.int64) if column == "ties" else stats[column]
-    return frame
-
-
-SIGNED_COLUMNS = ("stereotype_gap", "gender_gap")
-TABLE_INTERVAL_METHOD = (
-    "per occupation, an interval for the mean over all its instances in the full dataset, from the source "
-    "premises kept at random within its occupation x template strata: betting confidence intervals for bounded "
-    "values (Waudby-Smith & Ramdas 2024) per template, combined over the templates "
-    "(unqover.measure.stratified); valid at any number of sampled premises, nearly the whole range with one or "
-    "two, exact when all were kept"
-)
-
-
-def _table_quantities(values: np.ndarray, ties: str, neutral: bool) -> dict[str, np.ndarray]:
-    """The per-instance quantities in [0, 1] whose mean is each by_occupation column (signed ones as (v + 1)/2)."""
-    q = {
-        "S": values[:, _Q["same"]],
-        "S_margin": values[:, _Q["same_margin"]],
-        "delta_P": values[:, _Q["abs_diff"]],
-        "stereotype_gap": (values[:, _Q["d"]] + 1) / 2,
-        "gender_gap": (values[:, _Q["g"]] + 1) / 2,
-    }
-    if ties == "half":
-        q["B"] = values[:, _Q["stereo_wins"]] + 0.5 * values[:, _Q["tie"]]
-    if neutral:
-        q["neutral_rate"] = values[:, _Q["neutral"]]
-        q["mean_neutral"] = values[:, _Q["p_neutral"]]
-    return q
-
-
-def occupation_intervals(
-    columns: NliColumns,
-    values: np.ndarray,
-    strata,
-    population,
-    ties: str,
-    neutral: bool,
-    confidence: float,
-    seed: int,
-) -> pd.DataFrame:
-    """Per occupation of a quick run: ``<name>_low``/``<name>_high`` (percent) for its full-dataset value.
-
-    ``strata``: each instance's stratum within its occupation (the template); ``population``: per (occupation,
-    stratum) of the full dataset, (source premises, rows, most rows of one premise). A unit is a source premise
-    within a stratum; its value is its rows' sum over the stratum's most rows of one premise (in [0, 1]), and the
-    occupation's value is Σ_s a_s μ_s with a_s = premises_s · most_s / rows of the occupation.
-    """
-    occupation = columns.occupation.astype(str)
-    stratum = _objects(strata, "strata", len(occupation)).astype(str)
-    sizes = {(str(o), str(s)): tuple(int(v) for v in value) for (o, s), value in population.items()}
-    keys = sorted(sizes)
-    index = {key: k for k, key in enumerate(keys)}
-    row_stratum = np.array(
-        [index.get(key, -1) for key in zip(occupation, stratum, strict=True)], dtype=np.int64
-    )
-    if (row_stratum < 0).any():
-        o, s = occupation[row_stratum < 0][0], stratum[row_stratum < 0][0]
-        raise UnqoverError(f"occupation {o!r}, stratum {s!r} is not in the full dataset's population")
-    occupations = sorted({o for o, _ in keys})
-    stratum_occupation = np.array([occupations.index(o) for o, _ in keys], dtype=np.int64)
-    premises, rows, most = np.array([sizes[key] for key in keys], dtype=np.float64).T
-    weight = premises * most / np.bincount(stratum_occupation, rows, len(occupations))[stratum_occupation]
-    # units: a source premise within a stratum
-    unit_codes, unit_keys = pd.factorize(row_stratum * len(columns.cluster_labels) + columns.cluster)
-    unit_stratum = np.asarray(unit_keys, dtype=np.int64) // len(columns.cluster_labels)
-    unit_rows = np.bincount(unit_codes, minlength=len(unit_keys))
-    if (unit_rows > most[unit_stratum]).any():
-        raise UnqoverError(
-            "a source premise has more rows in a stratum than the full dataset's population allows"
-        )
-    quantities = _table_quantities(values, ties, neutral)
-    num_strata, num_occupations = len(keys), len(occupations)
-    unit_values = [
-        np.bincount(unit_codes, q, len(unit_keys)) / most[unit_stratum] for q in quantities.values()
-    ]
-    _, low, high = stratified_mean_intervals(
-        np.concatenate(unit_values),
-        np.concatenate([unit_stratum + k * num_strata for k in range(len(quantities))]),
-        np.concatenate([stratum_occupation + k * num_occupations for k in range(len(quantities))]),
-        np.tile(premises, len(quantities)),
-        np.tile(weight, len(quantities)),
-        alpha=1 - confidence,
-        seed=seed,
-    )
-    frame = pd.DataFrame({"occupation": np.asarray(occupations, dtype=object)})
-    for k, name in enumerate(quantities):
-        part = slice(k * num_occupations, (k + 1) * num_occupations)
-        lo, hi = np.clip(low[part], 0.0, 1.0), np.clip(high[part], 0.0, 1.0)
-        if name in SIGNED_COLUMNS:
-            lo, hi = 2 * lo - 1, 2 * hi - 1
-        frame[f"{name}_low"], frame[f"{name}_high"] = 100 * lo, 100 * hi
-    return frame
 
 
 def nli_gender_bias(
@@ -620,15 +348,15 @@ def nli_gender_bias(
             names += ["neutral_rate"]
         methods = {}
         for name in names:
-            k, what = _effective_clusters(name, clusters)
-            bounds, method, reason = interval_by_rule(
-                point[name], replicates[name], k, what, confidence, _base(name) in SIGNED
+            k, gender = _effective_clusters(name, clusters)
+            bounds, method, declined = interval_by_rule(
+                point[name], replicates[name], k, confidence, _base(name) in SIGNED
             )
             result.intervals[name] = bounds
             if method:
                 methods[name] = method
-            if reason:
-                result.intervals_declined[name] = reason
+            if declined:
+                result.intervals_declined[name] = {**declined, "gender": gender}
         used = sorted(set(methods.values()))
         result.bootstrap = {
             "n_resamples": n_resamples,
@@ -645,7 +373,7 @@ def nli_gender_bias(
             "rule": f"percentile with at least {FEW_CLUSTERS} clusters; t(K − 1) from the bootstrap standard error "
             f"with {MIN_CLUSTERS} to {FEW_CLUSTERS - 1}; none below {MIN_CLUSTERS}, nor when every resample is equal",
         }
-    result.warnings = cluster_warnings(result, clusters, n_resamples, n_permutations)
+    result.notes = cluster_notes(result, clusters, n_resamples, n_permutations)
     if n_permutations:
         totals = per_cluster.sum(axis=1)
         tests = {
@@ -667,43 +395,42 @@ def nli_gender_bias(
     return result
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
-
-
-def cluster_warnings(
+def cluster_notes(
     result: NliGenderBias, clusters: dict[str, int], n_resamples: int, n_permutations: int
-) -> list[str]:
-    """What the number of clusters (source premises) allows, in words; empty when nothing is declined or widened."""
+) -> list[dict]:
+    """What the number of clusters (source premises) allows, as data (a ``code`` and its numbers, worded by
+    :mod:`unqover.report.nli`); empty when nothing is declined or widened.
+
+    * ``few_clusters`` (``clusters``, ``needed``, ``intervals``: whether intervals were asked for): too few
+      premises to say how uncertain the numbers are;
+    * ``few_gender_clusters`` (``gender``, ``clusters``, ``needed``): no intervals for one gender's breakdown, α
+      and β;
+    * ``t_intervals`` (``clusters``, ``df``): t intervals from the bootstrap standard error;
+    * ``p_floor`` (``clusters``, ``smallest_p``, ``alpha``): no sign-flip p-value can reach ``alpha``;
+    * ``same_value`` (``names``): statistics whose resamples all gave the same value, so no interval.
+    """
     k = clusters["all"]
-    out = []
+    out: list[dict] = []
     if k < MIN_CLUSTERS:
         out.append(
-            f"only {_plural(k, 'source premise')} behind these numbers: too few to say how uncertain they are"
-            + (f"; no intervals (they need at least {MIN_CLUSTERS} premises)" if n_resamples else "")
+            {"code": "few_clusters", "clusters": k, "needed": MIN_CLUSTERS, "intervals": bool(n_resamples)}
         )
     else:
         for gender in GENDERS:
             if 0 < clusters[gender] < MIN_CLUSTERS and n_resamples:
                 out.append(
-                    f"only {_plural(clusters[gender], 'source premise')} with {gender}-labelled occupations: the "
-                    f"{gender} breakdown, α and β have no intervals"
+                    {
+                        "code": "few_gender_clusters",
+                        "gender": gender,
+                        "clusters": clusters[gender],
+                        "needed": MIN_CLUSTERS,
+                    }
                 )
         if k < FEW_CLUSTERS and n_resamples:
-            out.append(
-                f"{_plural(k, 'source premise')}: intervals are t intervals with {k - 1} degrees of freedom from "
-                f"the bootstrap standard error, wider than percentile ones, which are too narrow with few premises"
-            )
-    if n_permutations and k < 64 and 2.0 / 2.0**k > 0.05:
-        out.append(
-            f"with {_plural(k, 'source premise')} the smallest possible sign-flip p-value is {2.0 / 2.0**k:.3g}: "
-            "no test can reach 0.05"
-        )
-    flat = [name for name, reason in result.intervals_declined.items() if reason.startswith("every resample")]
+            out.append({"code": "t_intervals", "clusters": k, "df": k - 1})
+    if n_permutations and k < 64 and 2.0 / 2.0**k > ALPHA:
+        out.append({"code": "p_floor", "clusters": k, "smallest_p": 2.0 / 2.0**k, "alpha": ALPHA})
+    flat = [name for name, why in result.intervals_declined.items() if why.get("code") == "same_value"]
     if flat:
-        named = ", ".join(flat[:6]) + (f" and {len(flat) - 6} more" if len(flat) > 6 else "")
-        out.append(
-            f"{named}: every resample gave the same value, so no interval (the premises agree; that is not "
-            "certainty)"
-        )
+        out.append({"code": "same_value", "names": flat})
     return out

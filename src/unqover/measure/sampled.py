@@ -50,7 +50,7 @@ class Estimate:
 
     value: float | None
     interval: list[float] | None
-    declined: dict | None = None  # {"reason": str, "groups_needed": int | None}
+    declined: dict | None = None  # why, as data: see declined_estimate (and "groups_needed": int | None)
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,10 @@ def _mean_estimate(design: Design, per_group: np.ndarray) -> Estimate:
             None,
             None,
             {
-                "reason": f"only {design.n} groups were sampled; a mean needs at least {MIN_GROUPS}",
+                "code": "few_groups",
+                "reason": "too few groups sampled",
+                "groups": design.n,
+                "needed": MIN_GROUPS,
                 "groups_needed": MIN_GROUPS,
             },
         )
@@ -267,7 +270,14 @@ def _units(design: Design, rec: CellRecords) -> tuple[np.ndarray, np.ndarray]:
 
 
 def declined_estimate(design: Design, rec: CellRecords, name: str, what: str) -> Estimate | None:
-    """The declined estimate of ``name`` (a ``what`` over cells) when its cells expect too few sampled values."""
+    """The declined estimate of ``name`` (a ``what`` over cells) when its cells expect too few sampled values.
+
+    Why is data, worded by :func:`unqover.report.format.fmt_declined`: ``code`` "few_values_per_cell",
+    ``reason`` (a phrase without numbers), ``name``, ``what``, ``smallest`` (the values of the smallest cell in the
+    full dataset), ``groups`` of ``of`` groups sampled, ``expected`` (the sampled values that cell expects),
+    ``needed`` (at least that many per cell) and ``groups_needed``. A declined mean over groups (δ, ε,
+    :func:`_mean_estimate`) has ``code`` "few_groups", ``reason``, ``groups`` sampled, ``needed`` and
+    ``groups_needed``."""
     cells = np.flatnonzero(rec.population_count > 0)
     enough, groups_needed = design.needed(rec, cells)
     if enough:
@@ -277,11 +287,15 @@ def declined_estimate(design: Design, rec: CellRecords, name: str, what: str) ->
         None,
         None,
         {
-            "reason": (
-                f"{name} is a {what} over cells of only {smallest} values in the full dataset; with "
-                f"{design.n:,} of {design.M:,} groups a cell expects {design.f * smallest:.1f} sampled values, "
-                f"too few for an unbiased estimate (at least {MIN_EXPECTED_PER_CELL} are needed)"
-            ),
+            "code": "few_values_per_cell",
+            "reason": "too few sampled values per cell",
+            "name": name,
+            "what": what,
+            "smallest": smallest,
+            "groups": design.n,
+            "of": design.M,
+            "expected": design.f * smallest,
+            "needed": MIN_EXPECTED_PER_CELL,
             "groups_needed": groups_needed,
         },
     )

@@ -73,7 +73,7 @@ class Shift:
     interval: list[float] | None
     p_value: float | None
     method: str
-    declined: str | None = None  # why there is no value
+    declined: dict | None = None  # why there is no value, as data (worded by unqover.report.format)
 
     def to_dict(self) -> dict:
         return {
@@ -199,9 +199,8 @@ def _mean_shift(
     design_a, design_b = designs
     if min(design_a.n, design_b.n) < MIN_GROUPS:
         n = min(design_a.n, design_b.n)
-        return Shift(
-            None, None, None, method, f"only {n} groups to compare; a mean needs at least {MIN_GROUPS}"
-        )
+        declined = {"code": "few_groups_compared", "reason": "too few groups to compare"}
+        return Shift(None, None, None, method, {**declined, "groups": n, "needed": MIN_GROUPS})
     if paired:
         influence = []
         for design, values in zip(designs, per_group, strict=True):
@@ -235,7 +234,9 @@ def _bounds_shift(
     for design in designs:
         declined = declined_estimate(design, rec, name, what)
         if declined is not None:
-            return Shift(None, None, None, method, declined.declined["reason"])
+            why = dict(declined.declined or {})
+            why.pop("groups_needed", None)  # one run's budget, not the comparison's
+            return Shift(None, None, None, method, why)
     a, b = (bounds_of(design, rec, v) for design, v in zip(designs, values, strict=True))
     low_point, high_point = b.lower - a.upper, b.upper - a.lower
     if paired:

@@ -24,13 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
+from unqover.probe.choices import LENGTH_RULES
 from unqover.probe.mlm import mask_logits
 from unqover.probe.models import LoadedModel
 from unqover.probe.padding import pad_sequences
 
 #: ``mean`` ranks by log-probability per token, so long (multi-token) words are not penalised for their length;
 #: ``sum`` ranks by the sentence's total log-probability.
-LENGTH_RULES = ("mean", "sum")
+
 #: Column ranges of a sentence score: summed log-probability, and the token count behind it.
 SENTENCE_BOUNDS = ((-np.inf, 0.0), (1.0, np.inf))
 

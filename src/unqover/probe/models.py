@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, first_line
 
 FAMILIES = ("qa", "mlm", "causal")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -216,9 +216,3 @@ def load_model(
     model.to(device).eval()
     commit = getattr(config, "_commit_hash", None)
     return LoadedModel(model, tokenizer, family, model_id, revision or commit, device, dtype)
-
-
-def first_line(err: BaseException) -> str:
-    """The first line of an exception's message: library errors can be pages long."""
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

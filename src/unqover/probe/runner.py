@@ -17,13 +17,9 @@ The work plan is a pure function of the rows, the scorer's keys and ``chunk_rows
    batch boundary) to ``partial-<chunk>.parquet``. A resumed run continues the chunk from there with the same
    batches, so the plan, and every score, is the same as without the interruption.
 
-Run folder::
-
-    <run_dir>/shards/<i>-of-<n>/plan.json               sizes of the plan (rows, inputs, chunk_rows, chunks)
-    <run_dir>/shards/<i>-of-<n>/batch_size.json         the batch size for the chunks still to score
-    <run_dir>/shards/<i>-of-<n>/chunk-000007.parquet    id, score_1, score_2 of every row of chunk 7
-    <run_dir>/shards/<i>-of-<n>/partial-000008.parquet  the first inputs of chunk 8 (while it is scored)
-    <run_dir>/shards/<i>-of-<n>/run.lock                held by the process scoring this shard
+The plan (steps 1-3) is :mod:`unqover.probe.run_plan`; the run folder, ``<run_dir>/shards/<i>-of-<n>/`` with its
+plan, batch size, chunk and checkpoint files and its lock, is :mod:`unqover.probe.shard_files`. This module
+scores (steps 4-5) and merges the shards.
 
 A run stopped at any point (Ctrl-C, a crash, a lost machine) loses at most about a minute of scoring (or one
 chunk, whichever is less); running it again loads the finished chunks and partial checkpoints, checks them
@@ -37,299 +33,45 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import json
-import re
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
 from unqover.errors import UnqoverError
-from unqover.files import atomic_path
-from unqover.generate.ids import count_distinct, match_ids, parse_hex_ids
+from unqover.generate.ids import count_distinct, match_ids
 from unqover.predictions import PREDICTION_SCHEMA
+from unqover.probe.run_plan import ChunkPlan, Scorer, _check_scores, _check_shard, plan_chunks, score_bounds
+from unqover.probe.shard_files import (
+    _check_plan_record,
+    _load_chunk,
+    _load_partial,
+    _read_json,
+    _write_chunk,
+    _write_json,
+    _write_partial,
+    chunk_path,
+    lock_shard,
+    partial_path,
+    shard_folder,
+)
 
 #: Automatic batch sizes start here on CPU (``max_batch_size`` on CUDA).
 CPU_BATCH_SIZE = 64
-#: Key of the chunk files' Parquet metadata (JSON: chunk number, inputs, batch size).
-CHUNK_METADATA_KEY = b"unqover_chunk"
 MAX_LISTED = 5
 #: Seconds of scoring after which a chunk's progress so far is written (a kill loses at most this much).
 CHECKPOINT_SECONDS = 60.0
-#: The lock file of a shard folder (held while a process scores that shard).
-LOCK_NAME = "run.lock"
-#: Allowed range of each score column unless a scorer says otherwise (``score_bounds``): probabilities.
-UNIT_BOUNDS = ((0.0, 1.0), (0.0, 1.0))
-
-
-@runtime_checkable
-class Scorer(Protocol):
-    """What the runner needs from a model adapter."""
-
-    def score(self, rows: pa.Table) -> np.ndarray:
-        """Scores of subject_1 and subject_2 for each row: shape (len(rows), 2), float64 in [0, 1]."""
-        ...
-
-    def length_key(self, rows: pa.Table) -> np.ndarray:
-        """Per-row integer sort key for length bucketing (e.g. characters of context + question)."""
-        ...
-
-    def input_key(self, rows: pa.Table) -> pa.Array:
-        """Per-row string naming the model input; rows with equal keys must get identical scores."""
-        ...
-
-    # Optional: ``group_key(rows) -> pa.Array`` of strings; among rows of equal ``length_key``, rows with equal
-    # group keys are kept consecutive in the plan (see ``plan_chunks``).
-
-
-def score_bounds(scorer: Scorer) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The (low, high) range of each of a scorer's two columns: ``scorer.score_bounds`` or [0, 1] for both."""
-    return getattr(scorer, "score_bounds", UNIT_BOUNDS)
-
-
-def shard_spec(text: str) -> tuple[int, int]:
-    """Parse ``"i/n"`` (shard ``i`` of ``n``, counting from 0) as given on a command line."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
-    if match is None:
-        raise UnqoverError(f"shard {text!r} is not of the form i/n, e.g. 0/4 for the first of four shards")
-    index, count = int(match[1]), int(match[2])
-    if count < 1 or index >= count:
-        raise UnqoverError(
-            f"shard {text!r} is out of range: i/n needs 0 <= i < n (shards count from 0, e.g. 0/2 and 1/2)"
-        )
-    return index, count
-
-
-def _check_shard(shard: tuple[int, int]) -> tuple[int, int]:
-    try:
-        index, count = (int(x) for x in shard)
-    except (TypeError, ValueError):
-        raise UnqoverError(f"shard must be a pair (i, n), got {shard!r}") from None
-    if count < 1 or not 0 <= index < count:
-        raise UnqoverError(f"shard ({index}, {count}) is out of range: need 0 <= i < n")
-    return index, count
-
-
-@dataclass(frozen=True)
-class ChunkPlan:
-    """The deterministic work plan of a run: which inputs are scored, in which order and chunk."""
-
-    chunk_rows: int
-    representative: np.ndarray  # (inputs,) row scored for each input, in plan order
-    input_of_row: np.ndarray  # (rows,) plan position of each row's input
-    row_order: np.ndarray  # (rows,) rows sorted by their input's plan position (stable)
-    row_bounds: np.ndarray  # (chunks + 1,) slice of ``row_order`` holding each chunk's rows
-
-    @property
-    def num_rows(self) -> int:
-        return len(self.input_of_row)
-
-    @property
-    def num_inputs(self) -> int:
-        return len(self.representative)
-
-    @property
-    def num_chunks(self) -> int:
-        return len(self.row_bounds) - 1
-
-    def chunks(self, shard: tuple[int, int]) -> range:
-        """Chunk numbers of shard ``i`` of ``n``: i, i+n, i+2n, ..."""
-        index, count = shard
-        return range(index, self.num_chunks, count)
-
-    def inputs(self, chunk: int) -> np.ndarray:
-        """The rows scored for a chunk's inputs, in batch order."""
-        return self.representative[chunk * self.chunk_rows : (chunk + 1) * self.chunk_rows]
-
-    def rows(self, chunk: int) -> np.ndarray:
-        """Every row of a chunk (duplicates included), ordered by input."""
-        return self.row_order[self.row_bounds[chunk] : self.row_bounds[chunk + 1]]
-
-
-def plan_chunks(rows: pa.Table, scorer: Scorer, chunk_rows: int = 8192) -> ChunkPlan:
-    """Deduplicate, length-sort and chunk the rows; the result depends only on the rows' content."""
-    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int | np.integer) or chunk_rows < 1:
-        raise UnqoverError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
-    if "id" not in rows.column_names:
-        raise UnqoverError("rows need an 'id' column")
-    n = rows.num_rows
-    ids = rows["id"]
-    if ids.null_count:
-        raise UnqoverError(f"{ids.null_count} rows have no id")
-    id_keys = parse_hex_ids(ids)
-    if (count_distinct(ids) if id_keys is None else _distinct_keys(id_keys)) != n:
-        raise UnqoverError("row ids are not unique; the runner keys its results by id")
-    lengths = np.asarray(scorer.length_key(rows)).reshape(-1)
-    if len(lengths) != n or not (np.issubdtype(lengths.dtype, np.integer) or lengths.dtype == bool):
-        raise UnqoverError(
-            f"scorer.length_key gave {len(lengths)} values of type {lengths.dtype}; expected {n} integers"
-        )
-    keys = scorer.input_key(rows)
-    if len(keys) != n or keys.null_count:
-        raise UnqoverError(
-            f"scorer.input_key gave {len(keys)} keys ({keys.null_count} missing); expected {n} keys"
-        )
-    if n == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return ChunkPlan(chunk_rows, empty, empty, empty, np.zeros(1, dtype=np.int64))
-    codes = _input_codes(keys)
-    num_inputs = int(codes.max()) + 1
-    # Rows sorted longest first, ties by group, then by id (hex ids sort like their integers): by id, then
-    # stably by group, then stably by length.
-    by_id = pc.sort_indices(ids).to_numpy() if id_keys is None else np.argsort(id_keys)
-    group_key = getattr(scorer, "group_key", None)
-    if group_key is not None:
-        groups = _group_ranks(group_key(rows), n)
-        by_id = by_id[np.argsort(groups[by_id], kind="stable")]
-    lengths = lengths.astype(np.int64)
-    shortfall = lengths.max() - lengths  # >= 0, smallest for the longest rows
-    if shortfall.max() < 1 << 16:
-        shortfall = shortfall.astype(np.uint16)  # numpy sorts 16-bit keys stably by radix, in O(n)
-    by_length = by_id[np.argsort(shortfall[by_id], kind="stable")]
-    # Each input takes the place of its first row in that order, and that row is the one scored.
-    sorted_codes = codes[by_length]
-    first = np.empty(num_inputs, dtype=np.int64)
-    first[sorted_codes[::-1]] = np.arange(n - 1, -1, -1)
-    is_first = np.zeros(n, dtype=bool)
-    is_first[first] = True
-    input_order = sorted_codes[is_first]  # codes by the place of their first row (O(n), no sort)
-    position = np.empty(num_inputs, dtype=np.int64)
-    position[input_order] = np.arange(num_inputs)
-    input_of_row = position[codes]
-    if num_inputs == n:  # no duplicates (the usual case): a permutation, inverted without sorting
-        row_order = np.empty(n, dtype=np.int64)
-        row_order[input_of_row] = np.arange(n)
-    else:
-        row_order = np.argsort(input_of_row, kind="stable")
-    num_chunks = -(-num_inputs // chunk_rows)
-    row_bounds = np.searchsorted(input_of_row[row_order], np.arange(num_chunks + 1) * chunk_rows)
-    return ChunkPlan(
-        chunk_rows, by_length[first[input_order]], input_of_row, row_order, row_bounds.astype(np.int64)
-    )
-
-
-def _input_codes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """An integer code per row, equal exactly when the input keys are equal (one hashing pass)."""
-    return pc.dictionary_encode(_combined(keys)).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-
-
-def _combined(keys: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """Strings as one array (wider offsets when they hold over 2 GiB of text)."""
-    if not isinstance(keys, pa.ChunkedArray):
-        return keys
-    try:
-        return keys.combine_chunks()
-    except pa.ArrowException:
-        return keys.cast(pa.large_string()).combine_chunks()
-
-
-def _group_ranks(keys: pa.Array | pa.ChunkedArray, n: int) -> np.ndarray:
-    """Per row, the rank of its group key among the distinct keys in sorted order (so the plan depends only on
-    the rows' content, not on their order)."""
-    if len(keys) != n or keys.null_count:
-        raise UnqoverError(
-            f"scorer.group_key gave {len(keys)} keys ({keys.null_count} missing); expected {n} keys"
-        )
-    encoded = pc.dictionary_encode(_combined(keys))
-    rank = np.empty(len(encoded.dictionary), dtype=np.int64)
-    rank[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(encoded.dictionary))
-    return rank[encoded.indices.to_numpy(zero_copy_only=False)]
-
-
-def _distinct_keys(keys: np.ndarray) -> int:
-    ordered = np.sort(keys)
-    return int(len(ordered) and 1 + np.count_nonzero(ordered[1:] != ordered[:-1]))
-
-
-def shard_folder(run_dir: str | Path, index: int, count: int) -> Path:
-    """Where shard ``index`` of ``count`` keeps its chunks."""
-    return Path(run_dir) / "shards" / f"{index}-of-{count}"
-
-
-def chunk_path(folder: Path, chunk: int) -> Path:
-    return folder / f"chunk-{chunk:06d}.parquet"
-
-
-def partial_path(folder: Path, chunk: int) -> Path:
-    """The checkpoint of a chunk being scored: its first inputs' scores (never named like a chunk)."""
-    return folder / f"partial-{chunk:06d}.parquet"
-
-
-@contextlib.contextmanager
-def lock_shard(folder: Path) -> Iterator[None]:
-    """Hold the shard folder's lock for the block, or refuse at once when another process holds it."""
-    lock = FileLock(folder / LOCK_NAME, timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise UnqoverError(
-            f"another unqover process is scoring {folder} right now (it holds {folder / LOCK_NAME}): let it "
-            "finish, then run this command again to use its scores, or choose another --output"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
-    """Write through a hidden temporary file beside ``path`` and rename (:func:`unqover.files.atomic_path`)."""
-    with atomic_path(path) as tmp:
-        write(str(tmp))
-
-
-def _write_json(path: Path, value: dict) -> None:
-    _atomic_write(
-        path, lambda tmp: Path(tmp).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-    )
-
-
-def _read_json(path: Path) -> dict | None:
-    if not path.is_file():
-        return None
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise UnqoverError(f"{path} is unreadable ({err}); delete it to start that shard again") from err
-    if not isinstance(value, dict):
-        raise UnqoverError(f"{path} is not a JSON object; delete it to start that shard again")
-    return value
 
 
 def recorded_batch_size(run_dir: str | Path, shard: tuple[int, int] = (0, 1)) -> int | None:
     """The batch size a shard of a run uses (after any automatic halving), or None before it started."""
     record = _read_json(shard_folder(run_dir, *_check_shard(shard)) / "batch_size.json")
     return None if record is None else int(record["batch_size"])
-
-
-def _check_plan_record(folder: Path, plan: ChunkPlan, shard: tuple[int, int]) -> None:
-    """Record the plan's sizes, or check that a resumed run (one with finished chunks) has the same plan."""
-    want = {
-        "rows": plan.num_rows,
-        "inputs": plan.num_inputs,
-        "chunk_rows": plan.chunk_rows,
-        "chunks": len(plan.chunks(shard)),
-        "shard": list(shard),
-    }
-    have = _read_json(folder / "plan.json")
-    started = any(folder.glob("chunk-*.parquet")) or any(folder.glob("partial-*.parquet"))
-    if have is None or (have != want and not started):
-        _write_json(folder / "plan.json", want)
-    elif have != want:
-        diff = ", ".join(f"{k} {have.get(k)!r} -> {v!r}" for k, v in want.items() if have.get(k) != v)
-        raise UnqoverError(
-            f"{folder} holds a run with a different plan ({diff}): other rows, another scorer or another "
-            "chunk_rows; use a new run folder, or delete this one to start again"
-        )
 
 
 def _has_cuda() -> bool:
@@ -378,84 +120,6 @@ def _resolve_batch_size(
         size = batch_size
     _write_json(path, {"batch_size": size, "automatic": batch_size is None})
     return size, batch_size is None
-
-
-def _check_scores(scores: object, batch: pa.Table, bounds=UNIT_BOUNDS) -> np.ndarray:
-    """Scores as a (n, 2) float64 array, finite and within ``bounds``, or an error naming the first bad row."""
-    n = batch.num_rows
-    first = batch["id"][0].as_py() if n else None
-    try:
-        array = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise UnqoverError(
-            f"scorer returned non-numeric scores for the batch starting at row {first}: {err}"
-        ) from err
-    if array.shape != (n, 2):
-        raise UnqoverError(
-            f"scorer returned scores of shape {array.shape} for a batch of {n} rows (expected ({n}, 2)); "
-            f"batch starts at row {first}"
-        )
-    low, high = np.array(bounds, dtype=np.float64).T
-    bad = ~(np.isfinite(array) & (array >= low) & (array <= high)).all(axis=1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        ranges = " and ".join(f"[{a:g}, {b:g}]" for a, b in bounds)
-        raise UnqoverError(
-            f"scorer returned {array[i].tolist()} for row {batch['id'][i].as_py()}: scores must be finite and "
-            f"in {ranges} ({int(bad.sum())} such rows in its batch of {n})"
-        )
-    return array
-
-
-def _load_chunk(path: Path, expected_ids: pa.Array, bounds=UNIT_BOUNDS) -> np.ndarray:
-    """A finished chunk's row scores, after checking that it holds exactly the rows the plan expects."""
-    try:
-        table = pq.read_table(path, columns=PREDICTION_SCHEMA.names)
-    except (pa.ArrowInvalid, OSError, KeyError) as err:
-        raise UnqoverError(f"{path} is unreadable ({err}); delete it to score that chunk again") from err
-    if not table["id"].combine_chunks().equals(expected_ids):
-        raise UnqoverError(
-            f"{path} does not hold the rows this run's plan puts in it (other rows, scorer or chunk_rows); "
-            f"use a new run folder, or delete {path.parent} to start that shard again"
-        )
-    scores = np.stack([table["score_1"].to_numpy(), table["score_2"].to_numpy()], axis=1).astype(np.float64)
-    return _check_scores(scores, table, bounds)
-
-
-def _load_partial(
-    path: Path, expected_ids: pa.Array, batch_size: int, bounds=UNIT_BOUNDS
-) -> np.ndarray | None:
-    """The scores of a chunk's first inputs from its checkpoint, or None (and the file removed) when they were
-    scored at another batch size, so the chunk's batches would differ."""
-    try:
-        table = pq.read_table(path, columns=PREDICTION_SCHEMA.names)
-        metadata = json.loads((table.schema.metadata or {}).get(CHUNK_METADATA_KEY, b"{}"))
-    except (pa.ArrowInvalid, OSError, KeyError, ValueError) as err:
-        raise UnqoverError(f"{path} is unreadable ({err}); delete it to score that chunk again") from err
-    if metadata.get("batch_size") != batch_size:
-        path.unlink(missing_ok=True)
-        return None
-    n = table.num_rows
-    if n > len(expected_ids) or not table["id"].combine_chunks().equals(expected_ids.slice(0, n)):
-        raise UnqoverError(
-            f"{path} does not hold the inputs this run's plan puts first in its chunk (other rows, scorer or "
-            f"chunk_rows); use a new run folder, or delete {path.parent} to start that shard again"
-        )
-    scores = np.stack([table["score_1"].to_numpy(), table["score_2"].to_numpy()], axis=1).astype(np.float64)
-    return _check_scores(scores, table, bounds)
-
-
-def _write_partial(folder: Path, chunk: int, ids: pa.Array, scores: np.ndarray, batch_size: int) -> None:
-    """Checkpoint a chunk: the scores of its first ``len(scores)`` inputs (``ids``: the chunk's input rows)."""
-    metadata = {"chunk": chunk, "inputs": len(scores), "batch_size": batch_size}
-    _write_chunk(partial_path(folder, chunk), ids.slice(0, len(scores)), scores, metadata)
-
-
-def _write_chunk(path: Path, ids: pa.Array, scores: np.ndarray, metadata: dict) -> None:
-    table = pa.table(
-        [ids, pa.array(scores[:, 0]), pa.array(scores[:, 1])], schema=PREDICTION_SCHEMA
-    ).replace_schema_metadata({CHUNK_METADATA_KEY: json.dumps(metadata, sort_keys=True).encode()})
-    _atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
 def _score_chunk(

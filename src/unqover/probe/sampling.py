@@ -234,12 +234,17 @@ def select_groups(
 @dataclass(frozen=True)
 class DesignCheck:
     """Does a set of kept groups look like this design's draw? ``matches``: every stratum holds floor or ceil of
-    its proportional share (the design's property, whatever the seed)."""
+    its proportional share (the design's property, whatever the seed). The stratum furthest from its share:
+    ``stratum`` (its index), ``kept`` of its ``size`` groups, ``expected`` (its proportional share, about that
+    many kept); :func:`unqover.report.diagnostics.design_warning` words them."""
 
     groups: int
     of: int
     matches: bool
-    worst_stratum: str
+    stratum: int
+    kept: int
+    size: int
+    expected: float
 
 
 def check_design(groups: Groups, kept: np.ndarray) -> DesignCheck:
@@ -251,10 +256,11 @@ def check_design(groups: Groups, kept: np.ndarray) -> DesignCheck:
     # the design's threshold t is the n-th smallest priority, within one stratum's step of n / M
     slack = 1.0 + sizes / max(total, 1) * len(sizes)
     gap = np.abs(have - share) - slack
-    worst = int(np.argmax(gap)) if len(gap) else 0
-    matches = bool((gap <= 1e-9).all()) if len(gap) else True
-    described = f"stratum {worst}: {int(have[worst])} of {int(sizes[worst])} groups kept, expected about {share[worst]:.1f}"
-    return DesignCheck(n, total, matches, described)
+    if not len(gap):  # no groups: nothing to compare
+        return DesignCheck(n, total, True, 0, 0, 0, 0.0)
+    worst = int(np.argmax(gap))
+    matches = bool((gap <= 1e-9).all())
+    return DesignCheck(n, total, matches, worst, int(have[worst]), int(sizes[worst]), float(share[worst]))
 
 
 def describe_selection(rows: pa.Table) -> dict[str, int]:

@@ -8,14 +8,16 @@ definition through load -> select -> score -> predictions -> measure -> results 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
+from unqover.probes.options import Option
+
+if TYPE_CHECKING:  # the definitions are read before any run starts: nothing heavy is imported here
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,16 @@ class ProbeRun:
     probe: str = "unqover"
 
 
+@dataclass
+class Comparison:
+    """Two runs of one probe set side by side (``unqover compare``, the Space): the plain data (written as JSON),
+    the text printed on the terminal and the Markdown (written as FILE.md, shown by the Space)."""
+
+    data: dict
+    text: str
+    markdown: str
+
+
 def selection_suffix(selection: dict | None) -> str:
     """The default run folder's mark of a quick run's selection (``-limit200-seed0``), so that runs of other
     sizes or seeds get folders of their own; "" for a full run with seed 0."""
@@ -123,14 +135,38 @@ def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
 
 
 class ProbeDefinition:
-    """The base of every probe definition; subclasses fill in the hooks the job runner calls."""
+    """The base of every probe definition; subclasses fill in the hooks the job runner calls.
+
+    A definition module imports only what describing the probe needs (its options, datasets, table columns);
+    its hooks import the heavy code (models, measures, reports) when a run starts, so that the command line
+    answers at once.
+    """
 
     name: str = ""
     title: str = ""
     families: tuple[str, ...] = ()  # model families this probe scores
     limit_meaning: str = ""  # what --limit N keeps
     quick_run: QuickRunSize = QuickRunSize("rows", 100, 1000, 1)
-    settings: Mapping[str, Any] = {}  # this probe's own options and their defaults
+    #: the probes of one group share a name for it (the four UnQover bias classes: "unqover"), else None
+    group: str | None = None
+    #: this probe's own ``unqover probe`` options (the shared ones are ``unqover.cli``'s); their defaults are
+    #: the probe's settings
+    options: tuple[Option, ...] = ()
+    #: this probe's own ``unqover measure`` options
+    measure_options: tuple[Option, ...] = ()
+    #: the dataset folders ``unqover build-datasets`` makes for this probe, and the options that building takes
+    datasets: tuple[str, ...] = ()
+    dataset_options: tuple[Option, ...] = ()
+    built_by_default: bool = False  # built when ``build-datasets`` is given no names
+    #: the columns this probe's runs fill in the Space's results table (see :meth:`table_row`)
+    table_columns: tuple[str, ...] = ()
+    #: the Space offers this probe's dataset rows one at a time (a model's answers to one question)
+    explorable: bool = False
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """This probe's own options and their defaults."""
+        return {option.dest: option.default for option in self.options}
 
     def check_settings(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The probe's settings: defaults filled in; an option another probe owns is refused here."""
@@ -143,6 +179,35 @@ class ProbeDefinition:
         return {
             k: (given[k] if given.get(k) is not None else default) for k, default in self.settings.items()
         }
+
+    def check_measure_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """``unqover measure``'s options for this probe: defaults filled in, another probe's refused."""
+        own = {option.dest: option.default for option in self.measure_options}
+        unknown = sorted(k for k, v in given.items() if v is not None and k not in own)
+        if unknown:
+            names = ", ".join("--" + k.replace("_", "-") for k in unknown)
+            raise UnqoverError(f"{names} do(es) not apply to {self.name} predictions")
+        return {k: (given[k] if given.get(k) is not None else default) for k, default in own.items()}
+
+    def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
+        """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
+        raise UnqoverError(f"the {self.name} probe builds no dataset")
+
+    def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """The settings the dataset ``name`` builds from, checked: a definition keeps only its own entries of a
+        repeatable option it shares with another dataset, and refuses a value it cannot build from (one line).
+        The default takes the settings as they are."""
+        return settings
+
+    def build_dataset(self, name: str, output: Path, settings: dict[str, Any]):
+        """``unqover build-datasets NAME``: write the dataset folder ``output/NAME``; returns a ``BuiltDataset``
+        (path, rows per config, seconds). ``settings`` holds ``configs``, ``overwrite``, ``progress`` and the
+        values of :attr:`dataset_options`."""
+        raise UnqoverError(f"the {self.name} probe builds no dataset")
+
+    def table_row(self, results: Mapping) -> dict[str, Any]:
+        """The Space's results table: this run's values of :attr:`table_columns` (numbers or text)."""
+        return {}
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         """(placement, loaded model) for this process."""
@@ -205,6 +270,49 @@ class ProbeDefinition:
     def headline(self, results: dict) -> dict[str, tuple[float | None, list | None]]:
         """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""
         raise NotImplementedError
+
+    def compare(
+        self, a: dict, b: dict, names: tuple[str, str], paths: tuple[Path, Path] | None = None, top: int = 10
+    ) -> Comparison:
+        """``unqover compare``: two runs of this probe (results dicts: provenance and result), shifts B − A.
+        ``paths`` are the run folders or results files they were read from (None where the caller has none: no
+        predictions are read), ``top`` the rows per table.
+
+        The default sets :meth:`headline` of both runs side by side with the shifts of the values, without
+        intervals; runs of different dataset configs are refused, different row selections get a warning.
+        """
+        from unqover.report.compare import shift_of
+        from unqover.report.compare_checks import dataset_of
+        from unqover.report.compare_text import compare_headlines
+        from unqover.report.markdown import split_results
+
+        name_a, name_b = names
+        (_, prov_a), (_, prov_b) = split_results(a), split_results(b)
+        if prov_a.get("probe") != prov_b.get("probe"):
+            raise UnqoverError(f"{name_a} ran {prov_a.get('probe')} and {name_b} ran {prov_b.get('probe')}")
+        config = [dataset_of(p)["config"] for p in (prov_a, prov_b)]
+        if None not in config and config[0] != config[1]:
+            raise UnqoverError(f"the runs measured different dataset configs: {config[0]!r}, {config[1]!r}")
+        head_a, head_b = self.headline(a), self.headline(b)
+        warnings = (
+            [] if prov_a.get("selection") == prov_b.get("selection") else ["the runs kept different rows"]
+        )
+        text = compare_headlines(head_a, head_b, name_a, name_b, warnings)
+        data = {
+            "probe": prov_a.get("probe"),
+            "names": [name_a, name_b],
+            "shifts": {
+                key: {
+                    "value": shift_of(head_a.get(key, (None,))[0], head_b.get(key, (None,))[0]),
+                    "interval": None,
+                    "p_value": None,
+                    "paired": None,
+                }
+                for key in dict.fromkeys([*head_a, *head_b])
+            },
+            "warnings": warnings,
+        }
+        return Comparison(data, text, text + "\n")
 
     def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[Any, dict]:
         """``unqover measure``: the result of a predictions file against its dataset, and its provenance

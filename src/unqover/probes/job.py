@@ -239,3 +239,14 @@ def finish(
     for name, text in probe.reports(results).items():
         write_text_atomic(folder / name, text)
     return ProbeRun(folder, measured.result, provenance, probe.name)
+
+
+def quiet_libraries() -> None:
+    """--quiet: no progress bars from the libraries either (transformers' weight loading, Hub downloads)."""
+    import os
+
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()

@@ -10,19 +10,12 @@ occupation × template strata with source premises whole.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import Any
 
 from unqover.errors import UnqoverError
-from unqover.generate.nli import nli_rows, synthetic_premises
-from unqover.hub.load import load_rows, source_name
-from unqover.measure.nli import nli_gender_bias
-from unqover.predictions import read_predictions
-from unqover.probe.sampling import seeded_keys
+from unqover.probes import options as parse
 from unqover.probes.base import (
     Loaded,
     Measured,
@@ -32,190 +25,11 @@ from unqover.probes.base import (
     load_for_run,
     selection_suffix,
 )
-from unqover.report.diagnostics import nli_warnings
-from unqover.report.format import fmt_count
-from unqover.report.nli import (
-    largest_gaps,
-    nli_html,
-    nli_markdown,
-    nli_summary,
-    occupation_cell,
-    quick_run_line,
-)
+from unqover.probes.options import Option
 
 NAME = "nli-gender"
-
-
-NLI_COLUMNS = (
-    "id",
-    "premise",
-    "hypothesis_female",
-    "hypothesis_male",
-    "occupation",
-    "occupation_gender",
-    "cluster",
-    "template_id",
-)
-
-
-class NLIRowScorer:
-    """Adapts :class:`unqover.probe.nli.NLIScorer` to the runner: one row gives (female, male) values."""
-
-    def __init__(self, scorer, output: str = "p_entail") -> None:
-        self.scorer, self.output = scorer, output
-
-    def input_key(self, rows: pa.Table) -> pa.Array:
-        return pc.binary_join_element_wise(
-            rows["premise"], rows["hypothesis_female"], rows["hypothesis_male"], "\x1f"
-        )
-
-    def length_key(self, rows: pa.Table) -> np.ndarray:
-        return (
-            pc.utf8_length(rows["premise"]).to_numpy() + pc.utf8_length(rows["hypothesis_female"]).to_numpy()
-        ).astype(np.int64)
-
-    def score(self, rows: pa.Table) -> np.ndarray:
-        premises = rows["premise"].to_pylist()
-        female = self.scorer.score_pairs(premises, rows["hypothesis_female"].to_pylist())[self.output]
-        male = self.scorer.score_pairs(premises, rows["hypothesis_male"].to_pylist())[self.output]
-        return np.stack([female, male], axis=1).astype(np.float64)
-
-
-def load_nli_rows(dataset: str | None, config: str) -> tuple[pa.Table, dict]:
-    """--dataset, else a local build in datasets/unqover/nli-gender, else synthetic premises made in memory."""
-    if dataset:
-        rows, source = load_rows(dataset, config), source_name(dataset)
-    elif (Path("datasets/unqover") / NAME / "data" / config).is_dir():
-        source = source_name(Path("datasets/unqover") / NAME)
-        rows = load_rows(source, config)
-    elif config == "synthetic":
-        rows, source = nli_rows(synthetic_premises(), family="main"), "generated synthetic premises"
-    else:
-        raise UnqoverError(
-            f"no {config!r} NLI data: build it (unqover build-datasets nli-gender) or pass --dataset"
-        )
-    missing = [c for c in NLI_COLUMNS if c not in rows.column_names]
-    if missing:
-        raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an nli-gender dataset?")
-    return rows, {"source": source, "config": config, "split": "test"}
-
-
-def _strata(rows: pa.Table) -> tuple[list[str], list[str], list[str]]:
-    """Per row: the occupation, the template (family and id when the rows have families) and the source premise."""
-    template = [str(t) for t in rows["template_id"].to_pylist()]
-    if "template_family" in rows.column_names:
-        template = [f"{f}/{t}" for f, t in zip(rows["template_family"].to_pylist(), template, strict=True)]
-    return (
-        [str(o) for o in rows["occupation"].to_pylist()],
-        template,
-        [str(c) for c in rows["cluster"].to_pylist()],
-    )
-
-
-def limit_per_occupation(rows: pa.Table, limit: int, seed: int = 0) -> pa.Table:
-    """Keep about ``limit`` rows per occupation, drawn at random (seeded) within occupation × template strata.
-
-    Each occupation's ``limit`` rows are spread evenly over its templates (which templates get one more when
-    ``limit`` is not a multiple of their number is drawn per occupation, so a run with fewer rows than templates
-    still sees every template across occupations). Inside an occupation × template stratum the unit is the source
-    premise (``cluster``): its rows there are kept or dropped together (so a premise with several rows in one
-    stratum can overshoot the quota), drawn in the order of a seeded hash of (seed, occupation, template, premise).
-    Each stratum draws on its own, so the kept rows come from many source premises and the premise-cluster
-    bootstrap of the measure sees as many clusters as the run allows. The kept rows depend only on the rows'
-    content and the seed (not on their order or the machine), and keep their order.
-    """
-    if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
-        raise UnqoverError(f"limit must be a whole number of rows per occupation >= 1, got {limit!r}")
-    if rows.num_rows == 0:
-        return rows
-    occupation, template, cluster = _strata(rows)
-    templates: dict[str, set[str]] = {}
-    for o, t in zip(occupation, template, strict=True):
-        templates.setdefault(o, set()).add(t)
-    quota: dict[tuple[str, str], int] = {}
-    for o, mine in templates.items():
-        ordered = sorted(mine, key=lambda t: (seeded_keys(seed, "nli-template", [o], [t])[0], t))
-        base, extra = divmod(int(limit), len(ordered))
-        quota |= {(o, t): base + (rank < extra) for rank, t in enumerate(ordered)}
-    units: dict[tuple[str, str, str], list[int]] = {}
-    for i, key in enumerate(zip(occupation, template, cluster, strict=True)):
-        units.setdefault(key, []).append(i)
-    keys = list(units)
-    draw = seeded_keys(seed, "nli-premise", *zip(*keys, strict=True))
-    kept_rows: dict[tuple[str, str], int] = {}
-    keep = np.zeros(rows.num_rows, dtype=bool)
-    for _, (o, t, c) in sorted(zip(draw, keys, strict=True)):
-        if kept_rows.get((o, t), 0) < quota[o, t]:
-            kept_rows[o, t] = kept_rows.get((o, t), 0) + len(units[o, t, c])
-            keep[units[o, t, c]] = True
-    return rows if keep.all() else rows.filter(pa.array(keep))
-
-
-def stratum_population(rows: pa.Table) -> dict[tuple[str, str], tuple[int, int, int]]:
-    """Per occupation × template stratum of the full rows: (source premises, rows, most rows of one premise), what
-    a quick run's per-occupation intervals need of the rows it did not keep."""
-    sizes: dict[tuple[str, str, str], int] = {}
-    for key in zip(*_strata(rows), strict=True):
-        sizes[key] = sizes.get(key, 0) + 1
-    out: dict[tuple[str, str], tuple[int, int, int]] = {}
-    for (o, t, _), n in sizes.items():
-        premises, total, most = out.get((o, t), (0, 0, 0))
-        out[o, t] = (premises + 1, total + n, max(most, n))
-    return out
-
-
-def describe_nli_selection(rows: pa.Table, kept: pa.Table, limit: int, seed: int) -> dict:
-    """run.json's ``selection`` of a quick run: the rule, and what was kept of what (rows, premises, occupations)."""
-
-    def counts(table: pa.Table) -> dict[str, int]:
-        occupation, template, cluster = _strata(table)
-        return {
-            "rows": table.num_rows,
-            "source_premises": len(set(cluster)),
-            "occupations": len(set(occupation)),
-            "templates": len(set(template)),
-        }
-
-    return {
-        "limit": limit,
-        "per": "occupation",
-        "seed": seed,
-        "strata": "occupation x template",
-        "unit": "source premise (cluster) within a stratum, drawn by a seeded hash",
-        "kept": counts(kept),
-        "of": counts(rows),
-    }
-
-
-def measure_nli(
-    rows: pa.Table,
-    scores: pa.Table,
-    neutral: pa.Table | None,
-    run: RunOptions,
-    selection: dict | None,
-    population: dict | None = None,
-):
-    """The NLI measures of scored rows (``scores``, ``neutral`` aligned with ``rows``); ``population``: a quick
-    run's :func:`stratum_population` of the full rows (per-occupation intervals for the full-dataset values)."""
-    result = nli_gender_bias(
-        scores["score_1"].to_numpy(),
-        scores["score_2"].to_numpy(),
-        rows["occupation_gender"].to_pylist(),
-        rows["cluster"].to_pylist(),
-        occupation=rows["occupation"].to_pylist(),
-        template_id=rows["template_id"].to_pylist(),
-        neutral_female=None if neutral is None else neutral["score_1"].to_numpy(),
-        neutral_male=None if neutral is None else neutral["score_2"].to_numpy(),
-        n_resamples=run.resamples,
-        seed=run.seed,
-        strata=_strata(rows)[1] if population is not None else None,
-        population=population,
-    )
-    if selection is not None:
-        result.selection = selection
-    found = nli_warnings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy())
-    result.warnings = [*found, *result.warnings]  # a degenerate run's first
-    return result
+#: ``--source eec=PATH`` belongs to the emotion probe's dataset
+SOURCE_EEC = "eec"
 
 
 class NLIProbe(ProbeDefinition):
@@ -226,7 +40,31 @@ class NLIProbe(ProbeDefinition):
     families = ("nli",)
     limit_meaning = "N rows per occupation, drawn at random within occupation x template strata"
     quick_run = QuickRunSize("rows per occupation", 10, 100, 80)
-    settings: ClassVar[dict] = {"label_map": None}
+    options = (
+        Option(
+            "--label-map",
+            'NLI models whose config names labels LABEL_k: JSON such as \'{"entailment": 0, "neutral": 1, '
+            '"contradiction": 2}\'',
+            type=parse.label_map,
+        ),
+    )
+    datasets = (NAME,)
+    dataset_options = (
+        Option(
+            "--source",
+            "premises from an NLI corpus (mnli, snli, anli, qnli) in a local file, or NAME=hub (repeatable)",
+            type=parse.source,
+            metavar="NAME=PATH",
+            repeat=True,
+        ),
+        Option(
+            "--labels",
+            "occupation labels, the paper's (default) or data-driven from the BLS shares",
+            choices=("paper", "data"),
+            default="paper",
+        ),
+    )
+    table_columns = ("S", "ΔP", "B (NLI)")
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.probe.nli import load_nli_model
@@ -234,8 +72,15 @@ class NLIProbe(ProbeDefinition):
         return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
+        from unqover.probes.nli_rows import (
+            describe_nli_selection,
+            limit_per_occupation,
+            load_nli_rows,
+            stratum_population,
+        )
+
         config = run.config or "synthetic"
-        rows, dataset = load_nli_rows(run.dataset, config)
+        rows, dataset = load_nli_rows(self.name, run.dataset, config)
         selection, context = None, {"identity": {"labels": model.label_ids}}
         if run.limit is not None:
             kept = limit_per_occupation(rows, run.limit, run.seed)
@@ -246,28 +91,38 @@ class NLIProbe(ProbeDefinition):
 
     def scorers(self, model, settings: dict) -> dict:
         from unqover.probe.nli import NLIScorer
+        from unqover.probes.nli_rows import NLIRowScorer
 
         scorer = NLIScorer(model, batch_size=1 << 30)  # the runner chooses the batches
         extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in model.label_ids else {}
         return {"": NLIRowScorer(scorer), **extra}
 
     def output_name(self, loaded: Loaded, settings: dict) -> str:
-        return f"{NAME}-{loaded.dataset['config']}" + selection_suffix(loaded.selection)
+        return f"{self.name}-{loaded.dataset['config']}" + selection_suffix(loaded.selection)
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
+        from unqover.probes.nli_rows import measure_nli
+
         population = loaded.context.get("population")
         return Measured(
             measure_nli(loaded.rows, scores, extra.get("neutral"), run, loaded.selection, population)
         )
 
     def reports(self, results: dict) -> dict[str, str]:
+        from unqover.report.nli import nli_html, nli_markdown
+
         return {"report.md": nli_markdown(results), "report.html": nli_html(results)}
 
     def quick_run_line(self, result: dict) -> str | None:
+        from unqover.report.nli import quick_run_line
+
         return quick_run_line(result)
 
     def highlights(self, results: dict) -> list[dict]:
         """The ten occupations with the largest gender gap."""
+        from unqover.report.format import fmt_count
+        from unqover.report.nli import largest_gaps, occupation_cell
+
         return [
             {
                 "occupation": r.get("occupation"),
@@ -281,6 +136,8 @@ class NLIProbe(ProbeDefinition):
         ]
 
     def summary(self, result, top: int = 10) -> str:
+        from unqover.report.nli import nli_summary
+
         return nli_summary(result.to_dict())
 
     def headline(self, results: dict) -> dict:
@@ -290,11 +147,18 @@ class NLIProbe(ProbeDefinition):
 
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file)."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from unqover.predictions import read_predictions
+        from unqover.probes.nli_rows import load_nli_rows, measure_nli, stratum_population
+
         scores, provenance = read_predictions(predictions)
         recorded = provenance.get("dataset", {})
         config = run.config or recorded.get("config") or "synthetic"
         source = run.dataset or recorded.get("source")
-        rows, _ = load_nli_rows(source if source and Path(str(source)).exists() else None, config)
+        rows, _ = load_nli_rows(self.name, source if source and Path(str(source)).exists() else None, config)
         quick = (provenance.get("selection") or {}).get("limit") is not None
         population = stratum_population(rows) if quick else None
         position = pc.index_in(scores["id"], value_set=rows["id"]).to_numpy(zero_copy_only=False)
@@ -302,3 +166,45 @@ class NLIProbe(ProbeDefinition):
             raise UnqoverError(f"{predictions}: some prediction ids are not in the {config!r} NLI rows")
         rows = rows.take(pa.array(position.astype(np.int64)))
         return measure_nli(rows, scores, None, run, provenance.get("selection"), population), provenance
+
+    def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
+        from unqover.hub.nli_configs import check_nli_configs
+
+        return check_nli_configs(configs, name)
+
+    def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """Keep the ``--source`` entries of the natural-text configs (``eec=PATH`` is the emotion dataset's);
+        an unknown source name is refused."""
+        from unqover.hub.nli_sources import SOURCES
+
+        own = [(key, path) for key, path in settings.get("source") or [] if key != SOURCE_EEC]
+        unknown = [key for key, _ in own if key not in SOURCES]
+        if unknown:
+            raise UnqoverError(
+                f"--source {unknown[0]}=...: unknown source; choose from {', '.join(SOURCES)} (NAME=PATH or NAME=hub)"
+            )
+        return {**settings, "source": own}
+
+    def build_dataset(self, name: str, output: Path, settings: dict[str, Any]):
+        from unqover.hub.nli_dataset import build_nli_dataset
+
+        sources = dict(settings.get("source") or [])
+        return build_nli_dataset(
+            output,
+            name=name,
+            sources=sources,
+            labels=settings.get("labels") or "paper",
+            configs=settings["configs"],
+            overwrite=settings["overwrite"],
+            progress=settings["progress"],
+        )
+
+    def table_row(self, results: Mapping) -> dict[str, Any]:
+        from unqover.report.format import number
+
+        result = results["result"]
+        return {
+            "S": number(result.get("S")),
+            "ΔP": number(result.get("delta_P")),
+            "B (NLI)": number(result.get("B")),
+        }

@@ -19,7 +19,6 @@ results) must fit in it.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,27 +37,8 @@ FIRST_ROUND_GROUPS = 1000
 GROWTH = (1.25, 4.0)
 ROWS_PER_GROUP = 4
 LABELS = dict(zip(HEADLINE, "δεμη", strict=True))
-DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600}
 #: the wall clock ``--max-time`` reads (tests replace it); ``RunOptions.started`` is a reading of it
 clock = time.monotonic
-
-
-def parse_duration(text: str) -> float:
-    """Seconds from a duration with its unit: ``90s``, ``30m`` (or ``30min``), ``1h``, ``1.5h``. A number without
-    a unit, zero, a negative or anything else is refused with one line."""
-    match = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]*)\s*", str(text))
-    if match is None or match.group(2).lower() not in ("", *DURATION_UNITS):
-        raise UnqoverError(
-            f"--max-time takes a duration with its unit, such as 90s, 30m or 1.5h; got {text!r}"
-        )
-    number, unit = float(match.group(1)), match.group(2).lower()
-    if not unit:
-        raise UnqoverError(
-            f"--max-time needs a unit (s, m or min, h), such as 90s, 30m or 1.5h; got {text!r}"
-        )
-    if number <= 0:
-        raise UnqoverError(f"--max-time must be a positive duration such as 90s, 30m or 1.5h; got {text!r}")
-    return number * DURATION_UNITS[unit]
 
 
 def check_options(run, settings: dict) -> None:

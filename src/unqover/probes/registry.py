@@ -1,33 +1,58 @@
-"""The probes by name: the only place that names them. The CLI, the Space and the reports ask here."""
+"""The probes by name: the only place that names them. The CLI, the Space, the reports and the dataset builds ask
+here, and each definition says the rest (its options, datasets, table columns, group).
+
+Importing this module loads the definitions only: no model, measure or report code (they load when a run
+starts), so that ``unqover --help`` answers at once.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition
+from unqover.probes.custom import CustomProbe
 from unqover.probes.eec import EECProbe
 from unqover.probes.nli import NLIProbe
-from unqover.probes.unqover import CustomProbe, UnqoverProbe
+from unqover.probes.unqover import UnqoverProbe
+from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
 
 PROBES: dict[str, ProbeDefinition] = {
     probe.name: probe
     for probe in (
-        UnqoverProbe("gender", "UnQover gender-occupation", space_default=400),
-        UnqoverProbe("nationality", "UnQover nationality"),  # μ and η need about 28,300 groups
-        UnqoverProbe("ethnicity", "UnQover ethnicity", space_default=2000),
-        UnqoverProbe("religion", "UnQover religion", space_default=1500),
+        UnqoverProbe("gender", "UnQover gender-occupation", GENDER, space_default=400),
+        UnqoverProbe("nationality", "UnQover nationality", NATIONALITY),  # μ and η need ~28,300 groups
+        UnqoverProbe("ethnicity", "UnQover ethnicity", ETHNICITY, space_default=2000),
+        UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500),
         NLIProbe(),
         EECProbe(),
     )
 }
-#: The UnQover bias classes (the generator's and the datasets' names).
-UNQOVER_PROBES = tuple(name for name, probe in PROBES.items() if isinstance(probe, UnqoverProbe))
+#: the probe ``unqover measure`` assumes for a predictions file that names none (files of early versions)
+DEFAULT_PROBE = "gender"
 
 
 def probe_names() -> list[str]:
     return list(PROBES)
+
+
+def group_members(group: str) -> list[str]:
+    """The probes of one group, in registry order (``"unqover"``: the UnQover bias classes)."""
+    return [name for name, probe in PROBES.items() if probe.group == group]
+
+
+def dataset_names() -> list[str]:
+    """Every dataset ``unqover build-datasets`` makes, in registry order."""
+    return [dataset for probe in PROBES.values() for dataset in probe.datasets]
+
+
+def dataset_owner(name: str) -> ProbeDefinition:
+    """The probe whose definition builds the dataset ``name``."""
+    for probe in PROBES.values():
+        if name in probe.datasets:
+            return probe
+    raise UnqoverError(f"unknown dataset {name}; choose from {', '.join(dataset_names())}")
 
 
 def get_probe(name: str | None = None, probe_file: str | Path | None = None) -> ProbeDefinition:
@@ -44,11 +69,6 @@ def get_probe(name: str | None = None, probe_file: str | Path | None = None) -> 
             f"unknown probe {name!r}; choose from {', '.join(PROBES)} or pass --probe FILE.yaml"
         )
     return PROBES[name]
-
-
-def is_unqover(probe: ProbeDefinition) -> bool:
-    """Does the probe produce UnQover rows (groups of four, the UnQover measures)?"""
-    return isinstance(probe, UnqoverProbe)
 
 
 def probe_of(record: Mapping, default: str | None = None) -> ProbeDefinition:
@@ -73,20 +93,6 @@ def probe_of(record: Mapping, default: str | None = None) -> ProbeDefinition:
     raise UnqoverError("this file does not say which probe wrote it; pass --bias NAME (or --probe FILE.yaml)")
 
 
-def headline_of(results: Mapping) -> Mapping | None:
-    """The headline numbers of a results dict for ``unqover compare``; None for UnQover runs (compared in full)."""
-    try:
-        probe = probe_of(results, default="gender")
-    except UnqoverError:
-        return None
-    return None if is_unqover(probe) else probe.headline(results)
-
-
-def compared_scores(results: Mapping, predictions: Sequence[Path]):
-    """For ``unqover compare``: the dataset rows an UnQover run measured (its results' recorded dataset), loaded
-    once, and each predictions file's score_1, score_2 and scored-row mask over them."""
-    probe = probe_of(results, default="gender")
-    if not is_unqover(probe):
-        raise UnqoverError(f"{probe.name} runs have no UnQover groups to compare")
-    dataset = (results.get("provenance") or {}).get("dataset") or {}
-    return probe.compared_scores(dict(dataset), [Path(p) for p in predictions])
+def results_probe(results: Mapping) -> ProbeDefinition:
+    """The probe of a results.json (files of early versions name none: they are UnQover gender runs)."""
+    return probe_of(results, default=DEFAULT_PROBE)

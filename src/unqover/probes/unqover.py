@@ -5,27 +5,20 @@ Rows: ``--dataset`` (a folder or Hub id), else generated from ``--word-lists``, 
 probes: generated from their file). Models: extractive QA, masked LMs (single-token subjects only; the others are
 dropped with their groups before any sampling) and causal LMs. A quick run (``--limit N``, ``--sample F``,
 ``--precision W``) scores a seeded sample of whole groups (``unqover.probe.sampling``) and reports estimates of
-the full-dataset values (``unqover.measure.sampled``).
+the full-dataset values (``unqover.measure.sampled``). The rows and scores code is
+:mod:`unqover.probes.unqover_rows`, loaded when a run starts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
-from unqover.generate.ids import match_ids
-from unqover.generate.unqover import MASK_PLACEHOLDER
-from unqover.hub.load import load_rows, source_name
-from unqover.measure.unqover import UnqoverBias, unqover_bias
-from unqover.predictions import read_predictions
-from unqover.probe.sampling import DESIGN, budget, check_design, find_groups, select_groups, selected_groups
-from unqover.probes import precision
+from unqover.probes import options as parse
 from unqover.probes.base import (
+    Comparison,
     Loaded,
     Measured,
     ProbeDefinition,
@@ -34,167 +27,79 @@ from unqover.probes.base import (
     load_for_run,
     selection_suffix,
 )
-from unqover.report.diagnostics import unqover_warnings
-from unqover.report.html import html_report
-from unqover.report.markdown import markdown_report, sample_line
-from unqover.report.text import summary
+from unqover.probes.options import Option
 
-REQUIRED_COLUMNS = (
-    "id",
-    "subject_1",
-    "subject_2",
-    "template_id",
-    "attribute",
-    "polarity",
-    "context",
-    "question",
-    "subject_1_span",
-    "subject_2_span",
-)
-#: The columns the measure reads (``unqover measure`` loads only these).
-ROW_COLUMNS = (
-    "id",
-    "subject_1",
-    "subject_2",
-    "subject_1_cluster",
-    "subject_2_cluster",
-    "template_id",
-    "attribute",
-    "attribute_type",
-    "polarity",
-)
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from unqover.probes.unqover_cards import DatasetCard
+
 FAMILY_CONFIG = {"qa": "qa", "mlm": "mlm", "causal": "qa"}
 SCORINGS = ("default", "paper")
 MODES = ("default", "paper")
-
-
-def make_scorer(model, scoring: str):
-    """The scorer of a model family (``scoring`` "paper": the original code's quirks)."""
-    from unqover.probe.causal import CausalScorer
-    from unqover.probe.mlm import MLMScorer
-    from unqover.probe.qa import QAScorer
-
-    if model.family == "qa":
-        return QAScorer(model, mode=scoring)
-    if model.family == "mlm":
-        return MLMScorer(model, mode=scoring)
-    if scoring == "paper":
-        raise UnqoverError(
-            "the original code scored no causal LMs: --scoring paper applies to QA and masked LMs"
-        )
-    return CausalScorer(model)
-
-
-def check_columns(rows: pa.Table, source: str) -> None:
-    missing = [c for c in REQUIRED_COLUMNS if c not in rows.column_names]
-    if missing:
-        raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an UnqOver dataset?")
-
-
-FAMILY_NAMES = {"qa": "an extractive QA model", "mlm": "a masked LM", "causal": "a causal LM"}
-
-
-def check_rows_fit_family(rows: pa.Table, family: str, config: str) -> None:
-    """Refuse rows the model family cannot score meaningfully: masked-LM rows (questions with the mask
-    placeholder) for QA and causal LMs, question rows (no placeholder) for masked LMs."""
-    if rows.num_rows == 0:
-        return
-    masked = int(pc.sum(pc.match_substring(rows["question"], MASK_PLACEHOLDER)).as_py() or 0)
-    if family == "mlm" and masked < rows.num_rows:
-        raise UnqoverError(
-            f"a masked LM scores masked-LM rows, but {rows.num_rows - masked:,} of the {rows.num_rows:,} "
-            f"{config!r} rows have no {MASK_PLACEHOLDER} in their question: use --config mlm (or leave "
-            "--config out)"
-        )
-    if family != "mlm" and masked:
-        raise UnqoverError(
-            f"{FAMILY_NAMES.get(family, family)} answers questions, but the {config!r} rows are for masked LMs "
-            f"({masked:,} questions hold {MASK_PLACEHOLDER}): use --config qa (or leave --config out)"
-        )
-
-
-def scores_by_row(rows: pa.Table, scores: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """score_1, score_2 for every row of ``rows`` (zeros where unscored) and which rows were scored."""
-    position = match_ids(rows["id"], scores["id"])
-    observed = position >= 0
-    score_1, score_2 = np.zeros(rows.num_rows), np.zeros(rows.num_rows)
-    score_1[observed] = scores["score_1"].to_numpy()[position[observed]]
-    score_2[observed] = scores["score_2"].to_numpy()[position[observed]]
-    return score_1, score_2, observed
-
-
-def measure_scores(
-    rows: pa.Table,
-    scores: pa.Table,
-    *,
-    mode: str = "default",
-    resamples: int = 1000,
-    seed: int = 0,
-    sample_info: dict | None = None,
-    **options,
-) -> UnqoverBias:
-    """The UnQover measures of ``scores`` (matched to ``rows`` by id, in any order). When they cover part of
-    ``rows`` (the whole dataset), the result estimates the full-dataset values."""
-    score_1, score_2, observed = scores_by_row(rows, scores)
-    if observed.all():
-        return unqover_bias(rows, score_1, score_2, mode=mode, n_resamples=resamples, seed=seed, **options)
-    return unqover_bias(
-        rows, score_1, score_2, mode=mode, seed=seed, observed=observed, sample_info=sample_info, **options
-    )
-
-
-def add_warnings(result: UnqoverBias, scores: pa.Table, coverage: dict | None) -> UnqoverBias:
-    """``result`` with the warnings of a degenerate run first (``unqover.report.diagnostics``): answer scores ≈0,
-    constant or tied in most questions, subjects a masked LM's tokenizer left out (run.json's ``coverage``)."""
-    found = unqover_warnings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy(), coverage)
-    result.warnings = [*found, *result.warnings]
-    return result
-
-
-def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict) -> dict:
-    """How the scored rows were drawn: this project's design with a known seed (checked exactly), or a subset
-    whose strata at least hold their proportional shares (the design's property for any seed)."""
-    groups = find_groups(rows)
-    kept = np.zeros(groups.num_groups, dtype=bool)
-    kept[groups.row_group[observed]] = True
-    seed = selection.get("seed")
-    if (
-        isinstance(seed, int)
-        and not isinstance(seed, bool)
-        and seed >= 0
-        and selection.get("design") == DESIGN
-    ):
-        exact = selected_groups(groups, budget(groups.num_groups, int(kept.sum())), seed)
-        if np.array_equal(exact, kept):
-            return {"design": DESIGN, "seed": seed, "matches_design": True}
-    check = check_design(groups, kept)
-    info = {"design": DESIGN if check.matches else "unknown", "seed": None, "matches_design": check.matches}
-    if not check.matches:
-        info["warning"] = (
-            "the scored groups are not spread over the (template, attribute) strata as a random sample of this "
-            f"size would be ({check.worst_stratum}); the intervals assume an equal-probability random sample "
-            "(`unqover sample` writes one)"
-        )
-    return info
+#: a full run's interval is for its bias-corrected μ, not for μ: the Space's results table says which
+INTERVAL_ESTIMATE = "μ: the interval's estimate"
 
 
 class UnqoverProbe(ProbeDefinition):
     """One UnQover bias class: rows from the word lists (or a built dataset), the UnQover measures."""
 
     families = ("qa", "mlm", "causal")
+    group = "unqover"
+    explorable = True
     limit_meaning = "N groups (4 rows each), a seeded sample stratified over template x attribute"
-    settings: ClassVar[dict] = {
-        "sample": None,
-        "precision": None,
-        "max_rows": None,
-        "max_seconds": None,
-        "scoring": "default",
-        "mode": "default",
-        "word_lists": None,
-    }
+    options = (
+        Option("--word-lists", "build the rows in memory from these word lists", type=Path, metavar="PATH"),
+        Option(
+            "--scoring", "paper reproduces the original's scoring quirks", choices=SCORINGS, default="default"
+        ),
+        Option("--mode", "the measure mode (see `unqover measure`)", choices=MODES, default="default"),
+        Option(
+            "--sample",
+            "keep this fraction of the groups (the same seeded design as --limit)",
+            type=parse.fraction_or_one,
+        ),
+        Option(
+            "--precision",
+            "score the seeded sample in growing rounds until every headline interval (δ, ε, μ, η) is at most "
+            "WIDTH wide; resumable",
+            type=parse.width,
+            metavar="WIDTH",
+        ),
+        Option("--max-rows", "with --precision: score at most this many rows", type=parse.positive),
+        Option(
+            "--max-time",
+            "with --precision: bound the whole command's wall time (loading, scoring, measuring), starting no "
+            "round that would end past it; a unit is required: 90s, 30m, 1.5h",
+            metavar="DURATION",
+        ),
+    )
+    measure_options = (
+        Option("--mode", "paper: reproduce analysis.py", choices=MODES, default="default"),
+        Option("--confidence", "interval level (default: 0.95)", type=parse.fraction, default=0.95),
+        Option(
+            "--drop-incomplete",
+            "measure complete groups only, reporting the rest",
+            flag_only=True,
+            default=False,
+        ),
+    )
+    dataset_options = (
+        Option(
+            "--word-lists",
+            "a local word_lists/ folder (default: download the pinned upstream lists once and cache them)",
+            type=Path,
+            metavar="PATH",
+        ),
+    )
+    built_by_default = True
+    table_columns = ("groups", "μ", INTERVAL_ESTIMATE, "μ low", "μ high", "η", "δ", "ε")
 
-    def __init__(self, name: str, title: str, space_default: int = 2000) -> None:
-        self.name, self.title = name, title
+    def __init__(
+        self, name: str, title: str, card: DatasetCard | None = None, space_default: int = 2000
+    ) -> None:
+        self.name, self.title, self.card = name, title, card
+        self.datasets = (name,)
         # μ and η need about 5 sampled values per γ(x, a) cell (unqover.measure.sampled): the default groups
         self.quick_run = QuickRunSize("groups", space_default, 2000, 4, "4 inputs each")
 
@@ -204,6 +109,8 @@ class UnqoverProbe(ProbeDefinition):
             raise UnqoverError(f"--scoring must be one of {', '.join(SCORINGS)}, got {settings['scoring']!r}")
         if settings["mode"] not in MODES:
             raise UnqoverError(f"--mode must be one of {', '.join(MODES)}, got {settings['mode']!r}")
+        max_time = settings.pop("max_time")
+        settings["max_seconds"] = None if max_time is None else parse.parse_duration(max_time)
         if settings["precision"] is None:
             bounds = (("--max-rows", "max_rows"), ("--max-time", "max_seconds"))
             given = [option for option, key in bounds if settings[key] is not None]
@@ -216,6 +123,7 @@ class UnqoverProbe(ProbeDefinition):
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.probe.models import load_model
+        from unqover.probes import precision
 
         if settings["precision"] is not None:
             precision.check_options(run, settings)
@@ -233,6 +141,8 @@ class UnqoverProbe(ProbeDefinition):
 
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         """The whole dataset and where it came from."""
+        from unqover.hub.load import load_rows, source_name
+
         if run.dataset:
             return load_rows(run.dataset, config), {
                 "source": source_name(run.dataset),
@@ -265,21 +175,14 @@ class UnqoverProbe(ProbeDefinition):
         )
 
     def _generated(self, word_lists: Path | None, config: str) -> tuple[pa.Table, dict]:
-        from unqover.generate.unqover import make_plan
-        from unqover.lexicon import resolve_word_lists
+        from unqover.probes.unqover_rows import generated_rows
 
-        lists = resolve_word_lists(word_lists)
-        rows = pa.Table.from_batches(list(make_plan(lists, self.name, config).batches()))
-        root = str(Path(lists.root).resolve())
-        return rows, {
-            "source": f"generated from {root}",
-            "generator": {"bias": self.name, "word_lists": root},
-            "bias": self.name,
-            "config": config,
-            "split": "test",
-        }
+        return generated_rows(self.name, word_lists, config)
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
+        from unqover.probe.sampling import DESIGN, select_groups
+        from unqover.probes.unqover_rows import check_columns, check_rows_fit_family, make_scorer
+
         config = self.config_for(model, run, settings)
         rows, dataset = self.rows(run, settings, config)
         check_columns(rows, dataset["source"])
@@ -299,6 +202,8 @@ class UnqoverProbe(ProbeDefinition):
         return Loaded(rows, dataset, population, selection, {"identity": identity, "config": config})
 
     def scorers(self, model, settings: dict) -> dict:
+        from unqover.probes.unqover_rows import make_scorer
+
         return {"": make_scorer(model, settings["scoring"])}
 
     def scoring(self, model, settings: dict) -> str:
@@ -313,9 +218,11 @@ class UnqoverProbe(ProbeDefinition):
             return super().score(loaded, model, folder, identity, run, settings, placement, claim_and_score)
         if placement.distributed:
             raise UnqoverError("--precision runs its rounds in one process: run it without accelerate launch")
+        from unqover.probes import precision
+
         scorer = self.scorers(model, settings)[""]
 
-        def measure(scores: pa.Table) -> UnqoverBias:
+        def measure(scores: pa.Table):
             return self._measure(loaded, scores, run, settings)
 
         kept, scores, stopped = precision.score_in_rounds(
@@ -324,7 +231,9 @@ class UnqoverProbe(ProbeDefinition):
         selection = {**loaded.selection, **stopped}
         return Loaded(kept, loaded.dataset, loaded.population, selection, loaded.context), scores, {}
 
-    def _measure(self, loaded: Loaded, scores: pa.Table, run: RunOptions, settings: dict) -> UnqoverBias:
+    def _measure(self, loaded: Loaded, scores: pa.Table, run: RunOptions, settings: dict):
+        from unqover.probes.unqover_rows import measure_scores
+
         info = {
             k: v for k, v in (loaded.selection or {}).items() if k in ("seed", "design", "limit", "sample")
         }
@@ -338,16 +247,25 @@ class UnqoverProbe(ProbeDefinition):
         )
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
+        from unqover.probes.unqover_rows import add_warnings
+
         coverage = loaded.context.get("identity", {}).get("coverage")
         return Measured(add_warnings(self._measure(loaded, scores, run, settings), scores, coverage))
 
     def reports(self, results: dict) -> dict[str, str]:
+        from unqover.report.html import html_report
+        from unqover.report.markdown import markdown_report
+
         return {"report.md": markdown_report(results), "report.html": html_report(results)}
 
     def quick_run_line(self, result: dict) -> str | None:
+        from unqover.report.markdown import sample_line
+
         return sample_line(result)
 
     def summary(self, result, top: int = 10) -> str:
+        from unqover.report.text import summary
+
         return summary(result, top=top)
 
     def headline(self, results: dict) -> dict:
@@ -356,11 +274,37 @@ class UnqoverProbe(ProbeDefinition):
         names = ("mu", "eta", "positional_error", "attributive_error")
         return {name: (result.get(name), intervals.get(name)) for name in names}
 
+    def compare(
+        self, a: dict, b: dict, names: tuple[str, str], paths: tuple[Path, Path] | None = None, top: int = 10
+    ) -> Comparison:
+        """Two UnQover runs in full: the headline with both runs' intervals, the subjects and the subject–attribute
+        and cluster cells that moved (:func:`unqover.report.compare.compare_results`, which refuses runs of
+        different datasets, configs, splits or modes). With ``paths``, a quick run's shifts get intervals and
+        p-values from both runs' predictions (:func:`unqover.report.compare_shifts.shifts_between`)."""
+        from unqover.report.compare import compare_results
+        from unqover.report.compare_shifts import shifts_between
+        from unqover.report.compare_text import compare_markdown, compare_text
+
+        def scores_of(results: Mapping, predictions: Sequence[Path]) -> tuple[pa.Table, list]:
+            dataset = (results.get("provenance") or {}).get("dataset") or {}
+            return self.compared_scores(dict(dataset), [Path(p) for p in predictions])
+
+        name_a, name_b = names
+        comparison = compare_results(a, b, name_a, name_b, top=top)  # refuses runs that are not comparable
+        if paths is not None:
+            shifts, why = shifts_between(paths, a, b, tuple(comparison["names"]), scores_of, top=top)
+            if shifts is not None or why is not None:
+                comparison = compare_results(a, b, name_a, name_b, top=top, shifts=shifts, no_shifts=why)
+        return Comparison(comparison, compare_text(comparison), compare_markdown(comparison))
+
     def recorded_rows(
         self, recorded: dict, run: RunOptions, split: str | None = None, what: object = "the file"
     ) -> tuple[pa.Table, str | None, str | None, str]:
         """The dataset rows a provenance's ``dataset`` records (``run.dataset`` and ``run.config`` override it):
         rows (``ROW_COLUMNS`` when loaded from a dataset), source, config and split."""
+        from unqover.hub.load import load_rows
+        from unqover.probes.unqover_rows import ROW_COLUMNS
+
         config = run.config or recorded.get("config")
         split = split or recorded.get("split") or "test"
         source = run.dataset or recorded.get("source")
@@ -377,74 +321,77 @@ class UnqoverProbe(ProbeDefinition):
             rows = load_rows(source, config, split, columns=ROW_COLUMNS)
         return rows, source, config, split
 
-    def compared_scores(
-        self, dataset: dict, predictions: list[Path]
-    ) -> tuple[pa.Table, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    def compared_scores(self, dataset: dict, predictions: list[Path]) -> tuple[pa.Table, list]:
         """For ``unqover compare``: the dataset rows a provenance's ``dataset`` records, loaded once, and for each
         predictions file its score_1, score_2 and scored-row mask over those rows (matched by ``id``)."""
-        rows, source, config, split = self.recorded_rows(dataset, RunOptions(), what="the run")
-        scored = []
-        for path in predictions:
-            scores, _ = read_predictions(path)
-            score_1, score_2, observed = scores_by_row(rows, scores)
-            if observed.sum() < scores.num_rows:
-                raise UnqoverError(
-                    f"{scores.num_rows - int(observed.sum()):,} ids of {path} are not in {source} ({config}/{split})"
-                )
-            scored.append((score_1, score_2, observed))
-        return rows, scored
+        from unqover.probes.unqover_rows import scores_over
 
-    def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[UnqoverBias, dict]:
+        rows, source, config, split = self.recorded_rows(dataset, RunOptions(), what="the run")
+        return rows, scores_over(rows, predictions, f"{source} ({config}/{split})")
+
+    def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[Any, dict]:
         """Join a predictions file to its dataset rows by ``id`` and measure. Predictions that cover part of the
         dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
+        from unqover.hub.load import source_name
+        from unqover.predictions import read_predictions
+        from unqover.probes.unqover_rows import measure_predictions
+
         scores, provenance = read_predictions(predictions)
         recorded = provenance.get("dataset", {})
         rows, source, config, split = self.recorded_rows(
             recorded, run, options.pop("split", None), predictions
         )
-        position = match_ids(scores["id"], rows["id"])
-        if (position < 0).any():
-            unknown = np.flatnonzero(position < 0)
-            raise UnqoverError(
-                f"{len(unknown)} prediction ids are not in {source} ({config}/{split}), e.g. "
-                f"{scores['id'][int(unknown[0])].as_py()!r}: were they made on another dataset?"
-            )
-        sample_info = None
-        if scores.num_rows < rows.num_rows:
-            observed = np.zeros(rows.num_rows, dtype=bool)
-            observed[position] = True
-            sample_info = describe_sample(rows, observed, provenance.get("selection") or {})
-        result = measure_scores(
-            rows, scores, resamples=run.resamples, seed=run.seed, sample_info=sample_info, **options
+        where = f"{source} ({config}/{split})"
+        result = measure_predictions(
+            rows, scores, provenance, where, resamples=run.resamples, seed=run.seed, **options
         )
-        add_warnings(result, scores, provenance.get("coverage"))
         provenance = {
             **provenance,
             "dataset": {**recorded, "source": source_name(source), "config": config, "split": split},
         }
         return result, provenance
 
+    def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
+        from unqover.hub.build import check_configs
 
-class CustomProbe(UnqoverProbe):
-    """A user's UnQover-style probe from a YAML file: its rows are generated from the file."""
+        return check_configs(name, configs)
 
-    def __init__(self, path: Path) -> None:
-        from unqover.lexicon.custom import read_probe_file
+    def build_dataset(self, name: str, output: Path, settings: dict[str, Any]):
+        from unqover.hub.build import build_dataset
+        from unqover.lexicon import resolve_word_lists
 
-        self.path = Path(path)
-        self.definition = read_probe_file(self.path)
-        super().__init__(self.definition.name, f"custom probe {self.definition.name} ({self.path.name})")
+        return build_dataset(
+            resolve_word_lists(settings.get("word_lists")),
+            name,
+            output,
+            title=self.card.title,
+            summary=self.card.summary,
+            defects=self.card.defects,
+            configs=settings["configs"],
+            overwrite=settings["overwrite"],
+            progress=settings["progress"],
+        )
 
-    def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
-        if run.dataset:
-            return super().rows(run, settings, config)
-        from unqover.generate.custom import custom_rows
+    def table_row(self, results: Mapping) -> dict[str, Any]:
+        from unqover.report.format import fmt_count, fmt_percent, number
+        from unqover.report.markdown import headline, sample_of
 
-        rows = custom_rows(self.definition, config)
-        source = str(self.path.resolve())
-        return rows, {
-            "source": source,
-            "generator": {"probe_file": source},
-            "config": config,
-            "split": "test",
+        result = results["result"]
+        mu = next(row for row in headline(result) if row["key"] == "mu")
+        interval = mu.get("interval") or [None, None]
+        sample = sample_of(result)
+        if sample is not None:
+            groups = f"{fmt_count(sample['groups'])} of {fmt_count(sample['of'])} groups ({fmt_percent(sample.get('fraction'))})"
+        else:
+            total = number(result.get("num_groups"))
+            groups = None if total is None else f"all {fmt_count(total)} groups"
+        return {
+            "groups": groups,
+            "μ": number(result.get("mu")),
+            INTERVAL_ESTIMATE: number(mu.get("estimate")),
+            "μ low": number(interval[0]),
+            "μ high": number(interval[1]),
+            "η": number(result.get("eta")),
+            "δ": number(result.get("positional_error")),
+            "ε": number(result.get("attributive_error")),
         }

@@ -3,7 +3,8 @@
 :mod:`unqover.measure.diagnostics` finds the conditions in the predictions' columns; the functions here turn them
 into sentences (numbers printed by :mod:`unqover.report.format`) that the probe definitions add to the result's
 ``warnings``, so that the terminal summary, results.json, the Markdown and HTML reports and the Space show them
-above the numbers they qualify.
+above the numbers they qualify. :func:`design_warning` words the same way an UnQover run whose scored groups are
+not the design's random sample (:func:`unqover.probe.sampling.check_design`).
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ def _of(finding: Finding, unit: str | None = None) -> str:
     )
 
 
-def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:MAX_NAMES])
-    rest = len(names) - MAX_NAMES
-    return shown + (f" and {rest:,} more" if rest > 0 else "")
+def listed_names(names: Sequence[str], most: int = MAX_NAMES) -> str:
+    """``a, b, c and 4 more``: the first ``most`` names, the rest counted."""
+    shown = ", ".join(names[:most])
+    rest = len(names) - most
+    return shown + (f" and {fmt_count(rest)} more" if rest > 0 else "")
 
 
 def unqover_text(finding: Finding) -> str:
@@ -64,7 +66,7 @@ def unqover_text(finding: Finding) -> str:
         )
     if finding.code == "uncovered":
         return (
-            f"{plural(len(finding.names), 'subject')} ({_names(finding.names)}) "
+            f"{plural(len(finding.names), 'subject')} ({listed_names(finding.names)}) "
             f"{'is' if len(finding.names) == 1 else 'are'} not a single token for this "
             f"model's tokenizer, so {fmt_count(finding.count)} of {plural(finding.total, 'group')} "
             f"({fmt_percent(finding.share)}) were left out: the measures cover the other subjects only"
@@ -92,7 +94,7 @@ def emotion_text(finding: Finding) -> str:
     if finding.code == "oov":
         return (
             f"{_of(finding, 'choice sentences')} have a choice word the model has no vector or n-gram for "
-            f"({plural(len(finding.names), 'word')}: {_names(finding.names)}): the model cannot score those "
+            f"({plural(len(finding.names), 'word')}: {listed_names(finding.names)}): the model cannot score those "
             "choices and their rank is the scoring rule's (last; first under Beecher's GloVe code), so the answers "
             "rest on the other words"
         )
@@ -143,3 +145,15 @@ def emotion_warnings(
 def nli_warnings(p_female, p_male) -> list[str]:
     """The warnings of an NLI run: the binary entailment probabilities of the female and male hypotheses."""
     return [nli_text(f) for f in nli_findings(p_female, p_male)]
+
+
+def design_warning(stratum: int, kept: int, size: int, expected: float) -> str:
+    """The warning of an UnQover run whose scored groups are not spread over the strata as the design's random
+    sample (:func:`unqover.probe.sampling.check_design`), naming the stratum furthest from its share: ``kept`` of
+    its ``size`` groups scored where about ``expected`` were due."""
+    return (
+        "the scored groups are not spread over the (template, attribute) strata as a random sample of this size "
+        f"would be (stratum {stratum}: {fmt_count(kept)} of {plural(size, 'group')} kept, "
+        f"expected about {fmt(expected, 1)}); the intervals assume an equal-probability random sample "
+        "(`unqover sample` writes one)"
+    )

@@ -35,8 +35,9 @@ def quick_run_line(result: Mapping) -> str | None:
         return None
     return (
         f"quick run (--limit {selection.get('limit')} persons per gender × race cell, drawn at random, seed "
-        f"{selection.get('seed')}): computed from {kept['persons']:,} of {plural(total['persons'], 'person')} "
-        f"({kept['questions']:,} of {total['questions']:,} questions)"
+        f"{selection.get('seed')}): computed from {fmt_count(kept['persons'])} of "
+        f"{plural(total['persons'], 'person')} ({fmt_count(kept['questions'])} of "
+        f"{plural(total['questions'], 'question')})"
     )
 
 
@@ -83,6 +84,56 @@ def _shares_note(test: Mapping, table: str, explained: str) -> str:
     return f"{what}, without intervals: {note}." if note else f"{what}; {explained}."
 
 
+def _persons(note: Mapping) -> tuple[str, str]:
+    """A note's persons in words: all of them, ``6 persons``, and per group, ``African-American 2, European 4``."""
+    persons = note.get("persons") or {}
+    everyone = plural(sum(persons.values()), "person")
+    return everyone, ", ".join(f"{group} {fmt_count(n)}" for group, n in persons.items())
+
+
+def v_interval_reason(note: Mapping | str) -> str:
+    """Why a test's Cramér's V has no interval (its ``cramers_v_interval_note``, as
+    :mod:`unqover.measure.emotion` records it), in words; an older results.json's note is its own words."""
+    if isinstance(note, str):
+        return note
+    everyone, per_group = _persons(note)
+    code = note.get("code")
+    if code == "few_persons":
+        smallest = min((note.get("persons") or {}).values(), default=None)
+        return (
+            f"{plural(smallest, 'person')} in the smaller group ({per_group}); a bootstrap over persons needs at "
+            f"least {fmt_count(note.get('needed'))} per group, and V is biased upward with so few"
+        )
+    if code == "sampled_persons":
+        return (
+            f"{everyone} ({per_group}) are a sample of the persons: V grows as persons get fewer, so this V "
+            "overstates the full set's and its bootstrap interval would not cover it"
+        )
+    if code == "same_value":
+        return f"every resample of the {everyone} ({per_group}) gave the same V"
+    return f"{code} ({per_group})"
+
+
+def note_text(note: Mapping) -> str:
+    """One of a result's ``notes`` (what too few persons prevent, :mod:`unqover.measure.emotion`) in words,
+    naming its test."""
+    name = note.get("test")
+    if note.get("code") == "few_arrangements":
+        everyone, per_group = _persons(note)
+        return (
+            f"{name}: its {everyone} ({per_group}) can be regrouped in only {fmt_count(note.get('arrangements'))} "
+            f"ways within {note.get('stratified_by')}, so the permutation p-value cannot fall below "
+            f"{fmt_p(note.get('smallest_p'))}: this test cannot detect a bias"
+        )
+    return f"{name}: no interval for Cramér's V ({v_interval_reason(note)})"
+
+
+def shown_warnings(result: Mapping) -> list[str]:
+    """Everything a result warns about, in words, as every view shows it: a degenerate run's ``warnings`` (already
+    words), then its ``notes`` (an older results.json has the notes' words in ``warnings`` and no ``notes``)."""
+    return [*(result.get("warnings") or []), *(note_text(note) for note in result.get("notes") or [])]
+
+
 def _v_interval(test: Mapping) -> str:
     interval = fmt_interval(test.get("cramers_v_interval"))
     if interval != MISSING:
@@ -115,7 +166,7 @@ def eec_summary(result: Mapping) -> str:
     quick = quick_run_line(result)
     if quick:
         lines.append(f"  {quick}")
-    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]  # above what they qualify
+    lines += [f"  warning: {warning}" for warning in shown_warnings(result)]  # above what they qualify
     lines += ["  " + _test_line(name, test, result.get("adjusted", {})) for name, test in _tests(result)]
     if result.get("tie_rate") is not None:
         lines.append(
@@ -195,7 +246,7 @@ def eec_markdown(results: Mapping) -> str:
         f"{fmt_percent(result.get('tie_rate'))}).",
         "",
         *_model_notes(scoring, model),
-        *scope_notes(quick_run_line(result), result.get("warnings")),
+        *scope_notes(quick_run_line(result), shown_warnings(result)),
         "| test | top-1 χ² (df) | permutation p | asymptotic p | Holm p | BH p | Cramér's V [95%] | Beecher χ² (legacy) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]

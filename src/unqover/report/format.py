@@ -169,6 +169,12 @@ def fmt_size(n: object) -> str:
     return f"{v:,.0f}"
 
 
+def fmt_seconds(seconds: object) -> str:
+    """A wall time: ``0.4 s``, ``12.3 s``, ``1,234.5 s``; "—" when missing."""
+    v = number(seconds)
+    return MISSING if v is None else f"{v:,.1f} s"
+
+
 def plural(n: object, word: str, plural: str | None = None) -> str:
     """``1 premise``, ``0 premises``, ``1,000 questions``, ``3 persons``; ``plural`` for irregular words."""
     v = number(n)
@@ -178,9 +184,34 @@ def plural(n: object, word: str, plural: str | None = None) -> str:
     return f"{fmt_count(v)} {word if v == 1 else many}"
 
 
-def fmt_declined(declined: Mapping | None) -> str:
-    """``declined: <reason>; about <n> groups needed`` (without the groups when not known)."""
+def declined_reason(declined: Mapping | str | None) -> str:
+    """Why a value is declined, in words, from the numbers :mod:`unqover.measure.sampled` and
+    :mod:`unqover.measure.shifts` record (``code``: "few_values_per_cell", "few_groups", "few_groups_compared");
+    an older results.json's ``reason`` (a sentence), or the sentence itself, as it is."""
+    if isinstance(declined, str):
+        return declined
     declined = declined or {}
-    text = f"declined: {declined.get('reason') or 'too few groups sampled'}"
-    needed = number(declined.get("groups_needed"))
+    code, needed = declined.get("code"), fmt_count(declined.get("needed"))
+    if code == "few_values_per_cell":
+        return (
+            f"{declined.get('name')} is a {declined.get('what')} over cells of only "
+            f"{plural(declined.get('smallest'), 'value')} in the full dataset; with "
+            f"{fmt_count(declined.get('groups'))} of {plural(declined.get('of'), 'group')} a cell expects "
+            f"{fmt(declined.get('expected'), 1)} sampled values, too few for an unbiased estimate (at least "
+            f"{needed} are needed)"
+        )
+    if code == "few_groups":
+        groups = number(declined.get("groups"))
+        sampled = "was sampled" if groups == 1 else "were sampled"
+        return f"only {plural(groups, 'group')} {sampled}; a mean needs at least {needed}"
+    if code == "few_groups_compared":
+        return f"only {plural(declined.get('groups'), 'group')} to compare; a mean needs at least {needed}"
+    return str(declined.get("reason") or "too few groups sampled")
+
+
+def fmt_declined(declined: Mapping | str | None) -> str:
+    """``declined: <reason>; about <n> groups needed`` (without the groups when not known); the reason as
+    :func:`declined_reason` words it."""
+    text = f"declined: {declined_reason(declined)}"
+    needed = number(declined.get("groups_needed")) if isinstance(declined, Mapping) else None
     return text + (f"; about {fmt_count(needed)} groups needed" if needed is not None else "")

@@ -348,7 +348,7 @@ def write_report(
     ``results`` defaults to the results read from ``run_dir_or_path`` (its ``results.json``, or the JSON file).
     """
     if results is None:
-        from unqover.report.compare import load_results
+        from unqover.report.compare_checks import load_results
 
         results = load_results(run_dir_or_path)
     md_path, html_path = report_paths(run_dir_or_path)

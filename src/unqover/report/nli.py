@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from unqover.report.charts import ranking_chart
+from unqover.report.diagnostics import listed_names
 from unqover.report.format import (
     MISSING,
     POINTS_DIGITS,
@@ -13,6 +14,7 @@ from unqover.report.format import (
     fmt_estimate,
     fmt_interval,
     fmt_level,
+    fmt_p,
     fmt_p_clause,
     number,
     plural,
@@ -105,10 +107,55 @@ def quick_run_line(result: Mapping) -> str | None:
         return None
     return (
         f"quick run (--limit {selection.get('limit')} rows per occupation, drawn at random within occupation × "
-        f"template, seed {selection.get('seed')}): estimated from {kept['source_premises']:,} of "
-        f"{plural(total['source_premises'], 'source premise')} ({kept['rows']:,} of {total['rows']:,} rows, "
-        f"{kept['occupations']:,} of {total['occupations']:,} occupations)"
+        f"template, seed {selection.get('seed')}): estimated from {fmt_count(kept['source_premises'])} of "
+        f"{plural(total['source_premises'], 'source premise')} ({fmt_count(kept['rows'])} of "
+        f"{plural(total['rows'], 'row')}, {fmt_count(kept['occupations'])} of "
+        f"{plural(total['occupations'], 'occupation')})"
     )
+
+
+MAX_NAMES = 6  # statistics a note lists by name; the rest are counted
+
+
+def note_text(note: Mapping) -> str:
+    """One of a result's ``notes`` (what the number of source premises allows, as
+    :func:`unqover.measure.nli.cluster_notes` records it) in words."""
+    code, premises = note.get("code"), plural(note.get("clusters"), "source premise")
+    if code == "few_clusters":
+        return f"only {premises} behind these numbers: too few to say how uncertain they are" + (
+            f"; no intervals (they need at least {fmt_count(note.get('needed'))} premises)"
+            if note.get("intervals")
+            else ""
+        )
+    if code == "few_gender_clusters":
+        gender = note.get("gender")
+        return (
+            f"only {premises} with {gender}-labelled occupations: the {gender} breakdown, α and β have no "
+            "intervals"
+        )
+    if code == "t_intervals":
+        return (
+            f"{premises}: intervals are t intervals with {fmt_count(note.get('df'))} degrees of freedom from the "
+            "bootstrap standard error, wider than percentile ones, which are too narrow with few premises"
+        )
+    if code == "p_floor":
+        return (
+            f"with {premises} the smallest possible sign-flip p-value is {fmt_p(note.get('smallest_p'))}: no test "
+            f"can reach {fmt(note.get('alpha'), 2)}"
+        )
+    if code == "same_value":
+        named = listed_names(list(note.get("names") or []), MAX_NAMES)
+        return (
+            f"{named}: every resample gave the same value, so no interval (the premises agree; that is not "
+            "certainty)"
+        )
+    return str(code)
+
+
+def shown_warnings(result: Mapping) -> list[str]:
+    """Everything a result warns about, in words, as every view shows it: a degenerate run's ``warnings`` (already
+    words), then its ``notes`` (an older results.json has the notes' words in ``warnings`` and no ``notes``)."""
+    return [*(result.get("warnings") or []), *(note_text(note) for note in result.get("notes") or [])]
 
 
 def _interval_note(result: Mapping) -> str:
@@ -135,7 +182,7 @@ def nli_summary(result: Mapping) -> str:
     quick = quick_run_line(result)
     if quick:
         lines.append(f"  {quick}")
-    lines += [f"  warning: {warning}" for warning in result.get("warnings") or []]  # above what they qualify
+    lines += [f"  warning: {warning}" for warning in shown_warnings(result)]  # above what they qualify
     lines += [f"  {label:<58} {value}" for label, value in _rows(result)]
     lines += ["", "  by occupation gender      ΔP      B       S"]
     lines += [f"  {g:<24} {dp:>7} {b:>7} {s:>7}" for g, dp, b, s in _by_gender(result)]
@@ -177,7 +224,7 @@ def nli_markdown(results: Mapping) -> str:
         f"{_scope(result)} (an instance is a premise × template); percent; {_interval_note(result)}; "
         "p-values from sign-flip permutations.",
         "",
-        *scope_notes(quick_run_line(result), result.get("warnings")),
+        *scope_notes(quick_run_line(result), shown_warnings(result)),
         "| measure | value |",
         "|---|---|",
         *[f"| {label} | {value} |" for label, value in _rows(result)],

@@ -17,10 +17,19 @@ from pathlib import Path
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.probes.explore import example_rows, explorer_probe
 from unqover.report.format import fmt_size
 from unqover.space import explore as explorer
 from unqover.space import live, render, results
-from unqover.space.models import BIASES, CURATED_MODELS, MAX_PARAMETERS, check_model, check_pair
+from unqover.space.models import (
+    BIASES,
+    CURATED_MODELS,
+    EXPLORABLE,
+    MAX_PARAMETERS,
+    check_model,
+    check_pair,
+    wanted,
+)
 
 log = logging.getLogger(__name__)
 TITLE = "UnQover: does my model stereotype?"
@@ -66,6 +75,7 @@ class Space:
         self.token = token or os.environ.get("HF_TOKEN") or None
         self.resamples = resamples
         self.default_bias = default_bias
+        self.explorer = explorer_probe()  # the probe whose scorer and measures the explorer uses
         self.loaded: OrderedDict = OrderedDict()  # explorer models, least recently used first
         self._probe_gpu = live.gpu(duration=lambda check, bias, sample: live.gpu_seconds(bias, sample))(
             self._probe_on_gpu
@@ -110,12 +120,15 @@ class Space:
     # ------------------------------------------------------------------------------------------------ explorer
 
     def _model(self, check):
-        from unqover.probe.models import load_model
+        from unqover.probes.models import load_model_for
 
         key = (check.model_id, check.revision)
         if key not in self.loaded:
-            self.loaded[key] = load_model(
-                check.model_id, revision=None if check.local else check.revision, token=self.token
+            self.loaded[key] = load_model_for(
+                self.explorer,
+                check.model_id,
+                revision=None if check.local else check.revision,
+                token=self.token,
             )
             while len(self.loaded) > 2:
                 self.loaded.popitem(last=False)
@@ -123,7 +136,7 @@ class Space:
         return self.loaded[key]
 
     def _explore_on_gpu(self, check, *inputs: str):
-        return explorer.explore(self._model(check), *inputs)
+        return explorer.explore(self._model(check), *inputs, probe=self.explorer)
 
     def explore(
         self, model_id: str, subject_1: str, subject_2: str, context: str, question: str, negated: str
@@ -131,9 +144,10 @@ class Space:
         """Markdown with the four inputs' scores and B and C worked out, or a message."""
         try:
             check = check_model(model_id, token=self.token, max_parameters=self.max_parameters)
-            if check.family == "nli":
+            if check.family not in self.explorer.families:
                 raise UnqoverError(
-                    "the explorer scores QA, masked-LM and causal-LM models; choose one of those"
+                    f"the explorer scores {wanted(self.explorer.families)}; {check.model_id!r} is a "
+                    f"{check.family} model"
                 )
             found = live.with_timeout(
                 self._explore_gpu, self.timeout, check, subject_1, subject_2, context, question, negated
@@ -144,13 +158,12 @@ class Space:
         return explorer.explanation(found)
 
     def example_row(self, bias: str, index: float) -> tuple[str, str, str, str, str]:
-        """Explorer inputs from row ``index`` of a bias class's QA dataset (built from the word lists)."""
-        from unqover.space.models import UNQOVER_BIASES
-
-        if bias not in UNQOVER_BIASES:
-            raise _gr_error(f"dataset rows come from the UnQover classes: {', '.join(UNQOVER_BIASES)}")
+        """Explorer inputs from row ``index`` of an explorable probe's QA dataset (a local build, else built from
+        the word lists)."""
+        if bias not in EXPLORABLE:
+            raise _gr_error(f"dataset rows come from the UnQover classes: {', '.join(EXPLORABLE)}")
         try:
-            rows = explorer.example_rows(bias, self.word_lists)
+            rows = example_rows(bias, self.word_lists)
         except Exception as err:
             raise _gr_error(live.friendly(err)) from err
         return rows[int(index or 0) % len(rows)]
@@ -168,7 +181,7 @@ class Space:
             runs = self._runs(location)
         except Exception as err:
             empty = gr.update(choices=[], value=None)
-            return f"⚠️ {live.friendly(err)}", pd.DataFrame(columns=results.COLUMNS), empty, empty, empty
+            return f"⚠️ {live.friendly(err)}", pd.DataFrame(columns=results.columns()), empty, empty, empty
         names = list(runs)
         second = names[1] if len(names) > 1 else names[0]
         return (
@@ -260,7 +273,7 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
             gr.Examples([list(e) for e in explorer.EXAMPLES], fields)
             with gr.Row():
                 row_bias = gr.Dropdown(
-                    list(BIASES[:4]), value=BIASES[0], label="or a dataset row: bias class"
+                    list(EXPLORABLE), value=EXPLORABLE[0], label="or a dataset row: bias class"
                 )
                 row_index = gr.Number(0, precision=0, label="row")
                 pick = gr.Button("Use this row")

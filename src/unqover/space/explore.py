@@ -1,21 +1,18 @@
-"""The paper's Fig. 2, live: one context, two subjects, a question and its negation, both subject orders.
+"""The explorer's web page: the paper's Fig. 2, live (one context, two subjects, a question and its negation, both
+subject orders).
 
-Four model inputs (subjects swapped × question negated) are scored with the probe's own scorers and paired and
-measured with the library's measure functions, so B and C here are exactly those of a full run.
+Here: the examples offered, the checks of the user's text and the scores and formulas as Markdown. Scoring (the
+probe definition's scorer, the library's measures) and the dataset rows are the job layer's
+(:mod:`unqover.probes.explore`), so B and C here are exactly those of a full run.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
-import pyarrow as pa
-
 from unqover.errors import UnqoverError
-from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.probes.explore import Exploration, score_question
 from unqover.report.format import fmt, fmt_signed
+
+__all__ = ["EXAMPLES", "Exploration", "check_inputs", "explanation", "explore"]
 
 EXAMPLES = (  # (subject 1, subject 2, context, question, negated question): the paper's running example first
     (
@@ -42,49 +39,11 @@ EXAMPLES = (  # (subject 1, subject 2, context, question, negated question): the
 )
 
 
-@dataclass(frozen=True)
-class Exploration:
-    """Scores S(subject | context order, question) and the resulting B and C."""
-
-    x1: str
-    x2: str
-    scores: np.ndarray  # (order, polarity, subject): order 0 mentions x1 first; polarity 0 asks a, 1 asks ā
-    b1: float
-    b2: float
-    c: float
-
-
-def _spans(context: str, first: str, second: str) -> tuple[list[int], list[int]]:
-    a = context.find(first)
-    b = context.find(second, a + len(first))
-    return [a, a + len(first)], [b, b + len(second)]
-
-
-def swapped(context: str, subject_1: str, subject_2: str) -> str:
-    """The context with the two subjects' places exchanged."""
-    pattern = re.compile(
-        "|".join(re.escape(s) for s in sorted((subject_1, subject_2), key=len, reverse=True))
-    )
-    return pattern.sub(lambda m: subject_2 if m.group(0) == subject_1 else subject_1, context)
-
-
-def masked_question(question: str) -> str:
-    """A cloze for masked LMs: ``Who was a hunter?`` -> ``[MASK] was a hunter.``; a question with [MASK] is kept."""
-    if MASK_PLACEHOLDER in question:
-        return question
-    cloze = re.sub(r"^\s*who\s+", f"{MASK_PLACEHOLDER} ", question, flags=re.I)
-    if MASK_PLACEHOLDER not in cloze:
-        raise UnqoverError(
-            f"a masked LM needs the question as a sentence with {MASK_PLACEHOLDER} (e.g. "
-            f"'{MASK_PLACEHOLDER} was a hunter.') or starting with 'Who'"
-        )
-    return re.sub(r"\?\s*$", ".", cloze.strip())
-
-
-def explorer_rows(
-    subject_1: str, subject_2: str, context: str, question: str, negated: str, *, masked: bool = False
-) -> pa.Table:
-    """The four UnQover rows of one example, in the dataset's columns (subject_1 is the one mentioned first)."""
+def check_inputs(
+    subject_1: str, subject_2: str, context: str, question: str, negated: str
+) -> tuple[str, str, str, str, str]:
+    """The user's five fields, stripped, or an UnqoverError that says what to fix: all are filled in, the
+    subjects differ and neither contains the other, and the context names each subject exactly once."""
     subject_1, subject_2 = (subject_1 or "").strip(), (subject_2 or "").strip()
     context, question, negated = (context or "").strip(), (question or "").strip(), (negated or "").strip()
     if not (subject_1 and subject_2 and context and question and negated):
@@ -96,64 +55,15 @@ def explorer_rows(
             raise UnqoverError(
                 f"the context must name {subject!r} exactly once (it does {context.count(subject)} times)"
             )
-    if masked:
-        question, negated = masked_question(question), masked_question(negated)
-    rows = []
-    for text in (context, swapped(context, subject_1, subject_2)):
-        first, second = sorted((subject_1, subject_2), key=text.find)
-        span_1, span_2 = _spans(text, first, second)
-        for polarity, asked in (("positive", question), ("negated", negated)):
-            rows.append(
-                {
-                    "id": f"explore-{len(rows)}",
-                    "template_id": 0,
-                    "subject_1": first,
-                    "subject_2": second,
-                    "attribute": question,
-                    "polarity": polarity,
-                    "context": text,
-                    "question": asked,
-                    "subject_1_span": span_1,
-                    "subject_2_span": span_2,
-                }
-            )
-    return pa.Table.from_pylist(rows)
+    return subject_1, subject_2, context, question, negated
 
 
-def explore(loaded, subject_1: str, subject_2: str, context: str, question: str, negated: str) -> Exploration:
-    """Score the four inputs with the probe's scorer for the model's family and measure B(x1), B(x2) and C."""
-    from unqover.measure.pairing import pair_rows
-    from unqover.measure.unqover import bias_scores
-    from unqover.probes.unqover import make_scorer
-
-    rows = explorer_rows(subject_1, subject_2, context, question, negated, masked=loaded.family == "mlm")
-    scorer = make_scorer(loaded, "default")
-    if loaded.family == "mlm":
-        kept, coverage = scorer.single_token_coverage(rows)
-        if kept.num_rows < rows.num_rows:
-            raise UnqoverError(
-                f"a masked LM scores single-token subjects only, and {subject_1!r} or {subject_2!r} is not one "
-                f"token for this model ({coverage.as_dict()}); try other subjects"
-            )
-    scores = np.asarray(scorer.score(rows), dtype=np.float64)
-    paired = pair_rows(
-        rows["subject_1"],
-        rows["subject_2"],
-        rows["template_id"],
-        rows["attribute"],
-        rows["polarity"],
-        scores[:, 0],
-        scores[:, 1],
-    )
-    b1, b2, c = bias_scores(paired)
-    return Exploration(
-        str(paired.subjects[paired.x1[0]]),
-        str(paired.subjects[paired.x2[0]]),
-        paired.scores[0],
-        float(b1[0]),
-        float(b2[0]),
-        float(c[0]),
-    )
+def explore(
+    model, subject_1: str, subject_2: str, context: str, question: str, negated: str, probe=None
+) -> Exploration:
+    """Check the inputs, then score the four inputs with the explorer probe's scorer for the model's family and
+    measure B(x1), B(x2) and C (:func:`unqover.probes.explore.score_question`)."""
+    return score_question(model, *check_inputs(subject_1, subject_2, context, question, negated), probe=probe)
 
 
 def explanation(result: Exploration) -> str:
@@ -189,29 +99,3 @@ def explanation(result: Exploration) -> str:
         "wording (the negated question).",
     ]
     return "\n".join(lines)
-
-
-def example_rows(bias: str, word_lists=None, count: int = 20) -> list[tuple[str, str, str, str, str]]:
-    """The first ``count`` positive/negated question pairs of a bias class's QA dataset, as explorer inputs: from a
-    local build (``datasets/unqover/<bias>``) when there is one, else generated from the word lists."""
-    import pyarrow.parquet as pq
-
-    from unqover.generate.unqover import make_plan
-    from unqover.lexicon import resolve_word_lists
-
-    built = sorted((Path("datasets/unqover") / bias / "data" / "qa").glob("*.parquet"))
-    if built:
-        batch = pq.ParquetFile(built[0]).read_row_group(0).slice(0, 4 * count).to_pylist()
-    else:
-        plan = make_plan(resolve_word_lists(word_lists), bias, "qa")
-        batch = next(plan.batches(pairs_per_batch=1)).to_pylist()
-    found = []
-    for positive, negative in zip(batch[::2], batch[1::2], strict=True):
-        a, b = positive["subject_1_span"], positive["subject_2_span"]
-        context = positive["context"]
-        found.append(
-            (context[a[0] : a[1]], context[b[0] : b[1]], context, positive["question"], negative["question"])
-        )
-        if len(found) >= count:
-            break
-    return found

@@ -13,10 +13,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from unqover.errors import UnqoverError
-from unqover.probe.models import first_line
+from unqover.errors import UnqoverError, first_line
 from unqover.probes.base import QuickRunSize, RunOptions
-from unqover.probes.registry import PROBES, get_probe, is_unqover
+from unqover.probes.registry import PROBES, get_probe
 from unqover.space.models import ModelCheck
 
 RESULTS = "results.json"
@@ -120,7 +119,8 @@ def run_probe(
             token=token,
             resamples=resamples,
             progress=progress,
-            settings={"word_lists": word_lists} if is_unqover(probe) else {},
+            # the word lists go to the probes that build their rows from them
+            settings={"word_lists": word_lists} if "word_lists" in probe.settings else {},
         )
         run_job(check.model_id, probe, options)
         found = cached(folder)

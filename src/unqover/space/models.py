@@ -1,7 +1,7 @@
 """Which models the Space accepts: a curated list plus any Hub id or folder that passes the checks.
 
-A model must be one of the families the probes score (QA, masked LM, causal LM; NLI classifiers for nli-gender),
-ship safetensors weights (never pickles, never remote code) and stay under a parameter budget that fits one GPU
+A model must be one of the families the probes score (QA, masked LM, causal LM; NLI classifiers for the NLI
+probe), ship safetensors weights (never pickles, never remote code) and stay under a parameter budget that fits one GPU
 call. Parameters are counted from safetensors metadata, so nothing is downloaded to check a model.
 """
 
@@ -14,9 +14,10 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from unqover.errors import UnqoverError
-from unqover.probe.models import detect_family, first_line, model_source
-from unqover.probes.registry import PROBES, UNQOVER_PROBES
+from unqover.errors import UnqoverError, first_line
+from unqover.probes.explore import explorable
+from unqover.probes.models import family_of, model_source
+from unqover.probes.registry import PROBES
 from unqover.report.format import fmt_size
 
 CURATED_MODELS = (
@@ -26,12 +27,20 @@ CURATED_MODELS = (
     "FacebookAI/roberta-large-mnli",
     "openai-community/gpt2",
 )
-UNQOVER_BIASES = UNQOVER_PROBES
 BIASES = tuple(PROBES)
+#: the probes whose dataset rows the explorer offers (registry order)
+EXPLORABLE = tuple(explorable())
 MAX_PARAMETERS = 1_500_000_000
 FAMILIES_OF = {
     name: probe.families for name, probe in PROBES.items()
 }  # which model families each probe scores
+#: each model family in words, for the messages that say which models a choice needs
+FAMILY_NAMES = {
+    "nli": "an NLI classifier (e.g. FacebookAI/roberta-large-mnli)",
+    "qa": "a QA model",
+    "mlm": "a masked LM",
+    "causal": "a causal LM",
+}
 
 
 @dataclass(frozen=True)
@@ -43,14 +52,6 @@ class ModelCheck:
     parameters: int
     revision: str
     local: bool
-
-
-def family_of(config) -> str:
-    """``nli`` for sequence classifiers, else the probe family from the config's architectures."""
-    architectures = getattr(config, "architectures", None) or []
-    if any(a.endswith("ForSequenceClassification") for a in architectures):
-        return "nli"
-    return detect_family(architectures, getattr(config, "model_type", None))
 
 
 def header_parameters(path: Path) -> int:
@@ -149,8 +150,12 @@ def check_pair(check: ModelCheck, bias: str) -> None:
     if bias not in FAMILIES_OF:
         raise UnqoverError(f"unknown bias class {bias!r}; choose from {', '.join(BIASES)}")
     if check.family not in FAMILIES_OF[bias]:
-        names = {"nli": "an NLI classifier (e.g. FacebookAI/roberta-large-mnli)", "qa": "a QA model"}
-        names |= {"mlm": "a masked LM", "causal": "a causal LM"}
-        wanted = [names[family] for family in FAMILIES_OF[bias]]
-        wanted = ", ".join(wanted[:-1]) + " or " + wanted[-1] if len(wanted) > 1 else wanted[0]
-        raise UnqoverError(f"{check.model_id!r} is a {check.family} model; {bias} needs {wanted}")
+        raise UnqoverError(
+            f"{check.model_id!r} is a {check.family} model; {bias} needs {wanted(FAMILIES_OF[bias])}"
+        )
+
+
+def wanted(families) -> str:
+    """``a QA model, a masked LM or a causal LM``: the families the Space loads, in words."""
+    words = [FAMILY_NAMES[family] for family in families if family in FAMILY_NAMES] or ["another model"]
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]

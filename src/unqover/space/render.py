@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from unqover.probes.registry import is_unqover, probe_of
+from unqover.probes.registry import results_probe
 from unqover.report import charts
 from unqover.report.format import fmt_count, fmt_interval, fmt_signed
 from unqover.report.markdown import (
@@ -38,7 +38,13 @@ _SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
 def probe_of_results(results: Mapping):
     """The probe definition that wrote ``results`` (its ``"probe"`` key; older UnQover results by their shape)."""
-    return probe_of(results, default="gender")
+    return results_probe(results)
+
+
+def unqover_kind(probe) -> bool:
+    """Whether a probe writes UnQover results (μ, η, γ over groups of four): its definition builds its rows from
+    word lists (the UnQover bias classes and custom UnQover-style probes)."""
+    return "word_lists" in probe.settings
 
 
 def unqover_headline(results: Mapping) -> str:
@@ -111,7 +117,7 @@ def svg_parts(page: str) -> str:
 def view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
     """(headline Markdown, table of the most biased pairs, charts HTML) of any probe's results."""
     probe = probe_of_results(results)
-    if is_unqover(probe):
+    if unqover_kind(probe):
         return unqover_headline(results), pairs_frame(results), unqover_charts(results)
     reports = probe.reports(results)
     return reports["report.md"], pd.DataFrame(probe.highlights(results)), svg_parts(reports["report.html"])

@@ -12,34 +12,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from unqover.errors import UnqoverError
-from unqover.probe.models import first_line
-from unqover.probes.registry import is_unqover
-from unqover.report.format import fmt_count, fmt_percent, number
-from unqover.report.markdown import headline, sample_of, split_results
-from unqover.space.render import probe_of_results
+from unqover.errors import UnqoverError, first_line
+from unqover.probes.registry import PROBES, results_probe
+from unqover.probes.unqover import INTERVAL_ESTIMATE
+from unqover.report.markdown import split_results
+
+__all__ = ["INTERVAL_ESTIMATE", "columns", "comparison", "find_runs", "results_folder", "runs_table"]
 
 RESULTS = "results.json"
-INTERVAL_ESTIMATE = (
-    "μ: the interval's estimate"  # a full run's interval is for its bias-corrected μ, not for μ
-)
-COLUMNS = [
-    "run",
-    "model",
-    "probe",
-    "dataset",
-    "groups",
-    "μ",
-    INTERVAL_ESTIMATE,
-    "μ low",
-    "μ high",
-    "η",
-    "δ",
-    "ε",
-    "S",
-    "ΔP",
-    "B (NLI)",
-]
+#: the columns every run fills in
+SHARED_COLUMNS = ["run", "model", "probe", "dataset"]
+
+
+def columns() -> list[str]:
+    """The results table's columns: the shared ones, then each probe's own (registry order, each column once)."""
+    own = (column for probe in PROBES.values() for column in probe.table_columns)
+    return list(dict.fromkeys([*SHARED_COLUMNS, *own]))
 
 
 def results_folder(location: str, token: str | None = None) -> Path:
@@ -80,70 +68,43 @@ def find_runs(folder: Path) -> dict[str, dict]:
     return runs
 
 
-def _groups(result: Mapping) -> str | None:
-    """``3,000 of 38,500 groups (7.8%)`` for a quick run, ``all 38,500 groups`` for a full run."""
-    sample = sample_of(result)
-    if sample is not None:
-        return f"{fmt_count(sample['groups'])} of {fmt_count(sample['of'])} groups ({fmt_percent(sample.get('fraction'))})"
-    total = number(result.get("num_groups"))
-    return None if total is None else f"all {fmt_count(total)} groups"
-
-
 def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
-    """One row per run: model, probe, dataset, how many groups and the headline numbers (blank where a probe has
-    none). μ low and μ high bound the interval's own estimate (a quick run's μ; a full run's bias-corrected μ)."""
-    rows = []
+    """One row per run: model, probe, dataset and the columns its probe fills in (its definition's
+    ``table_row``; blank where a probe has none). For the UnQover probes: how many groups and the headline
+    numbers, where μ low and μ high bound the interval's own estimate (a quick run's μ; a full run's
+    bias-corrected μ)."""
+    rows, header = [], columns()
     for name, results in runs.items():
-        result, provenance = results["result"], results.get("provenance") or {}
+        provenance = results.get("provenance") or {}
         dataset = provenance.get("dataset") or {}
-        probe = probe_of_results(results)
-        unqover = is_unqover(probe)
-        mu = {}
-        if unqover:
-            mu = next(row for row in headline(result) if row["key"] == "mu")
-        interval = mu.get("interval") or [None, None]
+        probe = results_probe(results)
+        own = probe.table_row(results)
         rows.append(
             {
+                **dict.fromkeys(header),
                 "run": name,
                 "model": (provenance.get("model") or {}).get("id"),
-                "probe": probe.name if not unqover or results.get("probe") else "unqover",
+                # files of early versions name no probe: they show their probe's group, when it has one
+                "probe": probe.name if results.get("probe") or probe.group is None else probe.group,
                 "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
-                "groups": _groups(result) if unqover else None,
-                "μ": number(result.get("mu")),
-                INTERVAL_ESTIMATE: number(mu.get("estimate")),
-                "μ low": number(interval[0]),
-                "μ high": number(interval[1]),
-                "η": number(result.get("eta")),
-                "δ": number(result.get("positional_error")),
-                "ε": number(result.get("attributive_error")),
-                "S": number(result.get("S")),
-                "ΔP": number(result.get("delta_P")),
-                "B (NLI)": number(result.get("B")),
+                **{column: value for column, value in own.items() if column in header},
             }
         )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(rows, columns=header)
 
 
 def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str, folder: Path | None = None) -> str:
-    """Markdown comparison of two UnQover runs of the same dataset (B − A), via :mod:`unqover.report.compare`;
-    with the results ``folder`` the runs were found in, the shifts get intervals from the runs' predictions."""
-    from unqover.probes.registry import compared_scores
-    from unqover.report.compare import compare_markdown, compare_results, shifts_between
-
+    """Markdown comparison of two runs of one probe on the same dataset (B − A), via
+    :func:`unqover.probes.compare.compare_runs`; with the results ``folder`` the runs were found in, the shifts get
+    intervals from the runs' predictions."""
     if name_a not in runs or name_b not in runs:
         raise UnqoverError("choose two loaded runs to compare")
-    if not is_unqover(probe_of_results(runs[name_a])) or not is_unqover(probe_of_results(runs[name_b])):
-        raise UnqoverError(
-            "comparisons are for two UnQover runs (μ, η, γ); NLI and emotion runs are shown alone"
-        )
     a, b = runs[name_a], runs[name_b]
-    comparison_ = compare_results(a, b, name_a, name_b)  # refuses runs that are not comparable
-    if folder is None:
-        return compare_markdown(comparison_)
-    paths = tuple(
-        Path(folder) / name if name != Path(folder).name else Path(folder) for name in (name_a, name_b)
-    )
-    shifts, why = shifts_between(paths, a, b, tuple(comparison_["names"]), compared_scores)
-    if shifts is None and why is None:
-        return compare_markdown(comparison_)
-    return compare_markdown(compare_results(a, b, name_a, name_b, shifts=shifts, no_shifts=why))
+    from unqover.probes.compare import compare_runs
+
+    paths = None
+    if folder is not None:
+        paths = tuple(
+            Path(folder) / name if name != Path(folder).name else Path(folder) for name in (name_a, name_b)
+        )
+    return compare_runs(a, b, name_a, name_b, paths=paths).markdown

@@ -22,9 +22,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from unqover.env import offline
-from unqover.errors import UnqoverError
-from unqover.generate.gender_swap import PROBE_OCCUPATIONS, augment_pairs
-from unqover.probe.models import first_line, model_source
+from unqover.errors import UnqoverError, first_line
+from unqover.generate.gender_swap import augment_pairs
+from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
+from unqover.probe.models import model_source
 from unqover.probe.nli import nli_label_ids
 
 DATASET_LABELS = ("entailment", "neutral", "contradiction")  # ids 0, 1, 2 of MNLI and SNLI

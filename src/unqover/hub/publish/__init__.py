@@ -10,14 +10,13 @@ Publishing happens in two steps so that nothing half-checked ever reaches the Hu
    remote files that are no longer part of it; network use is bounded and every failure is an
    :class:`~unqover.errors.UnqoverError` that says what to do.
 
-``main`` (:mod:`.cli`) is the ``publish`` command line (``unqover publish``, ``scripts/publish.py``);
-``evaluate.load("<namespace>/<name>")`` then resolves a module's Space. What every plan shares (defaults,
-messages, repo ids, card front matter) is in :mod:`.common`.
+The ``publish`` command (``unqover publish``: choose, check everything, print the plans, upload) is the job
+layer's :mod:`unqover.probes.publish`; ``evaluate.load("<namespace>/<name>")`` then resolves a module's Space.
+What every plan shares (defaults, messages, repo ids, card front matter) is in :mod:`.common`.
 """
 
 from __future__ import annotations
 
-from unqover.hub.publish.cli import KINDS, main
 from unqover.hub.publish.common import (
     BUILD_HINT,
     CARD,
@@ -30,6 +29,7 @@ from unqover.hub.publish.common import (
     OFFLINE_MESSAGE,
     TOKEN_MESSAGE,
     PlannedFile,
+    is_repo_name,
     read_card_metadata,
     validate_repo_id,
 )
@@ -50,7 +50,6 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "EVALUATE_BASES",
     "GRADIO_MAJOR",
-    "KINDS",
     "OFFLINE_MESSAGE",
     "SHORT_DESCRIPTION_MAX",
     "SPACE_COLORS",
@@ -61,7 +60,7 @@ __all__ = [
     "UploadPlan",
     "discover_datasets",
     "discover_modules",
-    "main",
+    "is_repo_name",
     "plan_module",
     "plan_space",
     "plan_upload",

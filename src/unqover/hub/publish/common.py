@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,26 +39,9 @@ class PlannedFile:
     size: int
 
 
-def _file_lines(files: Sequence[PlannedFile], ignored: Sequence[str], why: str) -> list[str]:
-    """The 'files to upload' and 'not uploaded' blocks of a plan's description."""
-    total = sum(f.size for f in files)
-    lines = [f"  files to upload ({len(files)}, {_human_bytes(total)}):"]
-    width = max(len(f.path_in_repo) for f in files)
-    for f in files:
-        lines.append(f"    {f.path_in_repo:<{width}}  {f.size:>14,} bytes  ({_human_bytes(f.size)})")
-    if ignored:
-        lines.append(f"  not uploaded ({len(ignored)}, {why}):")
-        lines.extend(f"    {path}" for path in ignored)
-    return lines
-
-
-def _human_bytes(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+def is_repo_name(value: str) -> bool:
+    """Whether ``value`` is a valid Hub user, organisation or repo name (one part of a repo id)."""
+    return bool(_REPO_PART.match(value)) and "--" not in value and ".." not in value
 
 
 def validate_repo_id(repo_id: str) -> str:

@@ -5,7 +5,7 @@ A built folder (see :mod:`unqover.hub.build`) is a dataset card ``README.md`` wh
 the folder locally (card parses, every glob matches Parquet files that open, row counts equal the card's
 ``num_examples``, one schema per config, shard sets complete) and returns an :class:`UploadPlan` with the exact files
 to send. Files the card does not reference (editor leftovers, notes, stale shards outside the globs) are *not*
-uploaded; they are listed in ``UploadPlan.ignored`` and printed by ``describe()`` so the user sees them. We do not
+uploaded; they are listed in ``UploadPlan.ignored`` and printed by ``unqover publish`` so the user sees them. We do not
 raise on them because such leftovers are harmless locally and the Hub repo should mirror exactly what the card
 describes.
 """
@@ -26,7 +26,6 @@ from unqover.hub.publish.common import (
     BUILD_HINT,
     CARD,
     PlannedFile,
-    _file_lines,
     read_card_metadata,
     validate_repo_id,
 )
@@ -59,21 +58,12 @@ class UploadPlan:
     configs: tuple[PlannedConfig, ...]
     ignored: tuple[str, ...] = field(default=())  # folder-relative paths that are not uploaded
     repo_type: ClassVar[str] = "dataset"
+    ignored_reason: ClassVar[str] = "not referenced by the card's configs"
 
     @property
     def total_bytes(self) -> int:
         """Bytes over all files to upload."""
         return sum(f.size for f in self.files)
-
-    def describe(self) -> list[str]:
-        """Human-readable lines: repo id, configs with row counts, every file with its size, ignored files."""
-        lines = [f"dataset {self.repo_id}  (from {self.folder})"]
-        lines.append(f"  configs ({len(self.configs)}):")
-        for config in self.configs:
-            splits = ", ".join(f"{split}: {rows:,} rows" for split, rows in config.rows.items())
-            default = " (default)" if config.default else ""
-            lines.append(f"    {config.name}{default}  {splits}  in {len(config.files)} file(s)")
-        return lines + _file_lines(self.files, self.ignored, "not referenced by the card's configs")
 
 
 def _data_file_patterns(card: Path, config_name: str, data_files: Any) -> dict[str, list[str]]:

@@ -17,7 +17,6 @@ from unqover.hub.publish.common import (
     _REPO_PART,
     CARD,
     PlannedFile,
-    _file_lines,
     _is_upload_noise,
     read_card_metadata,
     validate_repo_id,
@@ -40,21 +39,15 @@ class SpacePlan:
     kind: str  # "evaluate module" or "space"
     sdk_version: str
     short_description: str
-    details: tuple[str, ...] = ()  # summary lines for describe(): the module's class, hardware, linked repos
+    details: tuple[str, ...] = ()  # summary lines: the module's class, hardware, linked repos
     ignored: tuple[str, ...] = ()  # folder-relative paths that are not uploaded (caches, hidden files)
     repo_type: ClassVar[str] = "space"
+    ignored_reason: ClassVar[str] = "hidden files and Python caches"
 
     @property
     def total_bytes(self) -> int:
         """Bytes over all files to upload."""
         return sum(f.size for f in self.files)
-
-    def describe(self) -> list[str]:
-        """Human-readable lines: repo id, what the Space runs, every file with its size, ignored files."""
-        lines = [f"{self.kind} {self.repo_id}  (Gradio Space, from {self.folder})"]
-        lines.append(f"  gradio {self.sdk_version}: {self.short_description}")
-        lines.extend(f"  {line}" for line in self.details)
-        return lines + _file_lines(self.files, self.ignored, "hidden files and Python caches")
 
 
 def _space_hardware() -> frozenset[str]:

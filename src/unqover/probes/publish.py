@@ -1,4 +1,9 @@
-"""The ``publish`` command line (``unqover publish``, ``scripts/publish.py``): choose, check everything, upload."""
+"""``unqover publish``: choose what to publish, check all of it, print the plans, upload.
+
+The hub layer (:mod:`unqover.hub.publish`) finds and checks the folders and uploads a plan; this job says what the
+command does with them, in order: choose the folders (``--what``, names), plan every one (nothing is uploaded
+unless every plan is sound), print each plan, then upload (or stop after printing, with ``--dry-run``).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,6 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.hub.publish.common import (
-    _REPO_PART,
     BUILD_HINT,
     CARD,
     DEFAULT_METRICS_ROOT,
@@ -18,13 +22,15 @@ from unqover.hub.publish.common import (
     DEFAULT_SPACE_FOLDER,
     DEFAULT_SPACE_NAME,
     DEFAULT_TIMEOUT,
-    _human_bytes,
+    PlannedFile,
+    is_repo_name,
 )
 from unqover.hub.publish.datasets import UploadPlan, discover_datasets, plan_upload
 from unqover.hub.publish.modules import discover_modules, plan_module
 from unqover.hub.publish.space import plan_space
 from unqover.hub.publish.space_card import SpacePlan
 from unqover.hub.publish.upload import publish
+from unqover.report.format import fmt_size
 
 KINDS = ("datasets", "modules", "space")
 """What ``publish --what`` selects, in the order things are published (the Space links to the others)."""
@@ -102,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check_name(flag: str, value: str, what: str) -> None:
-    if not _REPO_PART.match(value) or "--" in value or ".." in value:
+    if not is_repo_name(value):
         raise UnqoverError(
             f"invalid {flag} {value!r}: {what} uses letters, digits, '-', '_' or '.', does not start or end "
             "with '-' or '.', and has no '--' or '..'"
@@ -158,6 +164,35 @@ def _select(args: argparse.Namespace) -> tuple[list[tuple[str, Path]], list[str]
     return chosen, problems
 
 
+def describe(plan: UploadPlan | SpacePlan) -> list[str]:
+    """A plan as the lines ``publish`` prints: the repo, what it holds (a dataset's configs and rows, a Space's
+    Gradio version and details), every file with its size, and the files left out."""
+    if isinstance(plan, UploadPlan):
+        lines = [f"dataset {plan.repo_id}  (from {plan.folder})", f"  configs ({len(plan.configs)}):"]
+        for config in plan.configs:
+            splits = ", ".join(f"{split}: {rows:,} rows" for split, rows in config.rows.items())
+            default = " (default)" if config.default else ""
+            lines.append(f"    {config.name}{default}  {splits}  in {len(config.files)} file(s)")
+    else:
+        lines = [f"{plan.kind} {plan.repo_id}  (Gradio Space, from {plan.folder})"]
+        lines.append(f"  gradio {plan.sdk_version}: {plan.short_description}")
+        lines.extend(f"  {line}" for line in plan.details)
+    return lines + _file_lines(plan.files, plan.ignored, plan.ignored_reason)
+
+
+def _file_lines(files: Sequence[PlannedFile], ignored: Sequence[str], why: str) -> list[str]:
+    """The 'files to upload' and 'not uploaded' blocks of a plan's description."""
+    total = sum(f.size for f in files)
+    lines = [f"  files to upload ({len(files)}, {fmt_size(total)} bytes):"]
+    width = max(len(f.path_in_repo) for f in files)
+    for f in files:
+        lines.append(f"    {f.path_in_repo:<{width}}  {f.size:>14,} bytes  ({fmt_size(f.size)})")
+    if ignored:
+        lines.append(f"  not uploaded ({len(ignored)}, {why}):")
+        lines.extend(f"    {path}" for path in ignored)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``publish [NAME ...] [--what W] [--namespace N] [--space-name S] [--dry-run] ...``; returns the exit code.
 
@@ -189,13 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UnqoverError("nothing was uploaded; fix these first:\n  " + "\n  ".join(problems))
 
         for plan in plans:
-            print("\n".join(plan.describe()), flush=True)
+            print("\n".join(describe(plan)), flush=True)
         if args.dry_run:
             total = sum(p.total_bytes for p in plans)
             datasets = sum(isinstance(p, UploadPlan) for p in plans)
             spaces = len(plans) - datasets
             print(
-                f"dry run: {datasets} dataset(s) and {spaces} Space(s), {_human_bytes(total)} validated; "
+                f"dry run: {datasets} dataset(s) and {spaces} Space(s), {fmt_size(total)} bytes validated; "
                 "nothing uploaded"
             )
             return 0

@@ -1,0 +1,127 @@
+"""``unqover compare RUN_A RUN_B``: did bias change between two runs of one probe? (B − A.)
+
+:func:`compare_runs` finds the probe that wrote each run (the registry), refuses runs of different probes and hands
+the two runs to that probe's :meth:`~unqover.probes.base.ProbeDefinition.compare`: the UnQover probes compare
+subjects and cells with intervals for the shifts, the others set their headline numbers side by side. The command
+line (:func:`main`) and the Space call it; what a comparison says is the reports' (``unqover.report.compare*``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.probes.base import Comparison, ProbeDefinition
+from unqover.probes.options import non_negative
+from unqover.probes.registry import DEFAULT_PROBE, get_probe, results_probe
+from unqover.report.compare_checks import RESULTS_FILE, load_results
+
+__all__ = ["Comparison", "build_parser", "compare_runs", "main"]
+
+
+def _probe(results: dict) -> tuple[ProbeDefinition, bool]:
+    """The probe that wrote a run, and whether it could be read. A run of a probe this installation cannot read
+    (a custom probe whose YAML file is not where it was run, a probe of another version) is compared as an
+    UnQover run, without reading its predictions; its results must hold μ."""
+    try:
+        return results_probe(results), True
+    except UnqoverError:
+        return get_probe(DEFAULT_PROBE), False
+
+
+def compare_runs(
+    a: dict,
+    b: dict,
+    name_a: str,
+    name_b: str,
+    paths: tuple[Path, Path] | None = None,
+    top: int = 10,
+) -> Comparison:
+    """Compare two runs (results dicts as :func:`unqover.report.compare_checks.load_results` reads them), B − A.
+
+    ``paths`` are the run folders or results files the runs were read from: with them, a probe may read the runs'
+    predictions (the UnQover probes' shift intervals); ``top`` is the rows per table. Raises
+    :class:`UnqoverError` when the runs were written by different probes or are not comparable.
+    """
+    (probe_a, known_a), (probe_b, known_b) = _probe(a), _probe(b)
+    if (
+        type(probe_a).compare is not type(probe_b).compare
+    ):  # probes that compare alike compare each other's runs
+        raise UnqoverError(f"{name_a} and {name_b} were written by different probes")
+    if not (known_a and known_b):
+        paths = None
+    return probe_a.compare(a, b, (name_a, name_b), paths, top)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# command line
+
+
+def _run_name(path: str | os.PathLike) -> str:
+    """A run's default label: its run folder's name, else its results file's name without ``.json``/``.bias``."""
+    path = Path(path)
+    if path.name == RESULTS_FILE or path.is_dir():
+        folder = path.parent if path.name == RESULTS_FILE else path
+        return folder.resolve().name or str(folder)
+    name = path.name
+    for suffix in (".json", ".bias"):
+        name = name.removesuffix(suffix)
+    return name or str(path)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="unqover compare",
+        description="Compare two UnQover runs measured on the same dataset, config and mode: shifts of μ, η, δ, ε "
+        "with both intervals, and the subjects and subject–attribute pairs that changed most (B − A).",
+    )
+    parser.add_argument(
+        "run_a", type=Path, metavar="RUN_A", help="run folder (with results.json) or results JSON"
+    )
+    parser.add_argument(
+        "run_b", type=Path, metavar="RUN_B", help="run folder (with results.json) or results JSON"
+    )
+    parser.add_argument("--top", type=non_negative, default=10, help="rows per table (default: %(default)s)")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE.json|FILE.md",
+        help="also write the comparison: JSON when the name ends in .json (shifts with their intervals, p-values "
+        "and pairing), else Markdown",
+    )
+    parser.add_argument("--name-a", help="label of RUN_A (default: its folder or file name)")
+    parser.add_argument("--name-b", help="label of RUN_B (default: its folder or file name)")
+    return parser
+
+
+def _write(path: Path, comparison: Comparison) -> Path:
+    from unqover.files import write_json_atomic, write_text_atomic
+
+    if path.suffix.lower() == ".json":
+        return write_json_atomic(path, comparison.data)
+    return write_text_atomic(path, comparison.markdown)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``unqover compare RUN_A RUN_B [--top K] [--output FILE.json|FILE.md]``; returns the exit status (2 on errors)."""
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        a, b = load_results(args.run_a), load_results(args.run_b)
+        name_a = args.name_a or _run_name(args.run_a)
+        name_b = args.name_b or _run_name(args.run_b)
+        comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top)
+        print(comparison.text)
+        if args.output:
+            print(f"\nComparison written to {_write(args.output, comparison)}")
+    except (UnqoverError, OSError) as err:
+        print(f"unqover compare: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""Custom UnQover-style probes: a user's subjects, attributes and templates in a YAML file
+(``unqover.lexicon.custom``), probed and measured as the UnQover bias classes are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from unqover.errors import UnqoverError
+from unqover.probes.base import RunOptions
+from unqover.probes.unqover import UnqoverProbe
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+class CustomProbe(UnqoverProbe):
+    """A user's UnQover-style probe from a YAML file: its rows are generated from the file."""
+
+    group = None
+    explorable = False
+    built_by_default = False
+
+    def __init__(self, path: Path) -> None:
+        from unqover.lexicon.custom import read_probe_file
+
+        self.path = Path(path)
+        self.definition = read_probe_file(self.path)
+        super().__init__(self.definition.name, f"custom probe {self.definition.name} ({self.path.name})")
+
+    def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
+        from unqover.generate.custom import custom_rows
+
+        if run.dataset:
+            return super().rows(run, settings, config)
+
+        rows = custom_rows(self.definition, config)
+        source = str(self.path.resolve())
+        return rows, {
+            "source": source,
+            "generator": {"probe_file": source},
+            "config": config,
+            "split": "test",
+        }
+
+    def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
+        from unqover.generate.custom import custom_configs
+
+        available = custom_configs(self.definition)
+        unknown = [c for c in configs or () if c not in available]
+        if unknown:
+            raise UnqoverError(f"the probe {name!r} has the configs {available}, not {unknown}")
+        return list(configs or available)
+
+    def build_dataset(self, name: str, output: Path, settings: dict[str, Any]):
+        from unqover.hub.build import build_custom_dataset
+
+        return build_custom_dataset(
+            self.definition,
+            output,
+            configs=settings["configs"],
+            overwrite=settings["overwrite"],
+            progress=settings["progress"],
+        )

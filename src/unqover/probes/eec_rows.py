@@ -1,0 +1,165 @@
+"""The emotion probe's rows and scores: its questions (loaded and checked), the quick run's draw of persons per
+gender × race cell, and the ranking of each question's choices with the tests of the answers. Loaded by
+:mod:`unqover.probes.eec` when a run starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from unqover.errors import UnqoverError
+from unqover.generate.eec import EMOTION_LEXICON, eec_questions
+from unqover.hub.load import load_rows, source_name
+from unqover.measure.emotion import cell_label, emotion_bias
+from unqover.probe.beecher import (
+    paper_ranking,
+)
+from unqover.probe.sampling import seeded_keys
+from unqover.probes.base import (
+    RunOptions,
+)
+from unqover.report.diagnostics import emotion_warnings
+
+QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")
+SENTENCE_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("question_id", pa.string()),
+        ("choice", pa.string()),
+        ("log_likelihood", pa.float64()),
+        ("tokens", pa.float64()),
+    ]
+)
+
+
+def load_eec_questions(name: str, dataset: str | None, config: str | None = None) -> tuple[pa.Table, dict]:
+    """--dataset (config ``questions``), else a local build in datasets/unqover/<name>, else generated."""
+    config = config or "questions"
+    if config != "questions":
+        raise UnqoverError(f"the emotion probe scores the 'questions' config, not {config!r}")
+    local = Path("datasets/unqover") / name
+    if dataset:
+        rows, source = load_rows(dataset, config), source_name(dataset)
+    elif (local / "data" / config).is_dir():
+        rows, source = load_rows(local, config), str(local.resolve())
+    else:
+        rows, source = eec_questions(), "generated from the EEC templates (Beecher's spelling)"
+    missing = [c for c in QUESTION_COLUMNS if c not in rows.column_names]
+    if missing:
+        raise UnqoverError(
+            f"dataset {source} lacks the columns {missing}; is it the {name} questions config?"
+        )
+    return rows, {"source": source, "config": config, "split": "test"}
+
+
+def _cells(questions: pa.Table) -> list[str]:
+    """Each question's gender × race cell (noun phrases, race null, are their own cell per gender)."""
+    return [
+        cell_label(g, r)
+        for g, r in zip(questions["gender"].to_pylist(), questions["race"].to_pylist(), strict=True)
+    ]
+
+
+def select_persons(questions: pa.Table, limit: int | None, seed: int) -> pa.Table:
+    """Keep ``limit`` persons per gender × race cell (noun phrases are their own race cell), all their questions.
+
+    Inside each cell the persons are ordered by a seeded hash of (seed, cell, person) and the first ``limit``
+    kept: a uniform random draw of ``limit`` persons per cell that depends only on the seed and the persons (not
+    on the row order or the machine). Questions keep their order.
+    """
+    if limit is None:
+        return questions
+    if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
+        raise UnqoverError(f"--limit must be at least 1 person per cell, got {limit!r}")
+    slots = [str(slot) for slot in questions["person_slot"].to_pylist()]
+    persons = sorted(set(zip(_cells(questions), slots, strict=True)))
+    if not persons:
+        return questions
+    keys = seeded_keys(seed, "eec-person", *zip(*persons, strict=True))
+    by_cell: dict[str, list[tuple[float, str]]] = {}
+    for (cell, slot), key in zip(persons, keys, strict=True):
+        by_cell.setdefault(cell, []).append((key, slot))
+    chosen = {slot for members in by_cell.values() for _, slot in sorted(members)[: int(limit)]}
+    keep = np.array([slot in chosen for slot in slots])
+    return questions if keep.all() else questions.filter(pa.array(keep))
+
+
+def describe_eec_selection(questions: pa.Table, kept: pa.Table, limit: int, seed: int) -> dict:
+    """run.json's ``selection`` of a quick run: the rule, and how many persons (per cell) and questions were kept."""
+
+    def counts(table: pa.Table) -> dict:
+        persons = set(zip(_cells(table), [str(s) for s in table["person_slot"].to_pylist()], strict=True))
+        per_cell: dict[str, int] = {}
+        for cell, _ in persons:
+            per_cell[cell] = per_cell.get(cell, 0) + 1
+        questions_per_cell: dict[str, int] = {}
+        for cell in _cells(table):
+            questions_per_cell[cell] = questions_per_cell.get(cell, 0) + 1
+        return {
+            "questions": table.num_rows,
+            "persons": len(persons),
+            "per_cell": dict(sorted(per_cell.items())),
+            "questions_per_cell": dict(sorted(questions_per_cell.items())),
+        }
+
+    return {
+        "limit": limit,
+        "per": "gender x race cell",
+        "seed": seed,
+        "unit": "person, with all its questions, drawn by a seeded hash",
+        "kept": counts(kept),
+        "of": counts(questions),
+    }
+
+
+def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions, settings: dict,
+                     selection: dict | None, paper: bool = False, oov: dict | None = None):  # fmt: skip
+    """Rank each question's choices from the sentence scores (aligned with ``sentences``) and test the answers.
+
+    ``paper``: Beecher's own ranking of his models' scores (``unqover.probe.beecher.paper_ranking``). ``oov``: his
+    models' out-of-vocabulary rates (``oov_rates``). A degenerate run's warnings come first in ``warnings``."""
+    from unqover.probe.eec import rank_choices
+
+    log_likelihood, tokens = scores["score_1"].to_numpy(), scores["score_2"].to_numpy()
+    if paper:
+        ranked = paper_ranking(
+            questions["id"].to_pylist(),
+            sentences["question_id"].to_pylist(),
+            sentences["choice"].to_pylist(),
+            log_likelihood,
+        )
+    else:
+        ranked = rank_choices(
+            questions["id"].to_pylist(),
+            sentences["question_id"].to_pylist(),
+            sentences["choice"].to_pylist(),
+            sentences["id"].to_pylist(),
+            log_likelihood,
+            tokens,
+            length_rule=settings["length_rule"],
+            seed=run.seed,
+        )
+    sampled = bool(selection and selection.get("limit") is not None)
+    result = emotion_bias(
+        ranked.answers,
+        questions["gender"].to_pylist(),
+        questions["race"].to_pylist(),
+        questions["person_slot"].to_pylist(),
+        questions["form"].to_pylist(),
+        emotions=EMOTION_LEXICON,
+        ties=ranked.ties,
+        n_permutations=settings["permutations"],
+        n_bootstrap=run.resamples,
+        seed=run.seed,
+        persons_total=selection["of"]["persons"] if sampled else None,
+        population=selection["of"] if sampled else None,
+    )
+    if sampled:
+        result.selection = selection
+    ranking = log_likelihood if paper or settings["length_rule"] != "mean" else log_likelihood / tokens
+    top1 = [EMOTION_LEXICON.get(answers[0], answers[0]) for answers in ranked.answers]
+    found = emotion_warnings(ranking, ranked.ties, top1, result.top_k, oov)
+    result.warnings = [*found, *result.warnings]
+    return result, ranked

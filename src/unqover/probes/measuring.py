@@ -1,0 +1,39 @@
+"""``unqover measure``: a predictions file measured by the probe that wrote it, against its dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from unqover.files import check_writable, write_json_atomic
+from unqover.probes.base import ProbeDefinition, RunOptions
+
+
+def measure_predictions(
+    predictions: Path,
+    run: RunOptions,
+    *,
+    output: Path | None = None,
+    bias: str | None = None,
+    probe_file: Path | None = None,
+    given: Mapping[str, Any] | None = None,
+    split: str | None = None,
+) -> tuple[ProbeDefinition, Any, Path]:
+    """``unqover measure``: the probe that wrote ``predictions`` (its provenance, else ``bias``, else
+    ``probe_file``) measures them against their dataset; results.json-like JSON goes to ``output`` (default:
+    PREDICTIONS.bias.json). ``given``: the measure options as given (None where not), checked by the probe."""
+    from unqover.predictions import read_provenance
+    from unqover.probes.registry import DEFAULT_PROBE, get_probe, probe_of
+
+    output = output or predictions.with_name(predictions.stem + ".bias.json")
+    check_writable(output, folder=False)
+    if probe_file is not None:
+        probe = get_probe(probe_file=probe_file)
+    else:
+        probe = probe_of(read_provenance(predictions), default=bias or DEFAULT_PROBE)
+    options = probe.check_measure_options(given or {}) | ({"split": split} if split else {})
+    result, provenance = probe.measure_file(predictions, run, **options)
+    provenance = {**provenance, "predictions": str(predictions.resolve())}  # `unqover compare` reads it
+    write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": result.to_dict()})
+    return probe, result, output

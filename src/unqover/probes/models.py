@@ -1,0 +1,77 @@
+"""Models as the surfaces see them: where a model comes from, its family, which probes score that family, and the
+model loaded the way a probe's runs load it.
+
+The family of a model is read from its config (``unqover.probe.models``; sequence classifiers are NLI models).
+Which loader a model gets (an NLI classifier or a QA / masked / causal LM) is the probe definitions' choice: a
+model is loaded by a probe that scores its family, through that definition's ``load_model``. Nothing here names a
+probe.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from unqover.errors import UnqoverError
+from unqover.probes.base import ProbeDefinition, RunOptions
+
+if TYPE_CHECKING:
+    from unqover.probe.models import ModelSource
+
+#: the family of sequence classifiers (``…ForSequenceClassification``): the probes that score NLI models take it
+CLASSIFIER_FAMILY = "nli"
+
+
+def model_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
+    """A local folder when ``model_id`` is one, else a Hub id (its ``config()``, ``location``); a path-like id
+    that does not exist is an error. Nothing is downloaded but the config, when it is read."""
+    from unqover.probe.models import model_source as source
+
+    return source(model_id, revision, token)
+
+
+def family_of(config) -> str:
+    """The model family of a transformers config: ``nli`` for sequence classifiers, else the family its
+    ``architectures`` name (``qa``, ``mlm``, ``causal``); an unsupported model is an error."""
+    from unqover.probe.models import detect_family
+
+    architectures = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForSequenceClassification") for a in architectures):
+        return CLASSIFIER_FAMILY
+    return detect_family(architectures, getattr(config, "model_type", None))
+
+
+def model_family(model_id: str, revision: str | None = None, token: str | None = None) -> str:
+    """The family of a Hub id or local folder, from its config alone (no weights are loaded)."""
+    return family_of(model_source(model_id, revision, token).config())
+
+
+def probes_scoring(family: str) -> list[str]:
+    """The probes that score models of ``family``, in registry order."""
+    from unqover.probes.registry import PROBES
+
+    return [name for name, probe in PROBES.items() if family in probe.families]
+
+
+def load_model_for(
+    probe: ProbeDefinition | str | None,
+    model_id: str,
+    *,
+    revision: str | None = None,
+    token: str | None = None,
+    device: str = "auto",
+):
+    """The model loaded as ``probe``'s runs load it (its definition's ``load_model`` with its default settings):
+    an NLI classifier for a probe of NLI models, a QA / masked / causal LM for the others. ``probe`` is a
+    definition or a probe's name; None: the first probe (registry order) that scores the model's family."""
+    from unqover.probes.registry import get_probe
+
+    if probe is None:
+        family = model_family(model_id, revision, token)
+        scoring = probes_scoring(family)
+        if not scoring:
+            raise UnqoverError(f"no probe scores {family} models such as {model_id!r}")
+        probe = scoring[0]
+    definition = probe if isinstance(probe, ProbeDefinition) else get_probe(probe)
+    run = RunOptions(revision=revision, token=token, device=device, progress=False)
+    _, model = definition.load_model(model_id, run, definition.check_settings({}))
+    return model

@@ -1,0 +1,178 @@
+"""Command-line options as data: what every run takes, and the checks that turn an argument into a value.
+
+A probe definition lists its own options (:class:`Option`); ``unqover.cli`` adds the shared ones and every
+registered probe's to its parser, so adding an option is one line in the definition that owns it. The argument
+checks (:func:`positive`, :func:`width`, ...) raise :class:`argparse.ArgumentTypeError`, which argparse prints as
+one line naming the option. Nothing here imports more than the standard library: the parser is built before
+anything heavy is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from unqover.errors import UnqoverError
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option: its flag, how its text is read and what it means.
+
+    ``default`` is the value a probe uses when the option is not given (the parser itself records None, so a
+    probe can tell "not given" from "given"); options of several probes with the same flag become one argument.
+    """
+
+    flag: str  # "--length-rule"
+    help: str
+    type: Callable[[str], Any] | None = None
+    choices: Sequence[str] | None = None
+    metavar: str | None = None
+    default: Any = None
+    flag_only: bool = False  # a switch: present or absent
+    repeat: bool = False  # may be given several times: the value is the list of them
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def add_to(
+        self, parser: argparse.ArgumentParser, help: str | None = None, choices: Sequence[str] | None = None
+    ) -> None:
+        """Add the option to ``parser`` (with the ``help`` and ``choices`` of all the probes that share it)."""
+        if self.flag_only:
+            parser.add_argument(self.flag, action="store_true", default=None, help=help or self.help)
+            return
+        parser.add_argument(
+            self.flag,
+            action="append" if self.repeat else "store",
+            type=self.type,
+            choices=choices if choices is not None else self.choices,
+            metavar=self.metavar,
+            default=None,
+            help=help or self.help,
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# argument checks
+
+
+def whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def real(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value != value:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return value
+
+
+def positive(text: str) -> int:
+    value = whole(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def non_negative(text: str) -> int:
+    value = whole(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def width(text: str) -> float:
+    value = real(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"an interval width in (0, 1), got {text}")
+    return value
+
+
+def fraction(text: str) -> float:
+    value = real(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def fraction_or_one(text: str) -> float:
+    value = real(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return value
+
+
+def shard_spec(text: str) -> tuple[int, int]:
+    """Parse ``"i/n"`` (shard ``i`` of ``n``, counting from 0) as given on a command line."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+    if match is None:
+        raise UnqoverError(f"shard {text!r} is not of the form i/n, e.g. 0/4 for the first of four shards")
+    index, count = int(match[1]), int(match[2])
+    if count < 1 or index >= count:
+        raise UnqoverError(
+            f"shard {text!r} is out of range: i/n needs 0 <= i < n (shards count from 0, e.g. 0/2 and 1/2)"
+        )
+    return index, count
+
+
+def shard(text: str) -> tuple[int, int]:
+    """``--shard I/N`` (see :func:`shard_spec`)."""
+    try:
+        return shard_spec(text)
+    except UnqoverError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from a duration with its unit: ``90s``, ``30m`` (or ``30min``), ``1h``, ``1.5h``. A number without
+    a unit, zero, a negative or anything else is refused with one line."""
+    match = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]*)\s*", str(text))
+    if match is None or match.group(2).lower() not in ("", *DURATION_UNITS):
+        raise UnqoverError(
+            f"--max-time takes a duration with its unit, such as 90s, 30m or 1.5h; got {text!r}"
+        )
+    number, unit = float(match.group(1)), match.group(2).lower()
+    if not unit:
+        raise UnqoverError(
+            f"--max-time needs a unit (s, m or min, h), such as 90s, 30m or 1.5h; got {text!r}"
+        )
+    if number <= 0:
+        raise UnqoverError(f"--max-time must be a positive duration such as 90s, 30m or 1.5h; got {text!r}")
+    return number * DURATION_UNITS[unit]
+
+
+def label_map(text: str) -> dict[str, int]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"not JSON: {err}") from err
+    if not isinstance(value, dict) or not all(isinstance(v, int) for v in value.values()):
+        raise argparse.ArgumentTypeError(
+            'expected a JSON object of label ids, e.g. {"entailment": 0, "contradiction": 2}'
+        )
+    return value
+
+
+def source(text: str) -> tuple[str, str | None]:
+    """``NAME=PATH`` or ``NAME=hub``."""
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=PATH or NAME=hub (e.g. mnli=data/mnli.parquet), got {text!r}"
+        )
+    return name, None if path == "hub" else path

@@ -1,0 +1,207 @@
+"""The UnQover probes' rows and scores: which columns a dataset needs, the scorer of each model family, the
+rows' fit to the family, scores matched to rows by id and the measures of them (full or sampled).
+
+Loaded by the definitions in :mod:`unqover.probes.unqover` when a run starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from unqover.errors import UnqoverError
+from unqover.generate.ids import match_ids
+from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.measure.unqover import UnqoverBias, unqover_bias
+from unqover.probe.sampling import DESIGN, budget, check_design, find_groups, selected_groups
+from unqover.report.diagnostics import design_warning, unqover_warnings
+
+REQUIRED_COLUMNS = (
+    "id",
+    "subject_1",
+    "subject_2",
+    "template_id",
+    "attribute",
+    "polarity",
+    "context",
+    "question",
+    "subject_1_span",
+    "subject_2_span",
+)
+#: The columns the measure reads (``unqover measure`` loads only these).
+ROW_COLUMNS = (
+    "id",
+    "subject_1",
+    "subject_2",
+    "subject_1_cluster",
+    "subject_2_cluster",
+    "template_id",
+    "attribute",
+    "attribute_type",
+    "polarity",
+)
+
+
+def make_scorer(model, scoring: str):
+    """The scorer of a model family (``scoring`` "paper": the original code's quirks)."""
+    from unqover.probe.causal import CausalScorer
+    from unqover.probe.mlm import MLMScorer
+    from unqover.probe.qa import QAScorer
+
+    if model.family == "qa":
+        return QAScorer(model, mode=scoring)
+    if model.family == "mlm":
+        return MLMScorer(model, mode=scoring)
+    if scoring == "paper":
+        raise UnqoverError(
+            "the original code scored no causal LMs: --scoring paper applies to QA and masked LMs"
+        )
+    return CausalScorer(model)
+
+
+def check_columns(rows: pa.Table, source: str) -> None:
+    missing = [c for c in REQUIRED_COLUMNS if c not in rows.column_names]
+    if missing:
+        raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an UnqOver dataset?")
+
+
+FAMILY_NAMES = {"qa": "an extractive QA model", "mlm": "a masked LM", "causal": "a causal LM"}
+
+
+def check_rows_fit_family(rows: pa.Table, family: str, config: str) -> None:
+    """Refuse rows the model family cannot score meaningfully: masked-LM rows (questions with the mask
+    placeholder) for QA and causal LMs, question rows (no placeholder) for masked LMs."""
+    if rows.num_rows == 0:
+        return
+    masked = int(pc.sum(pc.match_substring(rows["question"], MASK_PLACEHOLDER)).as_py() or 0)
+    if family == "mlm" and masked < rows.num_rows:
+        raise UnqoverError(
+            f"a masked LM scores masked-LM rows, but {rows.num_rows - masked:,} of the {rows.num_rows:,} "
+            f"{config!r} rows have no {MASK_PLACEHOLDER} in their question: use --config mlm (or leave "
+            "--config out)"
+        )
+    if family != "mlm" and masked:
+        raise UnqoverError(
+            f"{FAMILY_NAMES.get(family, family)} answers questions, but the {config!r} rows are for masked LMs "
+            f"({masked:,} questions hold {MASK_PLACEHOLDER}): use --config qa (or leave --config out)"
+        )
+
+
+def scores_by_row(rows: pa.Table, scores: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """score_1, score_2 for every row of ``rows`` (zeros where unscored) and which rows were scored."""
+    position = match_ids(rows["id"], scores["id"])
+    observed = position >= 0
+    score_1, score_2 = np.zeros(rows.num_rows), np.zeros(rows.num_rows)
+    score_1[observed] = scores["score_1"].to_numpy()[position[observed]]
+    score_2[observed] = scores["score_2"].to_numpy()[position[observed]]
+    return score_1, score_2, observed
+
+
+def measure_scores(
+    rows: pa.Table,
+    scores: pa.Table,
+    *,
+    mode: str = "default",
+    resamples: int = 1000,
+    seed: int = 0,
+    sample_info: dict | None = None,
+    **options,
+) -> UnqoverBias:
+    """The UnQover measures of ``scores`` (matched to ``rows`` by id, in any order). When they cover part of
+    ``rows`` (the whole dataset), the result estimates the full-dataset values."""
+    score_1, score_2, observed = scores_by_row(rows, scores)
+    if observed.all():
+        return unqover_bias(rows, score_1, score_2, mode=mode, n_resamples=resamples, seed=seed, **options)
+    return unqover_bias(
+        rows, score_1, score_2, mode=mode, seed=seed, observed=observed, sample_info=sample_info, **options
+    )
+
+
+def add_warnings(result: UnqoverBias, scores: pa.Table, coverage: dict | None) -> UnqoverBias:
+    """``result`` with the warnings of a degenerate run first (``unqover.report.diagnostics``): answer scores ≈0,
+    constant or tied in most questions, subjects a masked LM's tokenizer left out (run.json's ``coverage``)."""
+    found = unqover_warnings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy(), coverage)
+    result.warnings = [*found, *result.warnings]
+    return result
+
+
+def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict) -> dict:
+    """How the scored rows were drawn: this project's design with a known seed (checked exactly), or a subset
+    whose strata at least hold their proportional shares (the design's property for any seed)."""
+    groups = find_groups(rows)
+    kept = np.zeros(groups.num_groups, dtype=bool)
+    kept[groups.row_group[observed]] = True
+    seed = selection.get("seed")
+    if (
+        isinstance(seed, int)
+        and not isinstance(seed, bool)
+        and seed >= 0
+        and selection.get("design") == DESIGN
+    ):
+        exact = selected_groups(groups, budget(groups.num_groups, int(kept.sum())), seed)
+        if np.array_equal(exact, kept):
+            return {"design": DESIGN, "seed": seed, "matches_design": True}
+    check = check_design(groups, kept)
+    info = {"design": DESIGN if check.matches else "unknown", "seed": None, "matches_design": check.matches}
+    if not check.matches:
+        info["warning"] = design_warning(check.stratum, check.kept, check.size, check.expected)
+    return info
+
+
+def generated_rows(name: str, word_lists: Path | None, config: str) -> tuple[pa.Table, dict]:
+    """The rows of the bias class ``name`` generated in memory from word lists (default: the pinned upstream
+    lists), and where they came from."""
+    from unqover.generate.unqover import make_plan
+    from unqover.lexicon import resolve_word_lists
+
+    lists = resolve_word_lists(word_lists)
+    rows = pa.Table.from_batches(list(make_plan(lists, name, config).batches()))
+    root = str(Path(lists.root).resolve())
+    return rows, {
+        "source": f"generated from {root}",
+        "generator": {"bias": name, "word_lists": root},
+        "bias": name,
+        "config": config,
+        "split": "test",
+    }
+
+
+def scores_over(
+    rows: pa.Table, predictions: list[Path], where: str
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each predictions file's score_1, score_2 and scored-row mask over ``rows`` (matched by ``id``); ``where``
+    names the rows in the error of an id they lack."""
+    from unqover.predictions import read_predictions
+
+    scored = []
+    for path in predictions:
+        scores, _ = read_predictions(path)
+        score_1, score_2, observed = scores_by_row(rows, scores)
+        if observed.sum() < scores.num_rows:
+            raise UnqoverError(f"{scores.num_rows - int(observed.sum()):,} ids of {path} are not in {where}")
+        scored.append((score_1, score_2, observed))
+    return scored
+
+
+def measure_predictions(
+    rows: pa.Table, scores: pa.Table, provenance: dict, where: str, *, resamples: int, seed: int, **options
+) -> UnqoverBias:
+    """``unqover measure``: scores joined to their dataset rows by ``id`` and measured. Scores that cover part of
+    the rows (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
+    position = match_ids(scores["id"], rows["id"])
+    if (position < 0).any():
+        unknown = np.flatnonzero(position < 0)
+        raise UnqoverError(
+            f"{len(unknown)} prediction ids are not in {where}, e.g. "
+            f"{scores['id'][int(unknown[0])].as_py()!r}: were they made on another dataset?"
+        )
+    sample_info = None
+    if scores.num_rows < rows.num_rows:
+        observed = np.zeros(rows.num_rows, dtype=bool)
+        observed[position] = True
+        sample_info = describe_sample(rows, observed, provenance.get("selection") or {})
+    result = measure_scores(rows, scores, resamples=resamples, seed=seed, sample_info=sample_info, **options)
+    return add_warnings(result, scores, provenance.get("coverage"))

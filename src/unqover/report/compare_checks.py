@@ -1,0 +1,190 @@
+"""What ``unqover compare`` reads and whether two runs can be compared: a run's results and predictions files,
+the dataset, model and selection it records, and the checks that refuse runs whose numbers are not comparable
+(different datasets, configs, splits or modes) or warn about what cannot be verified."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.report.format import fmt, fmt_count, fmt_level, fmt_percent, number
+from unqover.report.markdown import split_results
+
+RESULTS_FILE = "results.json"
+PREDICTIONS_FILE = "predictions.parquet"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# loading
+
+
+def load_results(path: str | os.PathLike) -> dict:
+    """The results dict of a run folder (its ``results.json``) or of a results JSON file, checked for its shape."""
+    path = Path(path)
+    if path.is_dir():
+        folder, path = path, path / RESULTS_FILE
+        if not path.is_file():
+            others = sorted(p.name for p in folder.glob("*.json"))
+            hint = f"; JSON files there: {', '.join(others[:5])}" if others else ""
+            raise UnqoverError(f"no {RESULTS_FILE} in the run folder {folder}{hint}")
+    elif not path.exists():
+        raise UnqoverError(
+            f"{path} not found: pass a run folder holding {RESULTS_FILE} or a results JSON file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UnqoverError(f"cannot read {path}: {err}") from err
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UnqoverError(
+            f"{path} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+        ) from err
+    try:
+        result, provenance = split_results(data)
+    except UnqoverError as err:
+        raise UnqoverError(f"{path}: {err}") from err
+    return {"provenance": provenance, "result": result}
+
+
+def predictions_of(path: str | os.PathLike, provenance: Mapping) -> Path:
+    """The predictions file of a run: the one ``unqover measure`` recorded, else the run folder's
+    ``predictions.parquet``; an error saying why when there is none."""
+    path = Path(path)
+    recorded = provenance.get("predictions")
+    if isinstance(recorded, str) and recorded:
+        if Path(recorded).is_file():
+            return Path(recorded)
+        raise UnqoverError(f"the predictions file {recorded} that {path.name} records is not there")
+    folder = path if path.is_dir() else path.parent if path.name == RESULTS_FILE else None
+    if folder is not None:
+        if (folder / PREDICTIONS_FILE).is_file():
+            return folder / PREDICTIONS_FILE
+        raise UnqoverError(f"the run folder {folder} has no {PREDICTIONS_FILE}")
+    raise UnqoverError(
+        f"{path.name} does not record its predictions file (`unqover measure` records it since this version: "
+        "measure the predictions again)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# checking
+
+
+def dataset_of(provenance: Mapping) -> dict:
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
+    out = {
+        k: (None if dataset.get(k) in (None, "") else str(dataset[k])) for k in ("source", "config", "split")
+    }
+    out["fingerprint"] = dataset.get("fingerprint") or provenance.get("fingerprint")
+    return out
+
+
+def _same_source(a: str, b: str) -> bool:
+    def norm(text: str) -> str:
+        local = Path(text).expanduser()
+        return str(local.resolve()) if local.exists() else os.path.normpath(text.rstrip("/\\"))
+
+    return a == b or norm(a) == norm(b)
+
+
+def model_of(provenance: Mapping) -> str | None:
+    model = provenance.get("model")
+    if isinstance(model, Mapping):
+        name = model.get("id") or model.get("name")
+        return None if not name else f"{name}" + (f" @ {model['revision']}" if model.get("revision") else "")
+    return None if model is None else str(model)
+
+
+def check_comparable(ra: Mapping, pa: Mapping, rb: Mapping, pb: Mapping, names: tuple[str, str]) -> list[str]:
+    """Raise when the runs measured different things; return warnings for what cannot be verified."""
+    warnings: list[str] = []
+    mode_a, mode_b = ra.get("mode", "default"), rb.get("mode", "default")
+    if mode_a != mode_b:
+        raise UnqoverError(
+            f"{names[0]} was measured in {mode_a} mode and {names[1]} in {mode_b} mode: re-measure one of them "
+            f"with `unqover measure --mode {mode_a}` to compare"
+        )
+    da, db = dataset_of(pa), dataset_of(pb)
+    for key in ("config", "split"):
+        if da[key] and db[key] and da[key] != db[key]:
+            raise UnqoverError(
+                f"the runs measured different dataset {key}s: {names[0]} {da[key]!r}, {names[1]} {db[key]!r}"
+            )
+    same_fingerprint = bool(
+        da["fingerprint"] and db["fingerprint"] and da["fingerprint"] == db["fingerprint"]
+    )
+    if da["source"] and db["source"] and not _same_source(da["source"], db["source"]):
+        if not same_fingerprint:
+            raise UnqoverError(
+                f"the runs measured different datasets: {names[0]} {da['source']!r}, {names[1]} {db['source']!r}; "
+                "their numbers are not comparable"
+            )
+        warnings.append(
+            f"the dataset sources differ ({da['source']}, {db['source']}) but their fingerprints match"
+        )
+    elif (
+        da["fingerprint"]
+        and db["fingerprint"]
+        and not same_fingerprint
+        and pa.get("selection") != pb.get("selection")
+    ):
+        warnings.append(
+            f"the runs kept different rows of the same dataset (selections: {selection_text(pa.get('selection'))}; "
+            f"{selection_text(pb.get('selection'))}): quick-run numbers are estimates of the full dataset, with "
+            "intervals"
+        )
+    elif da["fingerprint"] and db["fingerprint"] and not same_fingerprint:
+        warnings.append(
+            f"same dataset source, different fingerprints ({da['fingerprint']}, {db['fingerprint']}): the data "
+            "changed between the runs"
+        )
+    for key in ("source", "config"):
+        missing = [n for n, d in zip(names, (da, db), strict=True) if not d[key]]
+        if missing:
+            warnings.append(
+                f"the dataset {key} of {' and '.join(missing)} is not recorded: cannot check it matches"
+            )
+    if ra.get("mu_unit") != rb.get("mu_unit"):
+        warnings.append(
+            f"μ and η average over different units ({ra.get('mu_unit')}, {rb.get('mu_unit')}): compare the "
+            "per-subject values"
+        )
+    for key, what in (("selection", "row selections (limit/sample)"), ("scoring", "scoring methods")):
+        if pa.get(key) != pb.get(key) and pa.get(key) is not None and pb.get(key) is not None:
+            texts = [selection_text(p.get(key)) if key == "selection" else str(p.get(key)) for p in (pa, pb)]
+            warnings.append(f"the runs used different {what}: {texts[0]}; {texts[1]}")
+    ca = number((ra.get("bootstrap") or {}).get("confidence"))
+    cb = number((rb.get("bootstrap") or {}).get("confidence"))
+    if ca is not None and cb is not None and ca != cb:
+        warnings.append(f"the intervals have different confidence levels ({fmt_level(ca)}, {fmt_level(cb)})")
+    return warnings
+
+
+def selection_text(selection: object) -> str:
+    """A run's row selection in words: ``2,000 groups, seed 0``, ``a 20.0% sample, seed 3``, ``all rows``."""
+    if not isinstance(selection, Mapping):
+        return "all rows" if selection is None else str(selection)
+    parts = []
+    if number(selection.get("limit")) is not None:
+        parts.append(f"{fmt_count(selection['limit'])} groups")
+    if number(selection.get("sample")) is not None:
+        parts.append(f"a {fmt_percent(selection['sample'])} sample")
+    if number(selection.get("precision")) is not None:
+        parts.append(f"precision target {fmt(selection['precision'])}")
+    if number(selection.get("groups")) is not None:
+        of = number(selection.get("of"))
+        parts.append(
+            f"{fmt_count(selection['groups'])}"
+            + (f" of {fmt_count(of)}" if of is not None else "")
+            + " groups"
+        )
+    if isinstance(selection.get("stopped"), str):
+        parts.append(f"stopped: {selection['stopped']}")
+    if number(selection.get("seed")) is not None:
+        parts.append(f"seed {fmt_count(selection['seed'])}")
+    return ", ".join(parts) or "all rows"
