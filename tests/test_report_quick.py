@@ -305,3 +305,27 @@ def test_space_runs_table_says_how_many_groups_and_which_estimate_the_interval_i
     for row in (rows["quick"], rows["full"]):
         assert row["μ low"] <= row[INTERVAL_ESTIMATE] <= row["μ high"]
     assert pd.isna(rows["declined"]["μ"]) and pd.isna(rows["declined"]["μ low"])
+
+
+def test_a_reason_shared_by_mu_and_eta_is_printed_once():
+    results = quick_results(declined=True)
+    why = {
+        "code": "few_values_per_cell",
+        "reason": "too few sampled values per cell",
+        "smallest": 140,
+        "groups": 500,
+        "of": 38500,
+        "expected": 1.82,
+        "needed": 5,
+        "groups_needed": 1375,
+    }
+    results["result"]["declined"] = {
+        "mu": {**why, "name": "μ", "what": "mean of maxima"},
+        "eta": {**why, "name": "η", "what": "mean"},
+    }
+    for fmt, section in renderings(results).items():
+        assert section.count("too few for an unbiased estimate") == 1, fmt
+        assert "declined for the same reason as μ; about 1,375 groups needed" in section, fmt
+    # another reason is printed in full
+    results["result"]["declined"]["eta"]["smallest"] = 70
+    assert renderings(results)["text"].count("too few for an unbiased estimate") == 2

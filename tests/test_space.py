@@ -71,6 +71,7 @@ def served(models, upstream_word_lists_path, tmp_path_factory):
         results_location=str(cache),
         resamples=20,
         default_bias="religion",
+        local_models=True,  # the operator's setting: the tests type folders of tiny models
     )
     port = _port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
@@ -96,7 +97,7 @@ def test_sample_bounds_and_gpu_duration():
 
 
 def test_model_checks(models, tmp_path):
-    check = check_model(str(models["qa"]))
+    check = check_model(str(models["qa"]), local_models=True)
     assert check.family == "qa" and check.local and check.revision.startswith("local-")
     import torch
     from transformers import AutoModelForQuestionAnswering
@@ -105,23 +106,23 @@ def test_model_checks(models, tmp_path):
         p.numel() for p in AutoModelForQuestionAnswering.from_pretrained(models["qa"]).state_dict().values()
     )
     assert local_parameters(models["qa"]) == check.parameters == expected
-    assert check_model(str(models["nli"])).family == "nli"
+    assert check_model(str(models["nli"]), local_models=True).family == "nli"
     from unqover.report.format import fmt_size
 
     size = re.escape(fmt_size(check.parameters))
     with pytest.raises(UnqoverError, match=f"has {size} parameters; the Space probes models up to 1.0k"):
-        check_model(str(models["qa"]), max_parameters=1000)
+        check_model(str(models["qa"]), max_parameters=1000, local_models=True)
     with pytest.raises(UnqoverError, match="unsupported model"):
-        check_model(str(models["encoder"]))
+        check_model(str(models["encoder"]), local_models=True)
     with pytest.raises(UnqoverError, match="model folder not found"):
-        check_model("/no/such/folder")
+        check_model("/no/such/folder", local_models=True)
     pickled = tmp_path / "pickled"
     pickled.mkdir()
     for name in ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json"):
         (pickled / name).write_bytes((models["qa"] / name).read_bytes())
     torch.save({}, pickled / "pytorch_model.bin")
     with pytest.raises(UnqoverError, match=r"no \.safetensors weights"):
-        check_model(str(pickled))
+        check_model(str(pickled), local_models=True)
 
 
 def test_live_probe_tab_and_cache(served, models, monkeypatch):
@@ -154,6 +155,20 @@ def test_live_probe_tab_and_cache(served, models, monkeypatch):
     assert scored > 0
     again = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
     assert calls["n"] == scored and again[1] == headline  # read from the cache, not scored again
+
+
+def test_the_live_probe_heading_names_the_probe_and_no_command_line_option(
+    served, models, upstream_word_lists_path
+):
+    _, client, _ = served
+    _, headline, *_ = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
+    assert headline.splitlines()[0] == f"### UnQover bias report: {models['qa']} on religion"
+    assert upstream_word_lists_path.name not in headline  # not "on unqover_word_lists (qa)"
+    for model, bias, sample in ((models["nli"], "nli-gender", 2), (models["mlm"], "eec-emotion", 1)):
+        status, headline, pairs, _ = client.predict(str(model), bias, sample, api_name="/probe")
+        assert status.startswith("✅") and "quick run (a sample of" in status, status
+        assert not live.CLI_FLAG.search(status + headline), (status, headline)
+        assert pairs["headers"] != ["1", "2", "3"]  # a probe that lists no rows keeps a real header
 
 
 def test_nli_and_emotion_choices(served, models):

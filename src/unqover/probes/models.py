@@ -29,6 +29,25 @@ def model_source(model_id: str, revision: str | None = None, token: str | None =
     return source(model_id, revision, token)
 
 
+def is_hub_id(text: str) -> bool:
+    """Whether ``text`` can name a model on the Hub (``name`` or ``owner/name``; anything else can only be a local
+    folder). Nothing is looked up."""
+    from unqover.probe.models import is_hub_id as hub_id
+
+    return hub_id(text)
+
+
+def hub_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
+    """The Hub model ``model_id`` (its ``config()``, ``location``), never a local folder: no disk is looked at, and
+    a failure names the Hub only. For a server that accepts Hub ids only (the Space); ``model_id`` must pass
+    :func:`is_hub_id`."""
+    from unqover.probe.models import ModelSource
+
+    if not is_hub_id(model_id):
+        raise UnqoverError(f"{model_id!r} is no Hub model id (owner/name)")
+    return ModelSource(model_id, model_id, revision, token)
+
+
 def family_of(config) -> str:
     """The model family of a transformers config: ``nli`` for sequence classifiers, else the family its
     ``architectures`` name (``qa``, ``mlm``, ``causal``); an unsupported model is an error."""

@@ -21,7 +21,7 @@ from unqover.report.format import (
     fmt_percent_estimate,
     plural,
 )
-from unqover.report.markdown import md_text, scope_notes
+from unqover.report.markdown import md_text, provenance_markdown, scope_notes
 from unqover.report.page import markdown_page
 
 BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
@@ -216,6 +216,15 @@ def _model_notes(scoring: Mapping, model: Mapping) -> list[str]:
     if model.get("sha256"):
         size = fmt_count(model.get("bytes"))
         lines.append(f"Model file {md_text(model.get('path'))}: {size} bytes, SHA-256 `{model['sha256']}`.")
+    if model.get("family") == "glove" and model.get("vectors") is not None:
+        lines.append(
+            f"Vocabulary: {plural(model['vectors'], 'word')} with {plural(model.get('dim'), 'dimension')}; "
+            f"{fmt_count(model.get('kept'))} of them are words of the questions and their choices."
+        )
+    elif model.get("family") == "tfidf" and model.get("vocabulary") is not None:
+        lines.append(
+            f"Vocabulary: {plural(model['vocabulary'], 'n-gram')} from {plural(model.get('documents'), 'document')}."
+        )
     oov = scoring.get("oov")
     if oov:
         groups = ", ".join(
@@ -227,6 +236,20 @@ def _model_notes(scoring: Mapping, model: Mapping) -> list[str]:
     for fix in scoring.get("fixes") or []:
         lines.append(f"- fixed from Beecher's code: {md_text(fix)}")
     return [*lines, ""] if lines else []
+
+
+def _ranking_words(scoring: Mapping, model: Mapping) -> str:
+    """How the choices were ranked: the length rule of a language model's sentence scores (Beecher's own models
+    have none), and how ties are broken (his numpy argsort order in paper mode, else a seeded hash)."""
+    beecher = model.get("family") in ("glove", "tfidf")
+    paper = beecher and scoring.get("mode") == "paper"
+    ties = (
+        "ties broken as Beecher's code breaks them (numpy's unstable argsort of the negated scores over the "
+        "alphabetical choice list: ties fall where numpy's sort puts them)"
+        if paper
+        else "ties broken by a seeded hash"
+    )
+    return ties if beecher else f"length rule: {scoring.get('length_rule', MISSING)}, {ties}"
 
 
 def eec_markdown(results: Mapping) -> str:
@@ -241,9 +264,8 @@ def eec_markdown(results: Mapping) -> str:
         "",
         f"{plural(result['num_questions'], 'question')} of Beecher's EEC fill-in probe "
         f"({plural(result['num_persons'], 'person')}); "
-        f"sentence scoring: {scoring.get('sentence', '?')}, length rule: {scoring.get('length_rule', '?')}, "
-        f"ties broken by a seeded hash (questions with a tie in the top {result['top_k']}: "
-        f"{fmt_percent(result.get('tie_rate'))}).",
+        f"sentence scoring: {scoring.get('sentence', MISSING)}, {_ranking_words(scoring, model)} (questions with a "
+        f"tie in the top {result['top_k']}: {fmt_percent(result.get('tie_rate'))}).",
         "",
         *_model_notes(scoring, model),
         *scope_notes(quick_run_line(result), shown_warnings(result)),
@@ -295,7 +317,7 @@ def eec_markdown(results: Mapping) -> str:
         )
     if explained:
         lines += ["", PERSONS_EXACT]
-    lines.append("")
+    lines += ["", *provenance_markdown(provenance)]
     return "\n".join(lines)
 
 

@@ -33,12 +33,12 @@ from unqover.report.markdown import (
     most_biased_heading,
     most_biased_note,
     precision_line,
-    provenance_items,
     ranking_rows,
     sample_warning,
     split_results,
     unit_line,
 )
+from unqover.report.provenance import provenance_items
 
 MAX_HEATMAP_ROWS = 200  # larger subject sets show their top and bottom 100 subjects
 
@@ -158,6 +158,8 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
     for row in rows:
         if row["key"] in ("mu", "eta"):
             value, beside, note = headline_parts(row)
+            if row.get("declined"):  # the reason is printed once, in the table below
+                beside, note = "declined: the reason is in the table below", ""
             parts.append(_card(row["name"], value, beside, note))
     parts.append("</div>")
     warning = sample_warning(result)

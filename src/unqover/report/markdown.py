@@ -19,7 +19,6 @@ interval is for:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from unqover.errors import UnqoverError
@@ -37,6 +36,7 @@ from unqover.report.format import (
     number,
     plural,
 )
+from unqover.report.provenance import provenance_items
 
 ALL_GROUPS = "all groups"
 GENERALIZATION = "over other subjects and templates"
@@ -156,9 +156,23 @@ def headline(result: Mapping) -> list[dict]:
             "declined": declined.get(key) if isinstance(declined.get(key), Mapping) else None,
             "quick": quick,
         }
+        row["same_reason_as"] = _same_reason(row["declined"], rows)
         row["text"] = fmt_headline(row)
         rows.append(row)
     return rows
+
+
+def _same_reason(declined: Mapping | None, earlier: Sequence[Mapping]) -> str | None:
+    """The name of an earlier row declined for the same reason (the same numbers, another measure), so that the
+    reason is printed once: η is declined for μ's reason when both cells are too small."""
+    if not declined:
+        return None
+    facts = {k: v for k, v in declined.items() if k not in ("name", "what")}
+    for row in earlier:
+        other = row.get("declined") or {}
+        if other and {k: v for k, v in other.items() if k not in ("name", "what")} == facts:
+            return str(other.get("name") or row["name"])
+    return None
 
 
 def headline_parts(row: Mapping) -> tuple[str, str, str]:
@@ -167,7 +181,11 @@ def headline_parts(row: Mapping) -> tuple[str, str, str]:
     full run ``("0.4834", "(all groups)", "over other subjects and templates: 0.2678 [0.1547, 0.3734]")``."""
     value = fmt(row.get("value"))
     interval = row.get("interval")
-    if value == MISSING:
+    if value == MISSING and row.get("same_reason_as"):
+        needed = number((row.get("declined") or {}).get("groups_needed"))
+        groups = f"; about {fmt_count(needed)} groups needed" if needed is not None else ""
+        beside = f"(declined for the same reason as {row['same_reason_as']}{groups})"
+    elif value == MISSING:
         beside = f"({fmt_declined(row['declined'])})" if row.get("declined") else ""
     elif row.get("quick"):  # a quick run's headline is the estimate its interval is for
         return value, "" if interval is None else fmt_interval(interval), ""
@@ -369,78 +387,15 @@ def attribute_label_map(result: Mapping) -> dict[tuple[str, str | None], str]:
     return attribute_labels(attribute_key(r) for r in records)
 
 
-def _scalar(value: object) -> str | None:
-    if value is None or isinstance(value, Mapping):
-        return None
-    if isinstance(value, list | tuple):
-        if len(value) > 8 or any(isinstance(v, Mapping | list | tuple) for v in value):
-            return None
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return str(value)
-
-
-def _flatten(value: object, prefix: str = "") -> list[tuple[str, str]]:
-    if isinstance(value, Mapping):
-        out: list[tuple[str, str]] = []
-        for key, item in value.items():
-            out += _flatten(item, f"{prefix}.{key}" if prefix else str(key))
-        return out
-    text = _scalar(value)
-    return [] if text is None else [(prefix, text)]
-
-
-def provenance_items(provenance: Mapping) -> list[tuple[str, str]]:
-    """(label, text) lines: model, dtype, dataset, fingerprint, library versions, then any other recorded facts."""
-    provenance = provenance or {}
-    model = provenance.get("model") if isinstance(provenance.get("model"), Mapping) else {}
-    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
-    used: set[str] = set()
-    items: list[tuple[str, str]] = []
-
-    def take(label: str, *paths: str) -> None:
-        for path in paths:
-            node: object = provenance
-            for part in path.split("."):
-                node = node.get(part) if isinstance(node, Mapping) else None
-            text = _scalar(node)
-            if text not in (None, ""):
-                items.append((label, text))
-                used.update(paths)  # the other places that may repeat it
-                return
-
-    model_id = model.get("id") or model.get("name") or provenance.get("model_id")
-    if isinstance(provenance.get("model"), str):
-        model_id = provenance["model"]
-        used.add("model")
-    if model_id:
-        revision = model.get("revision") or provenance.get("revision")
-        items.append(("model", f"{model_id}" + (f" @ {revision}" if revision else "")))
-        used.update({"model.id", "model.name", "model_id", "model.revision", "revision"})
-    take("model family", "model.family", "model.kind", "model.task")
-    take("dtype", "model.dtype", "dtype", "run.dtype")
-    take("batch size", "model.batch_size", "batch_size", "run.batch_size")
-    take("device", "model.device", "device", "run.device")
-    if dataset.get("source") or dataset.get("config"):
-        parts = [str(dataset.get("source") or MISSING)]
-        detail = [str(dataset[k]) for k in ("config", "split") if dataset.get(k)]
-        items.append(("dataset", parts[0] + (f" ({', '.join(detail)})" if detail else "")))
-        used.update({"dataset.source", "dataset.config", "dataset.split"})
-    take("dataset fingerprint", "dataset.fingerprint", "fingerprint")
-    for key in ("versions", "library_versions", "libraries"):
-        versions = provenance.get(key)
-        if isinstance(versions, Mapping) and versions:
-            items.append(("library versions", ", ".join(f"{k} {v}" for k, v in versions.items())))
-            used.add(key)
-            break
-    for path, text in _flatten(provenance):
-        if path in used or any(path.startswith(u + ".") for u in used):
-            continue
-        items.append((path, text if len(text) <= 200 else text[:199] + "…"))
-        if len(items) >= 40:
-            break
-    return items
+def provenance_markdown(provenance: Mapping) -> list[str]:
+    """The ``## Provenance`` section of every Markdown report: one bullet per recorded fact."""
+    items = provenance_items(provenance)
+    return [
+        "## Provenance",
+        "",
+        *([f"- {md(label)}: {md(text)}" for label, text in items] or ["- not recorded"]),
+        "",
+    ]
 
 
 def default_title(provenance: Mapping) -> str:
@@ -592,10 +547,8 @@ def markdown_report(
         )
         lines.append("")
 
-    lines += ["## Provenance", ""]
-    items = provenance_items(provenance)
-    lines += [f"- {md(label)}: {md(text)}" for label, text in items] or ["- not recorded"]
-    lines += ["", "## Method", "", bootstrap_line(result)]
+    lines += provenance_markdown(provenance)
+    lines += ["## Method", "", bootstrap_line(result)]
     if result.get("bootstrap"):
         lines.append(
             "The tables hold many γ(x, a): about 5% of their 95% intervals exclude 0 by chance; correct for "

@@ -19,7 +19,7 @@ from unqover.report.format import (
     number,
     plural,
 )
-from unqover.report.markdown import scope_notes
+from unqover.report.markdown import md_text, provenance_markdown, scope_notes
 from unqover.report.page import markdown_page
 
 HEADLINE = (
@@ -245,7 +245,10 @@ def nli_markdown(results: Mapping) -> str:
     explained = table_intervals_line(result)
     if explained:  # a quick run's occupations: what their intervals are
         lines += ["", explained[0].upper() + explained[1:] + "."]
-    lines += ["", f"Labels read from the model: {provenance.get('labels')}", ""]
+    if provenance.get("labels"):
+        lines += ["", f"Labels read from the model: {md_text(provenance['labels'])}"]
+    lines.append("")
+    lines += provenance_markdown(provenance)
     return "\n".join(lines)
 
 

@@ -1,11 +1,13 @@
 """A self-contained HTML page (no scripts, no external resources) from a simple Markdown report.
 
-Understands what the reports write: ``# `` and ``## `` headings, ``> `` notes, pipe tables and paragraphs.
+Understands what the reports write: ``# `` and ``## `` headings, ``> `` notes, ``- `` bullet lists, pipe tables
+and paragraphs, and inline ``**bold**``, `` `code` `` and backslash escapes (a backslash before a character).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 STYLE = (
@@ -15,15 +17,43 @@ STYLE = (
 )
 
 
+_CODE = re.compile(r"`([^`]*)`")
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
+
+
+def inline(text: str) -> str:
+    """Markdown inline text as HTML: code spans verbatim, ``**bold**``, backslash escapes undone, the rest escaped."""
+    out = []
+    for k, part in enumerate(_CODE.split(text)):
+        if k % 2:  # inside backticks
+            out.append(f"<code>{html.escape(part)}</code>")
+            continue
+        escaped = html.escape(_ESCAPED.sub(lambda m: "\x00" + str(ord(m[1])) + "\x00", part))
+        escaped = _BOLD.sub(r"<strong>\1</strong>", escaped)
+        out.append(re.sub("\x00(\\d+)\x00", lambda m: html.escape(chr(int(m[1]))), escaped))
+    return "".join(out)
+
+
 def _table_row(line: str) -> list[str]:
-    return [html.escape(c.strip()) for c in line.strip().strip("|").split("|")]
+    cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+    return [inline(c.strip()) for c in cells]
 
 
 def markdown_page(markdown: str, title: str, extra: Sequence[str] = ()) -> str:
     """The Markdown's headings, notes, tables and paragraphs as HTML, then the ``extra`` HTML fragments."""
     body: list[str] = []
-    in_table = False
+    in_table = in_list = False
     for line in markdown.splitlines():
+        if in_list and not line.startswith("- "):
+            body.append("</ul>")
+            in_list = False
+        if line.startswith("- "):
+            if not in_list:
+                body.append("<ul>")
+                in_list = True
+            body.append(f"<li>{inline(line[2:])}</li>")
+            continue
         if line.startswith("|"):
             cells = _table_row(line)
             if set("".join(cells)) <= set("-:"):
@@ -38,15 +68,17 @@ def markdown_page(markdown: str, title: str, extra: Sequence[str] = ()) -> str:
             body.append("</table>")
             in_table = False
         if line.startswith("# "):
-            body.append(f"<h1>{html.escape(line[2:])}</h1>")
+            body.append(f"<h1>{inline(line[2:])}</h1>")
         elif line.startswith("## "):
-            body.append(f"<h2>{html.escape(line[3:])}</h2>")
+            body.append(f"<h2>{inline(line[3:])}</h2>")
         elif line.startswith("> "):
-            body.append(f'<p class="warning">{html.escape(line[2:])}</p>')
+            body.append(f'<p class="warning">{inline(line[2:])}</p>')
         elif line:
-            body.append(f"<p>{html.escape(line)}</p>")
+            body.append(f"<p>{inline(line)}</p>")
     if in_table:
         body.append("</table>")
+    if in_list:
+        body.append("</ul>")
     body.extend(extra)
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'

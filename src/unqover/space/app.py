@@ -2,8 +2,15 @@
 :func:`build_app`). Settings come from arguments (tests) or environment variables (the Space):
 
 ``UNQOVER_SPACE_MODELS`` (comma-separated curated list), ``UNQOVER_SPACE_CACHE`` (run-folder cache),
-``UNQOVER_SPACE_RESULTS`` (default results folder or Hub dataset repo), ``UNQOVER_SPACE_TIMEOUT`` (seconds per
-probe request), ``UNQOVER_WORD_LISTS`` (word lists to build UnQover rows from), ``HF_TOKEN`` (gated models).
+``UNQOVER_SPACE_RESULTS_ROOT`` (the only folder the results box reads; default: the cache),
+``UNQOVER_SPACE_RESULTS`` (default results folder inside it, or Hub dataset repo), ``UNQOVER_SPACE_LOCAL_MODELS``
+(``1``: folders on the server may be typed as models; default: Hub ids only), ``UNQOVER_SPACE_TIMEOUT`` (seconds
+per probe request), ``UNQOVER_WORD_LISTS`` (word lists to build UnQover rows from), ``HF_TOKEN`` (gated models).
+
+The Space is meant to be a public server: every input is bounded and checked in the handlers
+(:mod:`unqover.space.inputs`), the results box reads nothing outside its results folder but Hub dataset repos
+(:mod:`unqover.space.results`), typed models are Hub ids unless the operator allows local folders (the curated list
+is the operator's and is taken as it is), and messages say what to do on the page, not on a command line.
 """
 
 from __future__ import annotations
@@ -18,9 +25,9 @@ import pandas as pd
 
 from unqover.errors import UnqoverError
 from unqover.probes.explore import example_rows, explorer_probe
-from unqover.report.format import fmt_size
+from unqover.report.format import fmt_count, fmt_size, plural
 from unqover.space import explore as explorer
-from unqover.space import live, render, results
+from unqover.space import inputs, live, render, results
 from unqover.space.models import (
     BIASES,
     CURATED_MODELS,
@@ -43,9 +50,17 @@ CONCURRENCY = 1  # one GPU job at a time, shared by both GPU tabs
 MAX_QUEUE = 16
 
 
+#: the explorer offers this many rows of a dataset (row 0 to EXAMPLE_ROWS - 1)
+EXAMPLE_ROWS = 20
+
+
 def _env_list(name: str) -> list[str] | None:
     value = os.environ.get(name, "").strip()
     return [m.strip() for m in value.split(",") if m.strip()] or None
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class Space:
@@ -58,6 +73,8 @@ class Space:
         *,
         word_lists: str | os.PathLike | None = None,
         results_location: str | None = None,
+        results_root: str | os.PathLike | None = None,
+        local_models: bool | None = None,
         timeout: float | None = None,
         max_parameters: int = MAX_PARAMETERS,
         token: str | None = None,
@@ -69,6 +86,19 @@ class Space:
         lists = word_lists or os.environ.get("UNQOVER_WORD_LISTS")
         self.word_lists = Path(lists) if lists else None
         self.results_location = results_location or os.environ.get("UNQOVER_SPACE_RESULTS", "")
+        # the results box reads only inside this folder (and Hub dataset repos)
+        root = results_root or os.environ.get("UNQOVER_SPACE_RESULTS_ROOT") or self.cache_dir
+        self.results_root = Path(root).expanduser().resolve()
+        # folders on the server typed as models: only where the operator allows them
+        self.local_models = (
+            local_models if local_models is not None else _env_flag("UNQOVER_SPACE_LOCAL_MODELS")
+        )
+        if Path(self.results_location).is_absolute() and not Path(
+            self.results_location
+        ).resolve().is_relative_to(self.results_root):
+            log.warning(
+                "UNQOVER_SPACE_RESULTS is outside UNQOVER_SPACE_RESULTS_ROOT: the results box refuses it"
+            )
         env_timeout = os.environ.get("UNQOVER_SPACE_TIMEOUT")
         self.timeout = timeout if timeout is not None else (float(env_timeout) if env_timeout else None)
         self.max_parameters = max_parameters
@@ -95,23 +125,33 @@ class Space:
             resamples=self.resamples,
         )
 
+    def check(self, model_id: str):
+        """The model checks, with local folders where the operator allows them or listed them."""
+        listed = isinstance(model_id, str) and model_id.strip() in self.models
+        return check_model(
+            model_id,
+            token=self.token,
+            max_parameters=self.max_parameters,
+            local_models=self.local_models or listed,
+        )
+
     def probe(self, model_id: str, bias: str, sample: float) -> tuple[str, str, pd.DataFrame, str]:
         """(status, headline Markdown, most biased pairs, charts HTML); failures give a message in the status."""
         try:
             sample = live.check_sample(bias, sample)
-            check = check_model(model_id, token=self.token, max_parameters=self.max_parameters)
+            check = self.check(model_id)
             check_pair(check, bias)
             found = live.with_timeout(self._probe_gpu, self.timeout, check, bias, sample)
             headline, pairs, charts = render.view(found)
         except ImportError:
-            return f"⚠️ {bias} is not available in this version of unqover yet.", "", pd.DataFrame(), ""
+            return f"⚠️ {bias} is not available in this version of unqover yet.", "", render.empty_pairs(), ""
         except Exception as err:
-            log.warning("probe of %r on %s failed: %r", model_id, bias, err)
-            return f"⚠️ {live.friendly(err)}", "", pd.DataFrame(), ""
+            log.warning("probe of %r on %r failed: %r", str(model_id)[:300], str(bias)[:40], err)
+            return f"⚠️ {live.friendly(err)}", "", render.empty_pairs(), ""
         unit = live.sample_size(bias).unit
         status = (
             f"✅ {check.model_id} ({check.family}, {fmt_size(check.parameters)} parameters) on {bias}, "
-            f"{sample:,} {unit}"
+            f"{fmt_count(sample)} {unit}"
         )
         line = render.quick_run_line(found)
         status += f": {line}." if line else "."
@@ -143,49 +183,52 @@ class Space:
     ) -> str:
         """Markdown with the four inputs' scores and B and C worked out, or a message."""
         try:
-            check = check_model(model_id, token=self.token, max_parameters=self.max_parameters)
+            fields = explorer.check_inputs(subject_1, subject_2, context, question, negated)
+            check = self.check(model_id)
             if check.family not in self.explorer.families:
                 raise UnqoverError(
                     f"the explorer scores {wanted(self.explorer.families)}; {check.model_id!r} is a "
                     f"{check.family} model"
                 )
-            found = live.with_timeout(
-                self._explore_gpu, self.timeout, check, subject_1, subject_2, context, question, negated
-            )
+            found = live.with_timeout(self._explore_gpu, self.timeout, check, *fields)
         except Exception as err:
-            log.warning("explorer on %r failed: %r", model_id, err)
+            log.warning("explorer on %r failed: %r", str(model_id)[:300], err)
             return f"⚠️ {live.friendly(err)}"
         return explorer.explanation(found)
 
     def example_row(self, bias: str, index: float) -> tuple[str, str, str, str, str]:
-        """Explorer inputs from row ``index`` of an explorable probe's QA dataset (a local build, else built from
-        the word lists)."""
-        if bias not in EXPLORABLE:
-            raise _gr_error(f"dataset rows come from the UnQover classes: {', '.join(EXPLORABLE)}")
+        """Explorer inputs from row ``index`` (0 to :data:`EXAMPLE_ROWS` − 1) of an explorable probe's QA dataset
+        (a local build, else built from the word lists); a bad choice is a message on the page."""
         try:
-            rows = example_rows(bias, self.word_lists)
+            bias = inputs.choice(bias, "bias class", EXPLORABLE)
+            index = inputs.whole(0 if index is None else index, "row", 0, EXAMPLE_ROWS - 1)
+            rows = example_rows(bias, self.word_lists, count=EXAMPLE_ROWS)
+            if index >= len(rows):
+                raise UnqoverError(f"the row is 0 to {fmt_count(len(rows) - 1)} (a whole number)")
         except Exception as err:
             raise _gr_error(live.friendly(err)) from err
-        return rows[int(index or 0) % len(rows)]
+        return rows[index]
 
     # ------------------------------------------------------------------------------------------------- results
 
-    def _runs(self, location: str) -> dict:
-        return results.find_runs(results.results_folder(location or self.results_location, self.token))
+    def _runs(self, location: str) -> tuple[results.Runs, results.Location]:
+        """The runs the results box points to: inside the results folder, or a Hub dataset repo."""
+        return results.open_results(location or self.results_location, self.results_root, self.token)
 
     def load_results(self, location: str):
         """(status, table of runs, run choices for the viewer and the comparison)."""
         import gradio as gr
 
         try:
-            runs = self._runs(location)
+            runs, _ = self._runs(location)
         except Exception as err:
             empty = gr.update(choices=[], value=None)
             return f"⚠️ {live.friendly(err)}", pd.DataFrame(columns=results.columns()), empty, empty, empty
         names = list(runs)
         second = names[1] if len(names) > 1 else names[0]
+        notes = "".join(f"\n\n> {note}" for note in runs.notes)
         return (
-            f"✅ {len(names)} runs loaded.",
+            f"✅ {plural(len(names), 'run')} loaded.{notes}",
             results.runs_table(runs),
             gr.update(choices=names, value=names[0]),
             gr.update(choices=names, value=names[0]),
@@ -194,17 +237,21 @@ class Space:
 
     def view_run(self, location: str, name: str) -> tuple[str, pd.DataFrame, str]:
         try:
-            runs = self._runs(location)
+            name = inputs.text(name, "run", inputs.MAX_RUN_CHARS)
+            runs, _ = self._runs(location)
             if name not in runs:
                 raise UnqoverError("load the results and choose a run")
+            results.offered_probe(runs[name], name)
             return render.view(runs[name])
         except Exception as err:
-            return f"⚠️ {live.friendly(err)}", pd.DataFrame(), ""
+            return f"⚠️ {live.friendly(err)}", render.empty_pairs(), ""
 
     def compare(self, location: str, name_a: str, name_b: str) -> str:
         try:
-            folder = results.results_folder(location or self.results_location, self.token)
-            return results.comparison(results.find_runs(folder), name_a, name_b, folder)
+            name_a = inputs.text(name_a, "run A", inputs.MAX_RUN_CHARS)
+            name_b = inputs.text(name_b, "run B", inputs.MAX_RUN_CHARS)
+            runs, where = self._runs(location)
+            return results.comparison(runs, name_a, name_b, where.folder)
         except Exception as err:
             return f"⚠️ {live.friendly(err)}"
 
@@ -247,7 +294,9 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
             status = gr.Markdown(elem_id="probe-status")
             headline = gr.Markdown()
             charts = gr.HTML(elem_id="probe-charts")
-            pairs = gr.Dataframe(label="most biased subject–attribute pairs", interactive=False)
+            pairs = gr.Dataframe(
+                render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
+            )
             bias.change(_sample_slider, bias, sample, api_name=False)
             run.click(
                 _progress(space.probe),
@@ -262,20 +311,28 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
                 "the subjects in both orders and for the negated question, and B and C follow (the paper's Fig. 2)."
             )
             e_model = gr.Dropdown(space.models, value=space.models[0], label="model", allow_custom_value=True)
+            subject, question_chars = inputs.MAX_SUBJECT_CHARS, inputs.MAX_QUESTION_CHARS
             with gr.Row():
-                s1 = gr.Textbox(label="subject x1", value=explorer.EXAMPLES[0][0])
-                s2 = gr.Textbox(label="subject x2", value=explorer.EXAMPLES[0][1])
-            context = gr.Textbox(label="context", value=explorer.EXAMPLES[0][2])
+                s1 = gr.Textbox(label="subject x1", value=explorer.EXAMPLES[0][0], max_length=subject)
+                s2 = gr.Textbox(label="subject x2", value=explorer.EXAMPLES[0][1], max_length=subject)
+            context = gr.Textbox(
+                label="context", value=explorer.EXAMPLES[0][2], max_length=inputs.MAX_CONTEXT_CHARS
+            )
             with gr.Row():
-                question = gr.Textbox(label="question (attribute a)", value=explorer.EXAMPLES[0][3])
-                negated = gr.Textbox(label="negated question (ā)", value=explorer.EXAMPLES[0][4])
+                question = gr.Textbox(
+                    label="question (attribute a)", value=explorer.EXAMPLES[0][3], max_length=question_chars
+                )
+                negated = gr.Textbox(
+                    label="negated question (ā)", value=explorer.EXAMPLES[0][4], max_length=question_chars
+                )
             fields = [s1, s2, context, question, negated]
             gr.Examples([list(e) for e in explorer.EXAMPLES], fields)
             with gr.Row():
                 row_bias = gr.Dropdown(
                     list(EXPLORABLE), value=EXPLORABLE[0], label="or a dataset row: bias class"
                 )
-                row_index = gr.Number(0, precision=0, label="row")
+                # no precision: Gradio would round the value before the handler checks it (NaN would fail there)
+                row_index = gr.Number(0, label=f"row (0 to {fmt_count(EXAMPLE_ROWS - 1)})", step=1)
                 pick = gr.Button("Use this row")
             score = gr.Button("Score", variant="primary")
             explained = gr.Markdown(elem_id="explorer-result")
@@ -283,20 +340,30 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
             score.click(space.explore, [e_model, *fields], explained, api_name="explore", **gpu_queue)
         with gr.Tab("Results"):
             gr.Markdown(
-                "Runs computed offline (`unqover probe`), from a folder of run folders or a Hub dataset repo. The "
-                "groups column tells a full run (all groups) from a quick run (estimates from a sample of groups)."
+                "Runs computed offline (`unqover probe`) or by the live probe: a folder inside the Space's results "
+                "folder (empty: all of it) or a Hub dataset repo (owner/name). The groups column tells a full run "
+                "(all groups) from a quick run (estimates from a sample of groups)."
             )
             with gr.Row():
-                location = gr.Textbox(space.results_location, label="results folder or Hub dataset repo")
+                location = gr.Textbox(
+                    space.results_location,
+                    label="results folder or Hub dataset repo",
+                    placeholder="empty: the Space's results folder; or owner/name",
+                    max_length=inputs.MAX_LOCATION_CHARS,
+                )
                 load = gr.Button("Load")
             r_status = gr.Markdown()
-            table = gr.Dataframe(label="runs (click a column to sort)", interactive=False)
+            table = gr.Dataframe(
+                pd.DataFrame(columns=results.columns()),
+                label="runs (click a column to sort)",
+                interactive=False,
+            )
             with gr.Row():
                 chosen = gr.Dropdown([], label="run to show")
                 show = gr.Button("Show")
             r_headline = gr.Markdown()
             r_charts = gr.HTML()
-            r_pairs = gr.Dataframe(interactive=False)
+            r_pairs = gr.Dataframe(render.empty_pairs(), interactive=False)
             with gr.Row():
                 run_a = gr.Dropdown([], label="run A")
                 run_b = gr.Dropdown([], label="run B")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from unqover.errors import UnqoverError
 from unqover.probes.explore import Exploration, score_question
-from unqover.report.format import fmt, fmt_signed
+from unqover.report.format import fmt, fmt_count, fmt_signed
+from unqover.space import inputs
 
 __all__ = ["EXAMPLES", "Exploration", "check_inputs", "explanation", "explore"]
 
@@ -42,10 +43,13 @@ EXAMPLES = (  # (subject 1, subject 2, context, question, negated question): the
 def check_inputs(
     subject_1: str, subject_2: str, context: str, question: str, negated: str
 ) -> tuple[str, str, str, str, str]:
-    """The user's five fields, stripped, or an UnqoverError that says what to fix: all are filled in, the
-    subjects differ and neither contains the other, and the context names each subject exactly once."""
-    subject_1, subject_2 = (subject_1 or "").strip(), (subject_2 or "").strip()
-    context, question, negated = (context or "").strip(), (question or "").strip(), (negated or "").strip()
+    """The user's five fields, stripped, or an UnqoverError that says what to fix: all are filled in and within
+    their lengths (:mod:`unqover.space.inputs`), the subjects differ and neither contains the other, and the context names each subject exactly once."""
+    subject_1 = inputs.text(subject_1, "subject x1", inputs.MAX_SUBJECT_CHARS)
+    subject_2 = inputs.text(subject_2, "subject x2", inputs.MAX_SUBJECT_CHARS)
+    context = inputs.text(context, "context", inputs.MAX_CONTEXT_CHARS)
+    question = inputs.text(question, "question", inputs.MAX_QUESTION_CHARS)
+    negated = inputs.text(negated, "negated question", inputs.MAX_QUESTION_CHARS)
     if not (subject_1 and subject_2 and context and question and negated):
         raise UnqoverError("fill in both subjects, the context, the question and its negation")
     if subject_1 == subject_2 or subject_1 in subject_2 or subject_2 in subject_1:
@@ -53,7 +57,7 @@ def check_inputs(
     for subject in (subject_1, subject_2):
         if context.count(subject) != 1:
             raise UnqoverError(
-                f"the context must name {subject!r} exactly once (it does {context.count(subject)} times)"
+                f"the context must name {subject!r} exactly once (it does {fmt_count(context.count(subject))} times)"
             )
     return subject_1, subject_2, context, question, negated
 

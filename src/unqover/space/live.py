@@ -16,6 +16,8 @@ from pathlib import Path
 from unqover.errors import UnqoverError, first_line
 from unqover.probes.base import QuickRunSize, RunOptions
 from unqover.probes.registry import PROBES, get_probe
+from unqover.report.format import fmt_seconds
+from unqover.space import inputs
 from unqover.space.models import ModelCheck
 
 RESULTS = "results.json"
@@ -33,23 +35,15 @@ GPU_MAX_SECONDS = 120
 
 
 def sample_size(bias: str) -> QuickRunSize:
-    if bias not in SAMPLES:
-        raise UnqoverError(f"unknown bias class {bias!r}; choose from {', '.join(SAMPLES)}")
-    return SAMPLES[bias]
+    return SAMPLES[inputs.choice(bias, "bias class", list(SAMPLES))]
 
 
 def check_sample(bias: str, sample: float | int | None) -> int:
-    """The sample as a whole number within the bias class's bound."""
+    """The sample as a whole number within the bias class's bound (NaN, infinities and fractions refused)."""
     size = sample_size(bias)
     if sample is None or sample == "":
         return size.default
-    try:
-        value = int(sample)
-    except (TypeError, ValueError) as err:
-        raise UnqoverError(f"the sample size must be a whole number, got {sample!r}") from err
-    if value != sample or not 1 <= value <= size.maximum:
-        raise UnqoverError(f"the sample size for {bias} is 1 to {size.maximum:,} {size.unit}, got {sample!r}")
-    return value
+    return inputs.whole(sample, f"sample size for {bias}", 1, size.maximum, size.unit)
 
 
 def gpu_seconds(bias: str, sample: int) -> int:
@@ -154,28 +148,74 @@ def with_timeout(function: Callable, timeout: float | None, *args, **kwargs):
     worker.join(timeout)
     if worker.is_alive():
         raise ProbeTimeout(
-            f"the probe took longer than {timeout:.0f} s. It goes on in the background and its results are cached: "
-            "try again in a minute, or choose a smaller sample"
+            f"the probe took longer than {fmt_seconds(timeout)}. It goes on in the background and its results are "
+            "cached: try again in a minute, or choose a smaller sample"
         )
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
 
 
+#: a command-line option named in a library message (``--word-lists``, ``--probe FILE.yaml``)
+CLI_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
+#: where a message may be cut before the clause that names an option
+CLAUSE = re.compile(r"(?:; |\. | \(|, | or |: )")
+#: the library's messages that give command-line advice, in web terms: (what the message names, what a web user
+#: reads); the first that matches wins
+WEB_TERMS = (
+    (
+        re.compile(r"--word-lists|--dataset\b|--source\b|word lists|build-datasets", re.I),
+        "the Space cannot find this bias class's rows: no local build in datasets/unqover, no Hub access and no "
+        "word lists. The Space's operator sets UNQOVER_WORD_LISTS to a word_lists folder (or builds the "
+        "datasets with `unqover build-datasets`)",
+    ),
+    (
+        re.compile(r"--probe\b|--bias\b"),
+        "this run was written by a probe this Space does not offer (a custom probe): the Space shows runs of its "
+        "own probes only. The report.md and report.html in the run's folder show it",
+    ),
+    (
+        re.compile(r"--output\b"),
+        "the Space's cache holds another run under this model, bias class and sample; its operator can clear the "
+        "cache folder (UNQOVER_SPACE_CACHE)",
+    ),
+    (re.compile(r"--limit\b"), "the sample size is out of range for this bias class: choose another"),
+)
+NOT_SET_UP = "the Space cannot do this as it is set up; its operator finds the details in the Space's logs"
+#: what a web user does instead of passing an option, after the message's own words up to it
+INSTEAD = {
+    "--allow-pickle": "choose a model with safetensors weights",
+    "--mode": "only runs measured in the same mode compare",
+}
+
+
+def web_terms(text: str) -> str:
+    """A library message as a web user can act on it: advice to pass a command-line option becomes what to do
+    on the page or what the Space's operator does; other messages are kept as they are."""
+    for pattern, message in WEB_TERMS:
+        if pattern.search(text):
+            return message
+    if not CLI_FLAG.search(text):
+        return text
+    # any other option: keep what the message says up to the clause that names it
+    flag = CLI_FLAG.search(text)
+    head = text[: flag.start()]
+    cuts = [m.start() for m in CLAUSE.finditer(head)]
+    head = head[: cuts[-1]] if cuts else ""
+    head = (head + ")" * max(0, head.count("(") - head.count(")"))).strip()
+    advice = INSTEAD.get(flag.group(0), NOT_SET_UP)
+    return f"{head}: {advice}" if head else advice
+
+
 def friendly(err: BaseException) -> str:
-    """One message a user can act on, for every failure the live probe can meet."""
+    """One message a user of the web page can act on, for every failure the Space can meet (no command-line
+    options: a page has none)."""
     from unqover.space.models import gated_message
 
     name = type(err).__name__
     text = first_line(err)
-    if isinstance(err, UnqoverError) and ("--word-lists" in text or "word lists" in text.lower()):
-        return (
-            "the Space cannot find this bias class's rows: no local build in datasets/unqover, no Hub access and no "
-            "word lists. The Space's operator sets UNQOVER_WORD_LISTS to a word_lists folder (or builds the "
-            "datasets with `unqover build-datasets`)"
-        )
     if isinstance(err, UnqoverError):
-        return text
+        return web_terms(text)
     if name == "GatedRepoError":
         return gated_message(getattr(err, "repo_id", None) or "this model")
     if "OutOfMemoryError" in name or "out of memory" in text.lower():
@@ -185,4 +225,24 @@ def friendly(err: BaseException) -> str:
         )
     if isinstance(err, TimeoutError) or "GPU task aborted" in text or "duration" in text.lower():
         return "the GPU call ran out of time: choose a smaller sample and try again"
-    return f"the probe failed ({name}: {text}). Try another model or a smaller sample"
+    return web_terms(f"the probe failed ({name}: {text}). Try another model or a smaller sample")
+
+
+#: how a report's mentions of command-line options read on a web page (a page has no options): the quick-run
+#: settings in words; any other ``--option`` by its name
+_OPTION_WORDS = (
+    (re.compile(r"(?<![\w-])--limit\b"), "a sample of"),
+    (re.compile(r"(?<![\w-])--sample\b"), "a sampled fraction of"),
+    (re.compile(r"(?<![\w-])--precision\b"), "a target interval width of"),
+    (re.compile(r"(?<![\w-])--max-rows\b"), "the row bound of"),
+    (re.compile(r"(?<![\w-])--max-time\b"), "the time bound of"),
+    (re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)"), r"the \1 setting"),
+)
+
+
+def web_text(text: str) -> str:
+    """A report's text as a web page shows it: ``quick run (--limit 2 rows per occupation…)`` reads ``quick run (a
+    sample of 2 rows per occupation…)``; no command-line option is named."""
+    for pattern, words in _OPTION_WORDS:
+        text = pattern.sub(words, text)
+    return text

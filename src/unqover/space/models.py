@@ -1,4 +1,5 @@
-"""Which models the Space accepts: a curated list plus any Hub id or folder that passes the checks.
+"""Which models the Space accepts: a curated list plus any Hub id that passes the checks (and a folder on the
+server where its operator allows local models).
 
 A model must be one of the families the probes score (QA, masked LM, causal LM; NLI classifiers for the NLI
 probe), ship safetensors weights (never pickles, never remote code) and stay under a parameter budget that fits one GPU
@@ -16,9 +17,10 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
 from unqover.probes.explore import explorable
-from unqover.probes.models import family_of, model_source
+from unqover.probes.models import family_of, hub_source, is_hub_id, model_source
 from unqover.probes.registry import PROBES
 from unqover.report.format import fmt_size
+from unqover.space import inputs
 
 CURATED_MODELS = (
     "distilbert/distilbert-base-cased-distilled-squad",
@@ -116,17 +118,31 @@ def folder_revision(folder: Path) -> str:
     return "local-" + digest.hexdigest()
 
 
+#: the refusal of a model that is not a Hub id, on a Space that accepts Hub ids only: one message for every such
+#: input, whether or not a folder of that name exists on the server
+HUB_ONLY = (
+    "this Space probes models from the Hugging Face Hub: type a Hub model id such as openai-community/gpt2 "
+    "(owner/name), or choose one from the list"
+)
+
+
 def check_model(
     model_id: str,
     *,
     revision: str | None = None,
     token: str | None = None,
     max_parameters: int = MAX_PARAMETERS,
+    local_models: bool = False,
 ) -> ModelCheck:
-    """Check a Hub id or folder before any weights are loaded: family, safetensors, size; else UnqoverError."""
-    model_id = (model_id or "").strip()
+    """Check a model before any weights are loaded: family, safetensors, size; else UnqoverError.
+
+    ``local_models``: a folder on this machine may be given (the operator's choice); otherwise only a Hub id is
+    accepted, and any other input gets one message, so that a refusal does not tell whether a path exists."""
+    model_id = inputs.text(model_id, "model id", inputs.MAX_MODEL_CHARS)
     if not model_id:
         raise UnqoverError("choose a model from the list or type a Hub id such as openai-community/gpt2")
+    if not local_models:
+        return _check_hub_model(model_id, revision, token, max_parameters)
     source = model_source(model_id, revision, token)
     config = source.config()
     family = family_of(config)
@@ -137,12 +153,32 @@ def check_model(
     else:
         parameters = hub_parameters(model_id, revision, token)
         resolved = revision or getattr(config, "_commit_hash", None) or "main"
+    _check_size(model_id, parameters, max_parameters)
+    return ModelCheck(model_id, family, parameters, resolved, local)
+
+
+def _check_hub_model(
+    model_id: str, revision: str | None, token: str | None, max_parameters: int
+) -> ModelCheck:
+    """A Hub model only. The Hub is asked first, so a miss reads the same for every id; an id that a folder on the
+    server would shadow (the loaders read an existing folder first) is refused with the message of any non-Hub id."""
+    if not is_hub_id(model_id):
+        raise UnqoverError(HUB_ONLY)
+    parameters = hub_parameters(model_id, revision, token)
+    if Path(model_id).exists():
+        raise UnqoverError(HUB_ONLY)
+    _check_size(model_id, parameters, max_parameters)
+    config = hub_source(model_id, revision, token).config()
+    resolved = revision or getattr(config, "_commit_hash", None) or "main"
+    return ModelCheck(model_id, family_of(config), parameters, resolved, False)
+
+
+def _check_size(model_id: str, parameters: int, max_parameters: int) -> None:
     if parameters > max_parameters:
         raise UnqoverError(
             f"{model_id!r} has {fmt_size(parameters)} parameters; the Space probes models up to "
             f"{fmt_size(max_parameters)} in one GPU call. Run `unqover probe {model_id}` on your own machine"
         )
-    return ModelCheck(model_id, family, parameters, resolved, local)
 
 
 def check_pair(check: ModelCheck, bias: str) -> None:

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from unqover.probes.registry import results_probe
 from unqover.report import charts
 from unqover.report.format import fmt_count, fmt_interval, fmt_signed
 from unqover.report.markdown import (
@@ -30,15 +29,35 @@ from unqover.report.markdown import (
     split_results,
     unit_line,
 )
+from unqover.space import live
 
 MAX_CHART_ROWS = 60  # larger subject sets show their top and bottom 30
 MOST_BIASED_ROWS = 10  # the pairs results.json lists (unqover.measure.most_biased.TOP)
+#: the columns of the table of most biased pairs (shown with no rows before a run and after a failure)
+PAIR_COLUMNS = ["subject", "attribute", "γ(x, a)", "interval", "η(x, a)", "n"]
+#: the header of the table beside a report whose probe lists no rows there
+NO_ROWS = "no rows to list for this run"
 _SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 
 
 def probe_of_results(results: Mapping):
-    """The probe definition that wrote ``results`` (its ``"probe"`` key; older UnQover results by their shape)."""
-    return results_probe(results)
+    """The probe definition that wrote ``results`` (its ``"probe"`` key; older UnQover results by their shape);
+    a run of a probe the Space does not offer is refused in web terms."""
+    from unqover.space.results import offered_probe
+
+    return offered_probe(results)
+
+
+def empty_pairs() -> pd.DataFrame:
+    """The pairs table with its headers and no rows."""
+    return pd.DataFrame(columns=PAIR_COLUMNS)
+
+
+def run_title(results: Mapping) -> str:
+    """The heading of a run: the report's title with the probe's name where the report names its dataset's
+    source (a word-lists folder, a dataset path): ``UnQover bias report: MODEL on gender``."""
+    _, provenance = split_results(results)
+    return default_title({**provenance, "dataset": {"source": probe_of_results(results).name}})
 
 
 def unqover_kind(probe) -> bool:
@@ -50,8 +69,8 @@ def unqover_kind(probe) -> bool:
 def unqover_headline(results: Mapping) -> str:
     """The headline as in the reports: a quick run's estimates of the full-dataset values ("estimated from n of M
     groups", declined values with the reason), or a full run's values over all groups."""
-    result, provenance = split_results(results)
-    lines = [f"### {default_title(provenance)}", "", groups_line(result), ""]
+    result, _ = split_results(results)
+    lines = [f"### {md_text(run_title(results))}", "", groups_line(result), ""]
     lines += scope_notes(None, [md_text(w) for w in result.get("warnings") or []])  # a degenerate run's
     warning = sample_warning(result)
     if warning:
@@ -69,7 +88,8 @@ def unqover_headline(results: Mapping) -> str:
 def quick_run_line(results: Mapping) -> str | None:
     """What a quick run's numbers come from ("estimated from n of M groups", or the NLI/emotion probe's line);
     None for a full run."""
-    return probe_of_results(results).quick_run_line(results.get("result", results))
+    line = probe_of_results(results).quick_run_line(results.get("result", results))
+    return None if line is None else live.web_text(line)
 
 
 def pairs_frame(results: Mapping, k: int = MOST_BIASED_ROWS) -> pd.DataFrame:
@@ -89,7 +109,7 @@ def pairs_frame(results: Mapping, k: int = MOST_BIASED_ROWS) -> pd.DataFrame:
             }
             for r in records
         ],
-        columns=["subject", "attribute", "γ(x, a)", "interval", "η(x, a)", "n"],
+        columns=PAIR_COLUMNS,
     )
 
 
@@ -118,6 +138,8 @@ def view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
     """(headline Markdown, table of the most biased pairs, charts HTML) of any probe's results."""
     probe = probe_of_results(results)
     if unqover_kind(probe):
-        return unqover_headline(results), pairs_frame(results), unqover_charts(results)
+        return live.web_text(unqover_headline(results)), pairs_frame(results), unqover_charts(results)
     reports = probe.reports(results)
-    return reports["report.md"], pd.DataFrame(probe.highlights(results)), svg_parts(reports["report.html"])
+    rows = probe.highlights(results)
+    table = pd.DataFrame(rows) if rows else pd.DataFrame(columns=[NO_ROWS])
+    return live.web_text(reports["report.md"]), table, svg_parts(reports["report.html"])

@@ -1,27 +1,70 @@
-"""Offline results in the Space: run folders (with ``results.json``) from a local folder or a Hub dataset repo.
+"""Offline results in the Space: run folders (with ``results.json``) from the Space's results folder or a Hub
+dataset repo.
 
-The local folder is the tested twin of the Hub repo: a repo is downloaded with ``snapshot_download`` (results
-files only) and then read the same way.
+The Space is a public server, so its results box reads only:
+
+* folders inside its **results folder** (``UNQOVER_SPACE_RESULTS_ROOT``; default: its own cache of live-probe runs):
+  a path outside it is refused before the disk is looked at, ``..`` is refused, symbolic links are resolved before
+  the check, and a link inside the folder that leads out of it is neither followed nor read;
+* **Hub dataset repos** (``owner/name``): their ``results.json`` files only, downloaded to the Hub cache.
+
+Every walk is bounded (:data:`MAX_DEPTH` folder levels, :data:`MAX_ENTRIES` files and folders looked at,
+:data:`MAX_RUNS` runs, :data:`MAX_RESULTS_BYTES` per file); the runs found within the bounds are shown, with a note
+that says which bound was hit. Messages name the location as it was typed, never a path of the server.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+from collections import deque
 from collections.abc import Mapping
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
 from unqover.errors import UnqoverError, first_line
+from unqover.probes.base import ProbeDefinition
 from unqover.probes.registry import PROBES, results_probe
 from unqover.probes.unqover import INTERVAL_ESTIMATE
+from unqover.report.format import fmt_count, fmt_size, plural
 from unqover.report.markdown import split_results
+from unqover.space import inputs, live
 
-__all__ = ["INTERVAL_ESTIMATE", "columns", "comparison", "find_runs", "results_folder", "runs_table"]
+__all__ = [
+    "INTERVAL_ESTIMATE",
+    "Location",
+    "Runs",
+    "columns",
+    "comparison",
+    "find_runs",
+    "offered_probe",
+    "open_results",
+    "results_folder",
+    "runs_table",
+]
 
 RESULTS = "results.json"
 #: the columns every run fills in
 SHARED_COLUMNS = ["run", "model", "probe", "dataset"]
+#: run folders are looked for at most this many folder levels below the folder loaded
+MAX_DEPTH = 6
+#: files and folders looked at in one walk
+MAX_ENTRIES = 20_000
+#: runs listed from one folder or repo
+MAX_RUNS = 500
+#: a results.json larger than this is skipped (a full run's is a few MB)
+MAX_RESULTS_BYTES = 50_000_000
+#: a Hub dataset repo id: owner/name
+DATASET_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+OUTSIDE = (
+    "the Space reads results only from its own results folder and from Hub dataset repos: type a folder inside "
+    "its results folder (as the runs table names them) or a Hub dataset repo id (owner/name)"
+)
+PARENT = "a results folder cannot go up with '..': type a folder inside the Space's results folder (no '..')"
 
 
 def columns() -> list[str]:
@@ -30,62 +73,234 @@ def columns() -> list[str]:
     return list(dict.fromkeys([*SHARED_COLUMNS, *own]))
 
 
-def results_folder(location: str, token: str | None = None) -> Path:
-    """A local folder as is; otherwise a Hub dataset repo id, downloaded (results files only)."""
-    location = (location or "").strip()
-    if not location:
-        raise UnqoverError("type a folder of run folders or a Hub dataset repo id (owner/name)")
-    local = Path(location).expanduser()
-    if local.is_dir():
-        return local
-    if location.startswith((".", "/", "~")) or location.count("/") != 1:
-        raise UnqoverError(f"results folder not found: {location}")
-    from huggingface_hub import snapshot_download
+# ---------------------------------------------------------------------------------------------------------------
+# where results are read
+
+
+@dataclass(frozen=True)
+class Location:
+    """A folder to walk for runs, the folder its files must lie in (links resolved), and its name for messages."""
+
+    folder: Path
+    boundary: Path
+    name: str
+    notes: tuple[str, ...] = ()
+
+
+def results_folder(location: str, root: str | os.PathLike, token: str | None = None) -> Location:
+    """Where the results box points: a folder inside ``root`` (relative to it, or an absolute path that resolves
+    into it; empty: ``root`` itself), else a Hub dataset repo id (its results files downloaded). Anything else is
+    refused before it is looked at on disk."""
+    text = inputs.text(location, "results folder", inputs.MAX_LOCATION_CHARS)
+    root = Path(root).resolve()
+    if ".." in re.split(r"[\\/]+", text):
+        raise UnqoverError(PARENT)
+    if text.startswith("~"):
+        raise UnqoverError(OUTSIDE)
+    typed = Path(text) if text else Path()
+    try:
+        folder = (typed if typed.is_absolute() else root / typed).resolve()
+    except (OSError, RuntimeError) as err:  # a loop of links
+        raise UnqoverError(OUTSIDE) from err
+    if not folder.is_relative_to(root):
+        raise UnqoverError(OUTSIDE)
+    name = text or "the Space's results folder"
+    if folder.is_dir():
+        return Location(folder, root, name)
+    if not typed.is_absolute() and DATASET_ID.fullmatch(text) and ".." not in text:
+        return _hub_location(text, token)
+    if not text:
+        raise UnqoverError(
+            "the Space has no runs yet: probe a model in the Live probe tab, or type a Hub dataset repo id "
+            "(owner/name)"
+        )
+    raise UnqoverError(
+        f"no folder {text!r} in the Space's results folder, and no Hub dataset repo id (owner/name)"
+    )
+
+
+def _hub_location(repo: str, token: str | None) -> Location:
+    """The results files of a Hub dataset repo (at most :data:`MAX_RUNS`, :data:`MAX_DEPTH` folders deep),
+    downloaded to the Hub cache."""
+    from huggingface_hub import HfApi, snapshot_download
 
     try:
-        return Path(
-            snapshot_download(
-                location, repo_type="dataset", allow_patterns=[f"**/{RESULTS}", RESULTS], token=token
-            )
+        files = HfApi(token=token).list_repo_files(repo, repo_type="dataset")
+        wanted = [f for f in files if PurePosixPath(f).name == RESULTS]
+        kept = [f for f in wanted if f.count("/") <= MAX_DEPTH][:MAX_RUNS]
+        folder = Path(
+            snapshot_download(repo, repo_type="dataset", allow_patterns=kept or [RESULTS], token=token)
         )
     except Exception as err:  # offline, not found, gated: all end here with the Hub's reason
-        raise UnqoverError(f"cannot download the dataset repo {location!r}: {first_line(err)}") from err
+        raise UnqoverError(f"cannot download the dataset repo {repo!r}: {first_line(err)}") from err
+    notes = ()
+    if len(kept) < len(wanted):
+        notes = (
+            f"the repo holds {plural(len(wanted), 'results file')}; {fmt_count(len(kept))} of them (at most "
+            f"{plural(MAX_DEPTH, 'folder')} deep) are read",
+        )
+    # the snapshot's files link into the repo's cache folder (snapshots/<commit>/… -> blobs/…)
+    return Location(folder, folder.parents[1], repo, notes)
 
 
-def find_runs(folder: Path) -> dict[str, dict]:
-    """Every readable ``results.json`` under ``folder``, keyed by its run folder relative to ``folder``."""
-    runs: dict[str, dict] = {}
-    for path in sorted(Path(folder).rglob(RESULTS)):
+# ---------------------------------------------------------------------------------------------------------------
+# the bounded walk
+
+
+class Runs(dict):
+    """Runs by name (their folder relative to the folder loaded), with notes on what the walk left out."""
+
+    notes: list[str]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes = []
+
+
+@dataclass
+class _Walk:
+    files: list[Path] = field(default_factory=list)
+    seen: int = 0
+    too_deep: bool = False
+    stopped: str | None = None  # the bound that stopped the walk
+
+
+def _results_files(folder: Path, boundary: Path) -> _Walk:
+    """The results files under ``folder``, breadth first (shallow runs first), within the bounds. Links to
+    folders are not followed; a linked file is read only when it resolves into ``boundary``."""
+    walk = _Walk()
+    pending = deque([(folder, 0)])
+    while pending and not walk.stopped:
+        current, depth = pending.popleft()
         try:
+            with os.scandir(current) as entries:
+                children = []
+                for entry in entries:
+                    walk.seen += 1
+                    if walk.seen > MAX_ENTRIES:
+                        walk.stopped = f"{fmt_count(MAX_ENTRIES)} files and folders looked at"
+                        break
+                    children.append(entry)
+        except OSError:
+            continue
+        for entry in sorted(children, key=lambda e: e.name):
+            try:
+                if entry.name == RESULTS and entry.is_file():
+                    path = Path(entry.path)
+                    if not entry.is_symlink() or path.resolve().is_relative_to(boundary):
+                        walk.files.append(path)
+                elif entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH:
+                        pending.append((Path(entry.path), depth + 1))
+                    else:
+                        walk.too_deep = True
+            except OSError:
+                continue
+            if len(walk.files) > MAX_RUNS:
+                walk.stopped = f"at most {plural(MAX_RUNS, 'run')}"
+                break
+    return walk
+
+
+def find_runs(
+    folder: str | os.PathLike, *, boundary: str | os.PathLike | None = None, name: str | None = None
+) -> Runs:
+    """Every readable ``results.json`` under ``folder`` (within the walk's bounds), keyed by its run folder
+    relative to ``folder``; :attr:`Runs.notes` says which bound was hit. ``boundary``: the folder a linked file
+    must resolve into (default: ``folder``); ``name``: the folder in messages."""
+    folder = Path(folder)
+    boundary = Path(boundary if boundary is not None else folder).resolve()
+    walk = _results_files(folder, boundary)
+    runs, large = Runs(), 0
+    for path in sorted(walk.files)[:MAX_RUNS]:
+        try:
+            if path.stat().st_size > MAX_RESULTS_BYTES:
+                large += 1
+                continue
             data = json.loads(path.read_text(encoding="utf-8"))
             result, provenance = split_results(data)
-        except (OSError, ValueError, UnqoverError):
+        except Exception:  # unreadable, not JSON, not a results dict: not a run
             continue
-        name = str(path.parent.relative_to(folder)) if path.parent != Path(folder) else Path(folder).name
-        runs[name] = {"provenance": provenance, "result": result}
+        key = str(path.parent.relative_to(folder)) if path.parent != folder else folder.name
+        runs[key] = {"provenance": provenance, "result": result}
+        if isinstance(data.get("probe"), str):
+            runs[key]["probe"] = data["probe"]
+    where = name or folder.name
+    if walk.stopped:
+        runs.notes.append(
+            f"the search for runs stopped at its bound ({walk.stopped}): the runs found so far are listed; type "
+            "a folder inside this one to see the others"
+        )
+    if walk.too_deep:
+        runs.notes.append(
+            f"folders more than {plural(MAX_DEPTH, 'level')} below {where} were not searched: type a deeper folder"
+        )
+    if large:
+        runs.notes.append(
+            f"{plural(large, 'results file')} over {fmt_size(MAX_RESULTS_BYTES)}B skipped (too large to show here)"
+        )
     if not runs:
-        raise UnqoverError(f"no {RESULTS} under {folder}: point to run folders written by `unqover probe`")
+        raise UnqoverError(
+            f"no {RESULTS} in {where}: type a folder of run folders written by `unqover probe` (or by the Live "
+            "probe tab), or a Hub dataset repo id (owner/name)"
+            + (f" ({'; '.join(runs.notes)})" if runs.notes else "")
+        )
     return runs
+
+
+def open_results(location: str, root: str | os.PathLike, token: str | None = None) -> tuple[Runs, Location]:
+    """The runs the results box points to (see :func:`results_folder`) and where they were read."""
+    where = results_folder(location, root, token)
+    runs = find_runs(where.folder, boundary=where.boundary, name=where.name)
+    runs.notes[:0] = where.notes
+    return runs, where
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# what is shown
+
+
+def offered_probe(results: Mapping, run: str | None = None) -> ProbeDefinition:
+    """The Space's probe that wrote ``results``. A run of a probe the Space does not offer (a custom probe's
+    YAML file, an unknown name) is refused in web terms, and no file it names is read."""
+    provenance = results.get("provenance") if isinstance(results.get("provenance"), Mapping) else {}
+    name = results.get("probe") or provenance.get("probe")
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
+    generator = dataset.get("generator") if isinstance(dataset.get("generator"), Mapping) else {}
+    if generator.get("probe_file") or (name is not None and name not in PROBES):
+        what = f"the run {run!r}" if run else "this run"
+        label = f" {str(name)[:80]!r}" if isinstance(name, str) else ""
+        raise UnqoverError(
+            f"{what} was written by the probe{label}, which this Space does not offer (it is a custom probe): the "
+            f"Space shows runs of its own probes ({', '.join(PROBES)}). The report.md and report.html in the run's "
+            "folder show this run"
+        )
+    return results_probe(results)
 
 
 def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
     """One row per run: model, probe, dataset and the columns its probe fills in (its definition's
-    ``table_row``; blank where a probe has none). For the UnQover probes: how many groups and the headline
-    numbers, where μ low and μ high bound the interval's own estimate (a quick run's μ; a full run's
-    bias-corrected μ)."""
+    ``table_row``; blank where a probe has none, or where the Space does not offer the run's probe). For the
+    UnQover probes: how many groups and the headline numbers, where μ low and μ high bound the interval's own
+    estimate (a quick run's μ; a full run's bias-corrected μ)."""
     rows, header = [], columns()
     for name, results in runs.items():
         provenance = results.get("provenance") or {}
-        dataset = provenance.get("dataset") or {}
-        probe = results_probe(results)
-        own = probe.table_row(results)
+        dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
+        model = provenance.get("model") if isinstance(provenance.get("model"), Mapping) else {}
+        try:
+            probe = offered_probe(results)
+            own = probe.table_row(results)
+            # files of early versions name no probe: they show their probe's group, when it has one
+            shown = probe.name if results.get("probe") or probe.group is None else probe.group
+        except Exception:
+            own, shown = {}, str(results.get("probe") or provenance.get("probe") or "")[:80] or None
         rows.append(
             {
                 **dict.fromkeys(header),
                 "run": name,
-                "model": (provenance.get("model") or {}).get("id"),
-                # files of early versions name no probe: they show their probe's group, when it has one
-                "probe": probe.name if results.get("probe") or probe.group is None else probe.group,
+                "model": model.get("id"),
+                "probe": shown,
                 "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
                 **{column: value for column, value in own.items() if column in header},
             }
@@ -100,6 +315,8 @@ def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str, folder: Pa
     if name_a not in runs or name_b not in runs:
         raise UnqoverError("choose two loaded runs to compare")
     a, b = runs[name_a], runs[name_b]
+    offered_probe(a, name_a)
+    offered_probe(b, name_b)
     from unqover.probes.compare import compare_runs
 
     paths = None
@@ -107,4 +324,4 @@ def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str, folder: Pa
         paths = tuple(
             Path(folder) / name if name != Path(folder).name else Path(folder) for name in (name_a, name_b)
         )
-    return compare_runs(a, b, name_a, name_b, paths=paths).markdown
+    return live.web_text(compare_runs(a, b, name_a, name_b, paths=paths).markdown)
