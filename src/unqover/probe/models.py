@@ -28,6 +28,7 @@ class LoadedModel:
     revision: str | None
     device: str
     dtype: str
+    path: str | None = None  # a local folder, resolved (None for a Hub model: its revision says which)
 
     def provenance(self) -> dict:
         return {
@@ -36,6 +37,7 @@ class LoadedModel:
             "family": self.family,
             "dtype": self.dtype,
             "device": self.device,
+            **({"path": self.path} if self.path else {}),
         }
 
 
@@ -97,6 +99,12 @@ class ModelSource:
     local_parent: str | None = None  # a Hub-like id whose first part is a local folder: maybe a mistyped path
 
     @property
+    def path(self) -> str | None:
+        """The resolved local folder (symlinks followed), or None for a Hub model."""
+        local = Path(self.location).expanduser()
+        return str(local.resolve()) if local.is_dir() else None
+
+    @property
     def options(self) -> dict:
         return {"revision": self.revision, "token": self.token, "trust_remote_code": False}
 
@@ -112,8 +120,17 @@ class ModelSource:
                     f"model folder not found: {self.model_id} (the folder {self.local_parent} holds no {name!r}), "
                     f"and it is no model on the Hub either ({first_line(err)})"
                 ) from err
+            from unqover.env import offline
+
+            hint = (
+                "; offline, give a local model folder instead (config.json, weights and tokenizer, e.g. from "
+                f"`hf download {self.model_id} --local-dir DIR` on a machine with network)"
+                if offline() or "offline" in str(err).lower() or "connect" in str(err).lower()
+                else ""
+            )
             raise UnqoverError(
-                f"cannot load model {self.model_id!r}: it is no local folder, and the Hub gave: {first_line(err)}"
+                f"cannot load model {self.model_id!r}: it is no local folder, and the Hub gave: {first_line(err).rstrip('.')}"
+                + hint
             ) from err
 
     def tokenizer(self):
@@ -215,4 +232,4 @@ def load_model(
     model = source.weights(auto, dtype, allow_pickle)
     model.to(device).eval()
     commit = getattr(config, "_commit_hash", None)
-    return LoadedModel(model, tokenizer, family, model_id, revision or commit, device, dtype)
+    return LoadedModel(model, tokenizer, family, model_id, revision or commit, device, dtype, source.path)

@@ -123,6 +123,7 @@ class LoadedNLIModel:
     label_source: str = "config"  # "config" (read by name from id2label) or "label_map" (given by the user)
     family: ClassVar[str] = "nli"
     id2label: dict[int, str] = field(default_factory=dict)
+    path: str | None = None  # a local folder, resolved (None for a Hub model)
 
     def provenance(self) -> dict:
         return {
@@ -134,6 +135,7 @@ class LoadedNLIModel:
             "label_ids": dict(self.label_ids),
             "label_source": self.label_source,
             "id2label": {str(k): v for k, v in self.id2label.items()},
+            **({"path": self.path} if self.path else {}),
         }
 
 
@@ -176,6 +178,7 @@ def load_nli_model(
         dtype,
         label_source="config" if label_map is None else "label_map",
         id2label=id2label,
+        path=source.path,
     )
 
 

@@ -166,9 +166,15 @@ def claim_and_score(
 
 def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, settings: dict) -> dict:
     """run.json: what makes two runs the same run."""
+    path = model.provenance().get("path")  # a local model: its resolved folder or file
     identity = {
         "probe": probe.name,
-        "model": {"id": model_id, "revision": model.revision, "family": model.family},
+        "model": {
+            "id": model_id,
+            "revision": model.revision,
+            "family": model.family,
+            **({"path": path} if path else {}),
+        },
         "dataset": {
             **loaded.dataset,
             "rows": loaded.rows.num_rows,
