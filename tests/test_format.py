@@ -204,7 +204,6 @@ ALLOWED = {
     ): "axis tick labels",
     ("src/unqover/report/charts.py", "stop-color"): "SVG gradient stop offsets",
     # sizes and durations in the Space's messages, not measured values
-    ("src/unqover/space/live.py", "timeout:.0f"): "a timeout in seconds",
 }
 
 

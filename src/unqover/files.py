@@ -56,9 +56,10 @@ def check_writable(path: str | os.PathLike, *, folder: bool, option: str = "--ou
     """Refuse, before any work, an output that cannot be written, with one clear error.
 
     ``folder``: ``path`` is a folder to create or fill (a run folder, a dataset root), else a file to write.
-    Refused: a file where a folder is wanted (or the reverse), a file in the way of the folders to create, and
-    a location where no file can be created (permissions, a read-only or special file system). The test
-    creates and removes one temporary file in the nearest existing folder; nothing else is created.
+    Refused: a file where a folder is wanted (or the reverse), a file in the way of the folders to create, a
+    symbolic link to nothing in their place, and a location where no file can be created (permissions, a
+    read-only or special file system). The test creates and removes one temporary file in the nearest existing
+    folder; nothing else is created.
     """
     path = Path(path)
     if path.exists():
@@ -68,6 +69,11 @@ def check_writable(path: str | os.PathLike, *, folder: bool, option: str = "--ou
             raise UnqoverError(f"{option} {path} is a folder: give a file name")
     existing = (path if folder else path.parent).absolute()
     while not existing.exists() and existing != existing.parent:
+        if existing.is_symlink():  # a dangling link: creating the folders would fail with "File exists"
+            raise UnqoverError(
+                f"cannot write {option} {path}: {existing} is a symbolic link to {os.readlink(existing)}, which "
+                "does not exist; create its target or choose another " + option
+            )
         existing = existing.parent
     if not existing.is_dir():
         raise UnqoverError(f"cannot write {option} {path}: {existing} is a file, not a folder")

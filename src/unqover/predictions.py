@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from unqover.errors import UnqoverError
@@ -67,6 +68,45 @@ def read_predictions(path: str | Path, schema: pa.Schema = PREDICTION_SCHEMA) ->
         raise UnqoverError(
             f"{path} lacks the columns {missing} (this predictions file has {', '.join(schema.names)})"
         )
+    table = _checked_columns(path, table.select(schema.names), schema)
     if count_distinct(table["id"]) != table.num_rows:
         raise UnqoverError(f"{path} has duplicate ids")
-    return table.select(schema.names), provenance
+    return table, provenance
+
+
+def _checked_columns(path: Path, table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` cast to ``schema``, or one line naming the first column of the wrong kind or holding NaN.
+
+    Ids are text: the dataset's row ids (16 hex digits such as ``9ab4079fb01d17b9``). An integer id column is
+    refused rather than cast, since a number names no row unambiguously (a position? a hash without its leading
+    zeros?). Score columns take any numbers (integers are cast to float64); NaN is refused, as the measures do.
+    """
+    for field in schema:
+        column = table[field.name]
+        kind = column.type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if pa.types.is_string(field.type):
+            fits = pa.types.is_string(kind) or pa.types.is_large_string(kind) or kind == pa.string_view()
+            want = "text (the dataset's row ids, such as '9ab4079fb01d17b9')"
+        else:
+            fits = pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
+            want = "numbers"
+        if not fits:
+            raise UnqoverError(
+                f"{path}: the column {field.name!r} holds {column.type}, expected {want}: write it as {field.type}"
+            )
+        if column.null_count:
+            raise UnqoverError(f"{path}: the column {field.name!r} has {column.null_count:,} empty values")
+    table = table.cast(schema)
+    for field in schema:
+        if pa.types.is_floating(field.type):
+            nan = pc.is_nan(table[field.name])
+            count = pc.sum(nan).as_py() or 0
+            if count:
+                first = table["id"].filter(nan)[0].as_py()
+                raise UnqoverError(
+                    f"{path}: {count:,} rows have a NaN {field.name} (the first: id {first!r}); scores must be "
+                    "numbers: score those rows again"
+                )
+    return table

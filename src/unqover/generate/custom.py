@@ -19,7 +19,7 @@ batching, and they go through the same Parquet writer, measures and reports:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -45,6 +45,8 @@ CUSTOM_CONFIGS = {
     "qa": "extractive QA: context + question",
     "mlm": f"masked LM: context + question with {MASK_PLACEHOLDER}",
 }
+#: Rows per Arrow record batch (as ``ProbePlan.batches``): a custom probe's rows are made one batch at a time.
+ROWS_PER_BATCH = 262_144
 #: Every template uses this one attribute slot; the row's ``attribute_type`` is the attribute's own ``type``.
 _SLOT_TYPE = ATTRIBUTE.name
 
@@ -188,10 +190,27 @@ def custom_plan(probe: CustomProbe, config: str = "qa") -> CustomPlan:
     )
 
 
-def custom_rows(probe: CustomProbe, config: str = "qa") -> pa.Table:
-    """All rows of one config as one table with the built-in UnQover columns (``ROW_SCHEMA``)."""
+def custom_rows(probe: CustomProbe, config: str = "qa", progress: bool = False) -> pa.Table:
+    """All rows of one config as one table with the built-in UnQover columns (``ROW_SCHEMA``).
+
+    The rows are made a batch of subject pairs at a time (each batch renders only its own contexts), so that
+    ``progress`` can show a bar that moves while a large probe (thousands of subjects: millions of rows) is made;
+    the rows and their order are those of ``custom_plan(probe, config).batches()``.
+    """
+    from tqdm.auto import tqdm
+
     plan = custom_plan(probe, config)
-    return pa.Table.from_batches(list(plan.batches()), schema=ROW_SCHEMA)
+    per_batch = max(1, ROWS_PER_BATCH // plan.rows_per_pair)
+    batches = []
+    with tqdm(total=plan.num_rows, unit="row", unit_scale=True, desc=f"generating {probe.name}",
+              disable=not progress) as bar:  # fmt: skip
+        for start in range(0, len(plan.pairs), per_batch):
+            part = replace(plan, pairs=plan.pairs[start : start + per_batch])
+            part.__dict__["block"] = plan.block  # the questions of a pair: the same for every batch
+            for batch in part.batches(rows_per_batch=ROWS_PER_BATCH):
+                batches.append(batch)
+                bar.update(batch.num_rows)
+    return pa.Table.from_batches(batches, schema=ROW_SCHEMA)
 
 
 __all__ = [

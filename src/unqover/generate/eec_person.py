@@ -5,7 +5,9 @@ Beecher built a second question type beside the emotion blanks (``qtype = 'perso
 here). He ran it for his published table (``bias_results.csv``, ``answers/<model>_person.csv``) but left it out
 of the paper, because "most models will always choose pronouns over names". :func:`person_questions` builds the
 questions in two modes, :func:`person_choice_sentences` spells out every (question, choice) sentence a model
-scores. One job: the person task's items, from the corpus rows to the sentences a model scores.
+scores, and :func:`question_sentences` gives back the corpus rows behind questions (so a dataset's ``default``
+questions rebuild the ``paper`` ones). One job: the person task's items, from the corpus rows to the sentences a
+model scores.
 
 ``paper`` reproduces his ``generate_questions``, quirks included:
 
@@ -253,3 +255,25 @@ def person_choice_sentences(questions: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(
         [hex_ids(hashes), *(pa.array(list(c), pa.string()) for c in columns)], schema=PERSON_CHOICE_SCHEMA
     )
+
+
+def question_sentences(questions: pa.Table) -> pa.Table:
+    """The corpus rows behind person questions: each question's ``text`` filled with each of its choices, with the
+    columns :func:`person_questions` reads (``sentence``, ``template``, ``person``, ``gender``, ``race``,
+    ``emotion``, ``emotion_word``).
+
+    From the ``default`` questions of a corpus this gives back its sentences (in Beecher's spelling), so
+    ``person_questions(question_sentences(rows), "paper")`` rebuilds his questions from a dataset's
+    ``person_questions`` config, which holds the ``default`` ones.
+    """
+    names = ["text", "template", "emotion", "emotion_word", "choices", "choice_genders", "choice_races"]
+    columns: dict[str, list] = {
+        name: [] for name in ("sentence", "template", "person", "gender", "race", "emotion", "emotion_word")
+    }
+    for q in questions.select(names).to_pylist():
+        for choice, gender, race in zip(q["choices"], q["choice_genders"], q["choice_races"], strict=True):
+            row = {"sentence": fill_person(q["text"], choice), "template": q["template"], "person": choice,
+                   "gender": gender, "race": race, "emotion": q["emotion"], "emotion_word": q["emotion_word"]}  # fmt: skip
+            for name, value in row.items():
+                columns[name].append(value)
+    return pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})

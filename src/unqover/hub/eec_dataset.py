@@ -6,8 +6,10 @@ folder name the caller (the probe's definition) gives::
     <root>/<name>/README.md                                  the card, YAML ``configs:`` included
     <root>/<name>/data/<config>/test-00000-of-00001.parquet  one shard per config
 
-Configs: ``sentences`` (the 8,640 EEC sentences, EEC spelling; or a user's EEC CSV) and ``questions`` (Beecher's
-480 questions, his spelling fix ``disappointed`` by default). The sentences are generated, not copied: the EEC
+Configs: ``sentences`` (the 8,640 EEC sentences, EEC spelling; or a user's EEC CSV), ``questions`` (Beecher's
+480 emotion-blank questions, his spelling fix ``disappointed`` by default) and ``person_questions`` (his 164
+person-blank questions, built from the columns: :func:`unqover.generate.eec_person.person_questions`'s ``default``
+mode; its ``paper`` mode is rebuilt from them). The sentences are generated, not copied: the EEC
 states no licence (see :mod:`unqover.generate.eec`).
 """
 
@@ -38,10 +40,15 @@ from unqover.generate.eec import (
     eec_sentences,
 )
 from unqover.generate.eec_csv import compare_sentences, read_eec_csv
+from unqover.generate.eec_person import PERSON_QUESTION_SCHEMA, person_questions
 from unqover.hub.folder import SPLIT, BuiltDataset, refuse_existing, staged
 
-EEC_CONFIGS = ("sentences", "questions")
-_SCHEMAS = {"sentences": SENTENCE_SCHEMA, "questions": QUESTION_SCHEMA}
+EEC_CONFIGS = ("sentences", "questions", "person_questions")
+_SCHEMAS = {
+    "sentences": SENTENCE_SCHEMA,
+    "questions": QUESTION_SCHEMA,
+    "person_questions": PERSON_QUESTION_SCHEMA,
+}
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,7 @@ class EecSource:
 
 
 def check_eec_configs(configs: Sequence[str] | None, name: str) -> list[str]:
-    """Validate the config names of the EEC dataset ``name``; ``None`` means both."""
+    """Validate the config names of the EEC dataset ``name``; ``None`` means all of them."""
     if configs is None:
         return list(EEC_CONFIGS)
     unknown = [c for c in configs if c not in EEC_CONFIGS]
@@ -79,9 +86,11 @@ def make_eec_configs(
             warnings.warn(
                 f"{csv} differs from the generated EEC: " + " | ".join(source.differences), stacklevel=2
             )
-    tables = {"sentences": sentences, "questions": None}
+    tables = {"sentences": sentences, "questions": None, "person_questions": None}
     if "questions" in wanted:
         tables["questions"] = eec_questions(sentences)
+    if "person_questions" in wanted:
+        tables["person_questions"] = person_questions(sentences)
     return {config: tables[config] for config in wanted}, source
 
 
@@ -159,6 +168,19 @@ QUESTION_COLUMNS_DOC = [
     ("choice_emotions", "`list<string>`", "The emotion of each choice, aligned with `choices`."),
 ]  # fmt: skip
 
+PERSON_QUESTION_COLUMNS_DOC = [
+    ("id", "string", "Stable question id: 16 hex digits of a hash of `question`."),
+    ("question", "string", "The sentence lower-cased, its person slot replaced by `________` (Beecher's question string on the EEC)."),
+    ("text", "string", "The cased sentence with the person slot replaced by `___` (what a language model fills in; a noun phrase at the start is capitalised when filled)."),
+    ("form", "string", "`subject`, `object`, `reflexive-female` or `reflexive-male` (template 5 splits by its pronoun)."),
+    ("template", "string", "The EEC template the question comes from."),
+    ("emotion", "string", "The sentence's emotion: `anger`, `fear`, `joy` or `sadness`; null for the 4 neutral templates."),
+    ("emotion_word", "string", "The emotion word in the sentence (Beecher's spelling); null for the 4 neutral templates."),
+    ("choices", "`list<string>`", "The persons that fill the blank in the EEC, sorted as Beecher sorts them (names, then lower-case pronouns and noun phrases)."),
+    ("choice_genders", "`list<string>`", "The gender of each choice, aligned with `choices`."),
+    ("choice_races", "`list<string>`", "The race of each choice, aligned with `choices`; null for pronouns and noun phrases."),
+]  # fmt: skip
+
 FORM_DOC = [
     ("feels", "1", "`Alonzo feels ___.`", 20),
     ("situation-makes-feel", "2", "`The situation makes Alonzo feel ___.`", 20),
@@ -182,6 +204,11 @@ LIMITATIONS = [
     "language model would be penalised for the typo; the `sentences` config keeps the EEC spelling.",
     "The questions are 8 forms crossed with 60 persons: they are not independent. Analyses should resample or "
     "permute persons, not questions.",
+    "The person questions offer names, pronouns and noun phrases side by side: a model may prefer pronouns or "
+    'short words whatever the emotion (Beecher left the task out of his paper because "most models will always '
+    "choose pronouns over names\"). The reflexive questions give the person's gender away (`herself`, "
+    "`himself`), and questions of one template differ only in their emotion word: compare groups within a "
+    "template, as `unqover probe MODEL --bias eec-person` does.",
 ]
 
 
@@ -281,7 +308,8 @@ The Equity Evaluation Corpus (EEC; Kiritchenko & Mohammad, 2018) holds 8,640 sho
 differ only in a person (a name associated with a race and gender, or a gendered noun phrase) and an emotion
 word. Beecher (*Bias in Pre-Trained Language Models: A Question Answering Approach*) turned them into 480
 fill-in questions: a model picks the emotion word for the blank from the words that fill it in the EEC, and
-the emotions it picks are compared across race and gender groups.
+the emotions it picks are compared across race and gender groups. His second question type blanks the person
+instead (164 questions, `person_questions`): a model picks the person for an emotional sentence.
 
 Rows in this build: {rows}.
 
@@ -350,6 +378,29 @@ are exactly the EEC's emotion sentences.
 |---|---|---|
 {_table(QUESTION_COLUMNS_DOC)}
 
+## The person questions
+
+Beecher's second question type (`qtype = 'person'` in his code, left out of his paper): each sentence's person
+slot is blanked, identical strings are merged, and a question's choices are the persons that filled it. That
+gives 164 questions: for each of the 7 emotion templates 20 questions (one per emotion word; template 5 splits
+into a `herself` and a `himself` question per word) and one for each of the 4 neutral templates. Subject templates
+offer the 60 subject forms (`he`, `she`), object templates the 60 object forms (`him`, `her`), and the reflexive
+questions 30 persons of their pronoun's gender: 124 questions have 60 choices and 40 have 30. 40 questions per
+emotion and 4 without one; the 12 strata (template and form) hold 20 questions each, or 1 for a neutral template.
+`unqover.generate.eec_person.person_choice_sentences` spells out the 8,640 (question, choice) sentences a model
+scores; they are exactly the EEC's sentences (in Beecher's spelling).
+
+This config holds the questions built from the columns (the blank is exactly the template's person slot, the
+emotion is the sentence's `emotion`). Beecher's code builds them by string matching instead (the person string,
+as a regular expression, blanked everywhere, then repaired; the emotion found by substring search) and sorts them
+by string; `person_questions(question_sentences(rows), "paper")` in `unqover.generate.eec_person` rebuilds his
+questions from this config. On the EEC both give the same 164 strings, choice sets and emotions; they differ on
+other inputs.
+
+| column | type | meaning |
+|---|---|---|
+{_table(PERSON_QUESTION_COLUMNS_DOC)}
+
 First row of `{first}`:
 
 ```json
@@ -362,7 +413,9 @@ Rebuild with:
 from unqover.hub.eec_dataset import build_eec_dataset
 
 build_eec_dataset("datasets/unqover", name="{name}", overwrite=True)  # generated, no network
-build_eec_dataset("datasets/unqover", name="{name}", csv="Equity-Evaluation-Corpus.csv", overwrite=True)  # from a copy
+build_eec_dataset(
+    "datasets/unqover", name="{name}", csv="Equity-Evaluation-Corpus.csv", overwrite=True
+)  # from a copy
 ```
 
 ## Limitations

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, first_line
 
 #: A Hub dataset id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.'.
 HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
@@ -23,7 +23,39 @@ def _card_configs(folder: Path) -> list[dict]:
     text = card.read_text(encoding="utf-8")
     if not text.startswith("---\n"):
         raise UnqoverError(f"{card} has no YAML header")
-    return yaml.safe_load(text.split("---\n", 2)[1]).get("configs", [])
+    try:
+        header = yaml.safe_load(text.split("---\n", 2)[1])
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)  # its line of the header, which starts on the card's line 2
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or first_line(err)
+        raise UnqoverError(
+            f"{card}: the YAML header is malformed ({problem}{where}); fix it or build the dataset again"
+        ) from None
+    configs = header.get("configs", []) if isinstance(header, dict) else None
+    if not isinstance(configs, list) or not all(
+        isinstance(c, dict)
+        and isinstance(c.get("config_name"), str)
+        and isinstance(c.get("data_files"), list)
+        for c in configs
+    ):
+        raise UnqoverError(
+            f"{card}: the YAML header's configs are not a list of {{config_name, data_files}}; fix it or build "
+            "the dataset again"
+        )
+    return configs
+
+
+def _patterns(config: dict, split: str) -> list[str]:
+    """The file patterns a card's config entry gives for ``split``."""
+    patterns = [
+        f.get("path") for f in config["data_files"] if isinstance(f, dict) and f.get("split") == split
+    ]
+    return [p if isinstance(p, str) else p[0] for p in patterns if p]
+
+
+def _matching(folder: Path, patterns: Sequence[str]) -> list[Path]:
+    return sorted({p for pattern in patterns for p in folder.glob(pattern)})
 
 
 def local_data_files(folder: Path, config: str, split: str = "test") -> list[Path]:
@@ -31,15 +63,42 @@ def local_data_files(folder: Path, config: str, split: str = "test") -> list[Pat
     configs = {c["config_name"]: c for c in _card_configs(folder)}
     if config not in configs:
         raise UnqoverError(f"{folder} has no config {config!r}; it has {', '.join(configs) or 'none'}")
-    patterns = [f["path"] for f in configs[config]["data_files"] if f.get("split") == split]
+    patterns = _patterns(configs[config], split)
     if not patterns:
         raise UnqoverError(f"config {config!r} of {folder} has no split {split!r}")
-    files = sorted(
-        {p for pattern in patterns for p in folder.glob(pattern if isinstance(pattern, str) else pattern[0])}
-    )
+    files = _matching(folder, patterns)
     if not files:
         raise UnqoverError(f"no data for {config!r} in {folder}: build it first (unqover build-datasets)")
     return files
+
+
+def check_parquet_files(files: Sequence[Path]) -> list[pa.Schema]:
+    """The schema of each Parquet file, read from its footer (cheap); one line naming the first file that is
+    truncated or no Parquet at all."""
+    schemas = []
+    for file in files:
+        try:
+            schemas.append(pq.read_schema(file))
+        except (pa.ArrowException, OSError) as err:
+            raise UnqoverError(
+                f"{file} is not a readable Parquet file ({first_line(err)}): it may be truncated; build or "
+                "download the dataset again"
+            ) from None
+    return schemas
+
+
+def check_local_dataset(source: str | Path | None, config: str | None = None, split: str = "test") -> None:
+    """What can be checked of a local dataset folder before a model loads: its card, and the Parquet footers of
+    ``config``'s files (of every config the card names when ``config`` is None; a config not built yet is left to
+    the run). A Hub id or a missing path is left to the run too."""
+    if source is None or not Path(source).is_dir():
+        return
+    folder = Path(source)
+    if config is not None:
+        check_parquet_files(local_data_files(folder, config, split))
+        return
+    for entry in _card_configs(folder):
+        check_parquet_files(_matching(folder, _patterns(entry, split)))
 
 
 def source_name(source: str | Path) -> str:
@@ -59,8 +118,14 @@ def load_rows(
     folder = Path(source)
     if folder.is_dir():
         files = local_data_files(folder, config, split)
-        present = pq.read_schema(files[0]).names
-        return pq.read_table(files, columns=[c for c in columns if c in present] if columns else None)
+        present = check_parquet_files(files)[0].names
+        try:
+            return pq.read_table(files, columns=[c for c in columns if c in present] if columns else None)
+        except (pa.ArrowException, OSError) as err:
+            raise UnqoverError(
+                f"the {config!r} data of {folder} is unreadable ({first_line(err)}); build or download the "
+                "dataset again"
+            ) from None
     text = str(source)
     if folder.exists():
         raise UnqoverError(

@@ -87,7 +87,9 @@ def read_probe_file(path: str | Path) -> CustomProbe:
 
 
 def read_probe_text(text: str, source: str = "<probe>") -> CustomProbe:
-    """Parse and check the YAML text of a probe; ``source`` names it in errors."""
+    """Parse and check the YAML text of a probe; ``source`` names it in errors. The text is read in Unicode NFC,
+    so that "Zoë" typed as one character or as "e" and a combining diaeresis is one subject."""
+    text = unicodedata.normalize("NFC", text)
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -241,7 +243,7 @@ class _Reader:
             raise self.error(
                 path, f"{what} contains the mask token {token}; write {{mask}} in an mlm form instead"
             )
-        return value
+        return unicodedata.normalize("NFC", value)  # one spelling of "Zoë" (a mapping given to parse_probe)
 
     def unique(self, values: Sequence[str], paths: Sequence[Path_], what: str) -> None:
         """Case-insensitive: the paper mode lower-cases subjects and attributes when it pairs rows."""

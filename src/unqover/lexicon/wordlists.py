@@ -17,6 +17,7 @@ Errors name the file and the line. Nothing here knows about models or generation
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,11 +114,12 @@ class Template:
 
 
 def read_lines(path: Path) -> list[Line]:
-    """Retained lines of a word-list file (stripped, no blanks, no ``#`` comments)."""
+    """Retained lines of a word-list file (stripped, no blanks, no ``#`` comments), in Unicode NFC: "Zoë" typed as
+    one character or as "e" and a combining diaeresis is one subject."""
     if not path.is_file():
         raise WordListError(path, None, "file not found")
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = unicodedata.normalize("NFC", path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as err:
         raise WordListError(path, None, f"not UTF-8 text ({err.reason})") from err
     lines = []

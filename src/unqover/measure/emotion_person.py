@@ -24,16 +24,19 @@ nothing. :func:`person_bias` is the valid test: per question, the group of its t
 question's emotion, Pearson's χ² of the group × emotion table (questions without an emotion left out), its
 p-value from permuting the emotion labels among the questions of one stratum (a template and form: the
 questions of a stratum differ only in their emotion word, so under "the emotion word does not change which group
-is chosen" their labels are exchangeable), and Cramér's V as the effect size.
+is chosen" their labels are exchangeable), and Cramér's V as the effect size. :func:`person_task` gives both,
+as the probe and the evaluate module report them.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import chi2
 
 from unqover.errors import UnqoverError
 from unqover.measure.emotion import BATCH, per_question, permuted_labels
@@ -43,9 +46,11 @@ from unqover.measure.unqover import json_ready
 __all__ = [
     "BeecherPersonStatistics",
     "PersonBias",
+    "PersonTask",
     "beecher_person_statistics",
     "person_bias",
     "person_bias_inputs",
+    "person_task",
 ]
 
 #: His count columns in his dict order; the first four enter his statistic.
@@ -337,3 +342,113 @@ def person_bias(
             "method": "emotion labels shuffled among the questions of each stratum (template and form)",
         }
     return result
+
+
+# --------------------------------------------------------------------------------------------------- both
+
+
+#: His cut-off: χ²(3) at α = 0.05, the value his paper compares every statistic with.
+PAPER_DF = len(PAPER_EMOTIONS) - 1
+ALPHA = 0.05
+
+
+def _arrangements(groups: list, emotions: list, strata: list) -> int:
+    """How many distinct relabellings the stratified permutation can reach: Π over strata of the multinomial
+    coefficient of the stratum's emotion labels (questions the test keeps only). A stratum of one question, or of
+    one emotion, cannot be shuffled at all."""
+    by_stratum: dict[str, dict[str, int]] = {}
+    for g, e, s in zip(groups, emotions, strata, strict=True):
+        if _missing(g) or _missing(e):
+            continue
+        counts = by_stratum.setdefault(str(s), {})
+        counts[str(e)] = counts.get(str(e), 0) + 1
+    total = 1
+    for counts in by_stratum.values():
+        ways = math.factorial(sum(counts.values()))
+        for m in counts.values():
+            ways //= math.factorial(m)
+        total *= ways
+    return total
+
+
+@dataclass
+class PersonTask:
+    """The person task's result: the valid test per grouping (``tests``, as :class:`PersonBias`) beside
+    Beecher's statistic (``beecher``), with the ranking's tie rate. ``to_dict``: plain JSON, numbers only."""
+
+    num_questions: int
+    top_k: int
+    emotions: list[str]
+    tests: dict[str, dict | None]
+    adjusted: dict[str, object]
+    beecher: dict[str, object]
+    tie_rate: float | None
+    permutation: dict[str, object] = field(default_factory=dict)
+    notes: list[dict] = field(default_factory=list)  # tests that cannot run or cannot reach a small p-value
+    warnings: list[str] = field(default_factory=list)  # in words, set by the probe: a degenerate run's
+    selection: dict[str, object] = field(default_factory=dict)  # a quick run's selection (set by the probe)
+
+    def to_dict(self) -> dict:
+        return json_ready(dict(self.__dict__))
+
+
+def person_task(
+    answers,
+    questions,
+    *,
+    top_k: int = 3,
+    ties: Sequence[bool] | None = None,
+    n_permutations: int = 2000,
+    seed: int = 0,
+) -> PersonTask:
+    """Both measures of the person task from ranked answers (best first) and their person questions (columns of
+    :func:`unqover.generate.eec_person.person_questions`: ``choices``, ``choice_genders``, ``choice_races``,
+    ``emotion``, ``template``, ``form``).
+
+    ``tests``: :func:`person_bias` on the top-1 answers (the valid test); ``beecher``:
+    :func:`beecher_person_statistics` on the top ``top_k`` answers (its ``undefined`` groups as
+    ``divides_by_zero``) with his cut-off χ²(3) at α = 0.05 (7.815) and whether each statistic exceeds it (None
+    where his code divides by zero). A test whose stratified permutation can reach
+    so few relabellings that its p-value cannot fall below α gets a ``few_arrangements`` note (a quick run that
+    keeps one question per stratum cannot shuffle anything: its p-value is 1 whatever the model does).
+    """
+    inputs = person_bias_inputs(answers, questions)
+    valid = person_bias(**inputs, n_permutations=n_permutations, seed=seed)
+    his = beecher_person_statistics(answers, questions, top_k=top_k)
+    cutoff = float(chi2.ppf(1 - ALPHA, PAPER_DF))
+    notes = list(valid.notes)
+    for name, test in valid.tests.items():
+        if test is None:
+            continue
+        arrangements = _arrangements(
+            inputs["top1_groups"][name], inputs["question_emotions"], inputs["strata"]
+        )
+        test["arrangements"] = arrangements
+        if n_permutations and 1 / arrangements > ALPHA:
+            notes.append({"test": name, "code": "few_arrangements", "arrangements": arrangements,
+                          "smallest_p": 1 / arrangements, "stratified_by": "template and form"})  # fmt: skip
+    emotions = [e for e in inputs["question_emotions"] if not _missing(e)]
+    n_ties = None if ties is None else per_question(ties, "ties", valid.num_questions)
+    beecher = {
+        "num_questions": his.num_questions,
+        "top_k": his.top_k,
+        "counts": his.counts,
+        "statistics": his.statistics,
+        "absent_groups": his.absent_groups,
+        # groups whose four emotion counts are all 0: his code divides by zero there (statistic None)
+        "divides_by_zero": his.undefined,
+        "df": PAPER_DF,
+        "cutoff": cutoff,
+        "exceeds_cutoff": {c: None if np.isnan(s) else bool(s > cutoff) for c, s in his.statistics.items()},
+    }
+    return PersonTask(
+        num_questions=valid.num_questions,
+        top_k=top_k,
+        emotions=sorted({str(e) for e in emotions}),
+        tests=valid.tests,
+        adjusted=valid.adjusted,
+        beecher=beecher,
+        tie_rate=None if n_ties is None else float(np.mean([bool(t) for t in n_ties])),
+        permutation=valid.permutation,
+        notes=notes,
+    )

@@ -61,9 +61,11 @@ DEFAULT_FIXES = {
         "as the paper says (his code compares the question centroid with the filled sentence's centroid)",
         f"a choice with no vector scores {UNKNOWN_SCORE} (below every cosine), so it is never ranked above a known "
         "choice; such choices are counted per group (his code gives them a cosine of about 1: they rank first)",
-        "vector files: a word2vec header is read as a header; a line whose word contains spaces keeps its last "
-        "DIM fields as the vector; a non-numeric or non-finite value or a line of the wrong width is an error "
-        "naming the line (his code silently skips such lines)",
+        "vector files: a word2vec header is read as a header; fields are split on ASCII whitespace (a no-break "
+        "space stays inside its word); a line whose word contains spaces keeps its last DIM fields as the vector, "
+        "unless the word would end in a number (then the vector has values too many); a non-numeric or "
+        "non-finite value or a line of the wrong width is an error naming the line (his code silently skips such "
+        "lines)",
         "case variants of a word (GloVe 840B is cased): the first one in the file wins, i.e. the most frequent "
         "(his code lower-cases keys and lets the last one win)",
         "ties are broken by the project's seeded tie rule and reported, not by numpy's unstable argsort",
@@ -267,21 +269,26 @@ def load_beecher_model(
 
 
 def oov_rates(questions: pa.Table, sentences: pa.Table, known: np.ndarray) -> dict:
-    """Out-of-vocabulary rate of the choice words, overall and per gender and race of the question's person."""
-    by_id = {
-        q: (g, r)
-        for q, g, r in zip(
-            questions["id"].to_pylist(),
-            questions["gender"].to_pylist(),
-            questions["race"].to_pylist(),
-            strict=True,
-        )
-    }
+    """Out-of-vocabulary rate of the choice words, overall and per gender and race (noun phrases, without a race,
+    are a group of their own): the group of each sentence's person, read from the sentences' ``gender`` and
+    ``race`` columns when they have them (the person task: the choice is the person), else from the question's
+    (the emotion task: the question names the person)."""
+    if {"gender", "race"} <= set(sentences.column_names):
+        labels = list(zip(sentences["gender"].to_pylist(), sentences["race"].to_pylist(), strict=True))
+    else:
+        by_id = {
+            q: (g, r)
+            for q, g, r in zip(
+                questions["id"].to_pylist(),
+                questions["gender"].to_pylist(),
+                questions["race"].to_pylist(),
+                strict=True,
+            )
+        }
+        labels = [by_id[qid] for qid in sentences["question_id"].to_pylist()]
     known = np.asarray(known, dtype=bool)
     groups: dict[str, list[bool]] = {}
-    for qid, k in zip(sentences["question_id"].to_pylist(), known, strict=True):
-        gender, race = by_id[qid]
-        # noun phrases (no race) are a group of their own
+    for (gender, race), k in zip(labels, known, strict=True):
         for name in (f"gender={gender}", f"race={race}" if race else "noun phrases"):
             groups.setdefault(name, []).append(not k)
     unknown = sorted({c for c, k in zip(sentences["choice"].to_pylist(), known, strict=True) if not k})

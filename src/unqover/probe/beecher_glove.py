@@ -58,6 +58,14 @@ class GloveVectors:
         strict (see :data:`unqover.probe.beecher.DEFAULT_FIXES`). Both modes take a first line of two integers
         that is followed by vectors of that width as a word2vec header, skip blank lines, and refuse vectors of
         differing widths.
+
+        Words with spaces (default mode): fields are split on ASCII whitespace, so a word written with no-break
+        spaces (GloVe 840B's ``.\u00a0.\u00a0.``) is one field. A line with more than DIM + 1 fields is a word
+        with ASCII spaces: its last DIM fields are the vector and the fields
+        before them the word -- unless the field just before the vector reads as a decimal number. Then the line
+        is refused with its number, as a vector with values too many: ``alonzo 0.1 0.2 0.3 0.4`` in a file of
+        width 3 would otherwise be the word ``alonzo 0.1``, and ``alonzo`` would silently lose its vector. A
+        genuine word ending in a number after an ASCII space cannot be told from that, and is refused too.
         """
         _check_mode(mode)
         path = Path(path)
@@ -188,10 +196,22 @@ def _is_int(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def _fields(path: Path, stats: dict) -> Iterator[tuple[int, list[str]]]:
-    """(line number, whitespace-split fields) of every non-blank line; a word2vec header line is left out."""
+#: ASCII whitespace: what separates the fields of a strictly read vector line. A no-break space (U+00A0) and the
+#: other Unicode spaces stay inside a word, as in GloVe 840B's ``.\u00a0.\u00a0.``.
+_ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")
+#: A field that reads as a decimal number (not ``nan``, ``inf`` or a word): a key part like this is a value.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _ascii_split(line: str) -> list[str]:
+    return [field for field in _ASCII_SPACE.split(line) if field]
+
+
+def _fields(path: Path, stats: dict, split=str.split) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of every non-blank line; a word2vec header line is left out. ``split``: paper mode
+    splits on any whitespace (his ``line.split()``), default mode on ASCII whitespace only."""
     numbered = (
-        (number, line.split()) for number, line in enumerate(_lines([path]), start=1) if _count(stats, line)
+        (number, split(line)) for number, line in enumerate(_lines([path]), start=1) if _count(stats, line)
     )
     first = next(numbered, None)
     if first is None:
@@ -199,6 +219,19 @@ def _fields(path: Path, stats: dict) -> Iterator[tuple[int, list[str]]]:
     second = next(numbered, None)
     fields = first[1]
     header = len(fields) == 2 and _is_int(fields[0]) and _is_int(fields[1])
+    # "COUNT WIDTH" before vectors of more than one value is a word2vec header, and its width must be theirs (read
+    # as a vector, it made every later line a word with spaces: no word of any question had a vector)
+    if (
+        header
+        and second is not None
+        and len(second[1]) > 2
+        and _numbers(second[1][1:])
+        and len(second[1]) - 1 != int(fields[1])
+    ):
+        raise UnqoverError(
+            f"{path}: the word2vec header {' '.join(fields)!r} says {fields[1]} values a vector, but the "
+            f"vector on line {second[0]} has {len(second[1]) - 1} values; fix the header's second number"
+        )
     if header and (second is None or len(second[1]) >= int(fields[1]) + 1):
         stats["word2vec_header"] = " ".join(fields)
     else:
@@ -206,6 +239,16 @@ def _fields(path: Path, stats: dict) -> Iterator[tuple[int, list[str]]]:
     if second is not None:
         yield second
     yield from numbered
+
+
+def _numbers(fields: list[str]) -> bool:
+    """Whether every field parses as a number (a vector's values, not a word with spaces)."""
+    try:
+        for x in fields:
+            float(x)
+    except ValueError:
+        return False
+    return True
 
 
 def _count(stats: dict, line: str) -> bool:
@@ -255,19 +298,26 @@ def _read_strict(path: Path, keep: set[str] | None) -> tuple[dict[str, int], lis
     stats = {"lines": 0, "blank_lines": 0, "case_variants_ignored": 0, "words_with_spaces": 0}
     seen: set[str] = set()
     dim = None
-    for number, parts in _fields(path, stats):
+    for number, parts in _fields(path, stats, _ascii_split):
         if dim is None:
             header = stats.get("word2vec_header")
             dim = int(header.split()[1]) if header else len(parts) - 1
             if dim < 1:
                 raise UnqoverError(f"{path}, line {number}: the word {parts[0]!r} has no vector")
-        if len(parts) < dim + 1:
+        extra = len(parts) - dim - 1  # > 0: the word has spaces, or the vector has values too many
+        if extra < 0:
             raise UnqoverError(
                 f"{path}, line {number}: {len(parts) - 1} values where the file's vectors have {dim}; "
                 "the vector file has inconsistent dimensions"
             )
+        if extra and _DECIMAL.fullmatch(parts[extra]):
+            raise UnqoverError(
+                f"{path}, line {number}: {len(parts) - 1} fields after {parts[0]!r} where the file's vectors have "
+                f"{dim} values, and {parts[extra]!r} is a number, not the end of a word with spaces; the vector "
+                "file has inconsistent dimensions"
+            )
         word = " ".join(parts[: len(parts) - dim])
-        if len(parts) > dim + 1:
+        if extra:
             stats["words_with_spaces"] += 1
         try:
             vec = [float(x) for x in parts[len(parts) - dim :]]

@@ -69,6 +69,9 @@ def choose_device(device: str = "auto") -> str:
         return "mps" if mps is not None and mps.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise UnqoverError("--device cuda was asked for but no CUDA GPU is available")
+    mps = getattr(torch.backends, "mps", None)
+    if device == "mps" and not (mps is not None and mps.is_available()):
+        raise UnqoverError("--device mps was asked for but no Apple GPU (MPS) is available")
     return device
 
 
@@ -114,6 +117,11 @@ class ModelSource:
         try:
             return transformers.AutoConfig.from_pretrained(self.location, **self.options)
         except (OSError, ValueError) as err:
+            self._refuse_custom_code(err)
+            if self.path is not None:  # a local folder whose config transformers cannot read
+                raise UnqoverError(
+                    f"cannot read the config of the model folder {self.model_id}: {first_line(err)}"
+                ) from err
             if self.local_parent is not None:
                 name = Path(self.model_id).name
                 raise UnqoverError(
@@ -132,6 +140,33 @@ class ModelSource:
                 f"cannot load model {self.model_id!r}: it is no local folder, and the Hub gave: {first_line(err).rstrip('.')}"
                 + hint
             ) from err
+
+    def _refuse_custom_code(self, err: Exception) -> None:
+        """One line for a model that needs its own code (``auto_map`` in its config) to load: unqover never runs
+        it (every loader passes ``trust_remote_code=False``), so say so and what to do instead."""
+        import json
+
+        if "custom code" not in str(err) and "trust_remote_code" not in str(err):
+            return
+        auto_map, model_type = None, None
+        if self.path is not None:
+            try:
+                record = json.loads((Path(self.path) / "config.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                record = None
+            if isinstance(record, dict):
+                auto_map, model_type = record.get("auto_map"), record.get("model_type")
+        what = (
+            f"config.json's auto_map names {', '.join(sorted(auto_map))}"
+            if isinstance(auto_map, dict)
+            else "its config has an auto_map"
+        )
+        kind = f" for model_type {model_type!r}, which transformers does not ship" if model_type else ""
+        raise UnqoverError(
+            f"cannot load model {self.model_id!r}: it needs custom code ({what}{kind}), and unqover never runs a "
+            "model's own code (no trust_remote_code); use a model of an architecture transformers ships (BERT, "
+            "RoBERTa, GPT-2, Llama, ...), or convert this one to such an architecture"
+        ) from err
 
     def tokenizer(self):
         import transformers

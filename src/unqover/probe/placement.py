@@ -41,6 +41,16 @@ def _accelerate_state():
     return PartialState(cpu=not torch.cuda.is_available())
 
 
+def check_device(device: str) -> None:
+    """Refuse a ``--device`` this machine lacks (cuda without a CUDA GPU, mps without an Apple GPU) before any
+    model or data is loaded; ``auto`` and ``cpu`` are always there."""
+    if device in ("auto", "cpu"):
+        return
+    from unqover.probe.models import choose_device
+
+    choose_device(device)
+
+
 def place(shard: tuple[int, int] | None, device: str) -> tuple[Placement, str]:
     """This process's placement and the device to load the model on (``--shard`` or accelerate's processes)."""
     state = _accelerate_state()

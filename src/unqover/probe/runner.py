@@ -133,12 +133,14 @@ def _score_chunk(
     prefix: np.ndarray | None = None,
     checkpoint: Callable[[np.ndarray, int], None] | None = None,
     checkpoint_seconds: float = CHECKPOINT_SECONDS,
+    first_batch: Callable[[int, float], None] | None = None,
 ) -> np.ndarray:
     """Scores of a chunk's inputs, batch by batch; the bar advances by the rows each batch stands for.
 
     ``prefix`` holds the scores of the chunk's first inputs from a checkpoint (a multiple of ``batch_size`` of
     them, so the remaining batches are the ones an uninterrupted run scores); ``checkpoint(scores so far,
-    batch_size)`` is called at a batch boundary whenever ``checkpoint_seconds`` have passed since the last one.
+    batch_size)`` is called at a batch boundary whenever ``checkpoint_seconds`` have passed since the last one;
+    ``first_batch(inputs, seconds)`` after the first batch.
     """
     indices = plan.inputs(chunk)
     first = 0 if prefix is None else len(prefix)
@@ -151,7 +153,11 @@ def _score_chunk(
     for lo in range(first, len(indices), batch_size):
         batch = inputs.slice(lo - first, batch_size)
         hi = lo + batch.num_rows
+        began = time.monotonic()
         out[lo:hi] = _check_scores(scorer.score(batch), batch, score_bounds(scorer))
+        if first_batch is not None:
+            first_batch(batch.num_rows, time.monotonic() - began)
+            first_batch = None
         bar.update(int(weights[start + lo : start + hi].sum()))
         if checkpoint is not None and hi < len(indices) and time.monotonic() - last >= checkpoint_seconds:
             checkpoint(out[:hi], batch_size)
@@ -170,6 +176,7 @@ def run_shard(
     progress: bool = True,
     max_batch_size: int = 1024,
     checkpoint_seconds: float = CHECKPOINT_SECONDS,
+    speed: Callable[[float, int, int], None] | None = None,
 ) -> pa.Table:
     """Score this shard's rows, resuming from finished chunks; return (id, score_1, score_2) in row order.
 
@@ -177,7 +184,9 @@ def run_shard(
     each out-of-memory error, recorded so a resumed run uses it too. An explicit ``batch_size`` is never
     changed; a resumed shard must keep the batch size its finished chunks were scored with. A chunk being
     scored is checkpointed every ``checkpoint_seconds``. The shard folder is locked while this runs: a second
-    process on the same shard is refused.
+    process on the same shard is refused. ``speed(inputs per second, inputs left, rows left)`` hears how fast
+    the first batch this call scores went and what was left of the shard when it started (once, if anything is
+    left to score).
     """
     index, count = _check_shard(shard)
     for name, value in (("batch_size", batch_size), ("max_batch_size", max_batch_size)):
@@ -190,7 +199,22 @@ def run_shard(
     folder.mkdir(parents=True, exist_ok=True)
     with lock_shard(folder):
         return _run_locked(rows, scorer, plan, folder, index, count, batch_size, progress, max_batch_size,
-                           checkpoint_seconds)  # fmt: skip
+                           checkpoint_seconds, speed)  # fmt: skip
+
+
+def _once(
+    speed: Callable[[float, int, int], None], inputs_left: int, rows_left: int
+) -> Callable[[int, float], None]:
+    """The first batch's timer for :func:`run_shard`'s ``speed``: it tells ``speed`` once, however many chunks (or
+    retries after an out-of-memory error) call it."""
+    told: list[bool] = []
+
+    def first_batch(inputs: int, seconds: float) -> None:
+        if not told:
+            told.append(True)
+            speed(inputs / max(seconds, 1e-9), inputs_left, rows_left)
+
+    return first_batch
 
 
 def _run_locked(
@@ -204,6 +228,7 @@ def _run_locked(
     progress: bool,
     max_batch_size: int,
     checkpoint_seconds: float,
+    speed: Callable[[float, int, int], None] | None = None,
 ) -> pa.Table:
     """:func:`run_shard` with the shard folder's lock held."""
     # only the lock holder writes here, so temporary files are a killed holder's leftovers
@@ -240,6 +265,12 @@ def _run_locked(
     initial = sum(len(done[k]) for k in done) + sum(
         int(weights[k * plan.chunk_rows : k * plan.chunk_rows + len(p)].sum()) for k, p in partial.items()
     )
+    first_batch = None
+    if speed is not None and total > initial:
+        inputs_left = sum(len(plan.inputs(k)) for k in chunks if k not in done) - sum(
+            map(len, partial.values())
+        )
+        first_batch = _once(speed, inputs_left, total - initial)
     desc = "scoring" if count == 1 else f"shard {index}/{count}"
     with tqdm(
         total=total, initial=initial, unit="row", unit_scale=True, desc=desc, disable=not progress
@@ -257,7 +288,7 @@ def _run_locked(
                 message = None
                 try:
                     input_scores = _score_chunk(rows, scorer, plan, k, size, bar, weights, partial.pop(k, None),
-                                                checkpoint, checkpoint_seconds)  # fmt: skip
+                                                checkpoint, checkpoint_seconds, first_batch)  # fmt: skip
                 except Exception as err:
                     if not _is_oom(err):
                         raise

@@ -193,6 +193,18 @@ class ProbeDefinition:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
+    def check_config(self, run: RunOptions, settings: dict[str, Any]) -> None:
+        """Refuse, before any model is loaded, a ``--config`` that the probe's own rows do not have (without
+        ``--dataset``): one its datasets do not have (:meth:`check_dataset_configs`). The configs of a ``--dataset``
+        are its own: the job runner checks a local folder's card (``unqover.hub.load.check_local_dataset``), a Hub
+        dataset is checked as it loads."""
+        if run.config is not None and run.dataset is None and self.datasets:
+            self.check_dataset_configs(self.datasets[0], [run.config])
+
+    def quick_run_hint(self) -> str:
+        """The options that turn a full run of this probe into a quick one, for a run too large for its machine."""
+        return f"--limit {self.quick_run.default} ({self.quick_run.unit})"
+
     def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The settings the dataset ``name`` builds from, checked: a definition keeps only its own entries of a
         repeatable option it shares with another dataset, and refuses a value it cannot build from (one line).

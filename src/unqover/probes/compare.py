@@ -17,20 +17,34 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 from unqover.probes.base import Comparison, ProbeDefinition
 from unqover.probes.options import non_negative
-from unqover.probes.registry import DEFAULT_PROBE, get_probe, results_probe
-from unqover.report.compare_checks import RESULTS_FILE, load_results
+from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
+from unqover.report.compare_checks import RESULTS_FILE, check_numbers, load_results
 
 __all__ = ["Comparison", "build_parser", "compare_runs", "main"]
 
 
-def _probe(results: dict) -> tuple[ProbeDefinition, bool]:
+def _probe(results: dict, name: str = "the run") -> tuple[ProbeDefinition, bool]:
     """The probe that wrote a run, and whether it could be read. A run of a probe this installation cannot read
-    (a custom probe whose YAML file is not where it was run, a probe of another version) is compared as an
-    UnQover run, without reading its predictions; its results must hold μ."""
+    (a custom probe whose YAML file is not where it was run) is compared as an UnQover run, without reading its
+    predictions; its results must hold μ. A run that names no probe this installation knows, and is no custom
+    probe's run (its dataset records the probe file), is refused, as are numbers that are not numbers."""
+    provenance = results.get("provenance") or {}
+    named = list(dict.fromkeys(n for n in (results.get("probe"), provenance.get("probe")) if n is not None))
+    if len(named) > 1:
+        raise UnqoverError(f"{name} names two probes, {named[0]!r} and {named[1]!r}; which one wrote it?")
+    generator = (provenance.get("dataset") or {}).get("generator") if isinstance(provenance, dict) else None
+    custom = isinstance(generator, dict) and bool(generator.get("probe_file"))
+    if named and named[0] not in PROBES and not custom:
+        raise UnqoverError(
+            f"{name} was written by the probe {named[0]!r}, which is neither a built-in probe "
+            f"({', '.join(PROBES)}) nor a custom probe (its dataset would record the probe file)"
+        )
     try:
-        return results_probe(results), True
+        probe, known = results_probe(results), True
     except UnqoverError:
-        return get_probe(DEFAULT_PROBE), False
+        probe, known = get_probe(DEFAULT_PROBE), False
+    check_numbers(probe.headline(results), name)
+    return probe, known
 
 
 def compare_runs(
@@ -47,7 +61,7 @@ def compare_runs(
     predictions (the UnQover probes' shift intervals); ``top`` is the rows per table. Raises
     :class:`UnqoverError` when the runs were written by different probes or are not comparable.
     """
-    (probe_a, known_a), (probe_b, known_b) = _probe(a), _probe(b)
+    (probe_a, known_a), (probe_b, known_b) = _probe(a, name_a), _probe(b, name_b)
     if (
         type(probe_a).compare is not type(probe_b).compare
     ):  # probes that compare alike compare each other's runs

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,12 @@ from unqover.probes.unqover import UnqoverProbe
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+
+#: A probe file that makes this many rows (a few thousand subjects make millions) is said to be large before its
+#: rows are made, with the options of a quick run: making them takes about a second per 200,000 rows, scoring
+#: them hours on a CPU.
+MANY_ROWS = 1_000_000
 
 
 class CustomProbe(UnqoverProbe):
@@ -30,12 +37,24 @@ class CustomProbe(UnqoverProbe):
         super().__init__(self.definition.name, f"custom probe {self.definition.name} ({self.path.name})")
 
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
-        from unqover.generate.custom import custom_rows
+        from unqover.generate.custom import custom_plan, custom_rows
+        from unqover.report.format import fmt_count
 
         if run.dataset:
             return super().rows(run, settings, config)
 
-        rows = custom_rows(self.definition, config)
+        count = custom_plan(self.definition, config).num_rows  # known before any row is made
+        many = count >= MANY_ROWS
+        if run.progress or many:
+            line = f"{self.path}: generating {fmt_count(count)} rows ({config})"
+            quick = run.limit is not None or any(settings.get(k) is not None for k in ("sample", "precision"))
+            if many and not quick:
+                line += (
+                    f"; a full run scores every one of them: for a quick run, add --limit N (N groups of 4 rows) "
+                    f"or {self.quick_run_hint()}"
+                )
+            print(line, file=sys.stderr, flush=True)
+        rows = custom_rows(self.definition, config, progress=run.progress)
         source = str(self.path.resolve())
         return rows, {
             "source": source,

@@ -64,6 +64,8 @@ class EECProbe(ProbeDefinition):
         ),
     )
     datasets = (NAME,)
+    #: the config of the emotion dataset whose questions this probe scores
+    scored_config = "questions"
     dataset_options = (
         Option(
             "--source",
@@ -86,15 +88,22 @@ class EECProbe(ProbeDefinition):
             )
         return settings
 
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
+    def beecher_vocabulary(self, run: RunOptions, settings: dict) -> set[str] | None:
+        """The words a GloVe load keeps (None: every vector): those of the generated questions, unless the
+        questions come from ``--dataset``."""
         from unqover.generate.eec import eec_questions
-        from unqover.probe.beecher import load_beecher_model, question_vocabulary
+        from unqover.probe.beecher import question_vocabulary
+
+        return None if run.dataset else question_vocabulary(eec_questions())
+
+    def load_model(self, model_id: str, run: RunOptions, settings: dict):
+        from unqover.probe.beecher import load_beecher_model
         from unqover.probe.models import load_model
         from unqover.probe.placement import place
 
         if model_id.partition(":")[0] in BEECHER_FAMILIES:
             # Beecher's own models: a TF-IDF corpus or word vectors, scored on the CPU in one process
-            vocabulary = None if run.dataset else question_vocabulary(eec_questions())
+            vocabulary = self.beecher_vocabulary(run, settings)
             loaded, factory = load_beecher_model(model_id, settings["scoring"], vocabulary=vocabulary)
             loaded.scorer = factory(None)
             return place(run.shard, "cpu")[0], loaded
@@ -105,20 +114,62 @@ class EECProbe(ProbeDefinition):
 
         return load_for_run(load_model, model_id, run)
 
-    def load(self, run: RunOptions, settings: dict, model) -> Loaded:
-        from unqover.generate.eec import choice_sentences
-        from unqover.probes.eec_rows import describe_eec_selection, load_eec_questions, select_persons
+    # the rows of a run, as hooks a probe of the same kind (the person task) replaces
 
-        questions, dataset = load_eec_questions(self.name, run.dataset, run.config)
-        selection = {"limit": run.limit, "seed": run.seed}
-        if run.limit is not None:
-            kept = select_persons(questions, run.limit, run.seed)
-            selection = describe_eec_selection(questions, kept, run.limit, run.seed)
-            questions = kept
+    def paper_mode(self, family: str | None, settings: dict) -> bool:
+        """Whether Beecher's own code is reproduced: his models (tfidf, glove) with ``--scoring paper``."""
+        return family in BEECHER_FAMILIES and settings.get("scoring") == "paper"
+
+    def load_questions(self, dataset: str | None, config: str | None, paper: bool) -> tuple[pa.Table, dict]:
+        """The questions (``--dataset``'s config, else a local build, else generated) and where they came from."""
+        from unqover.probes.eec_rows import load_eec_questions
+
+        return load_eec_questions(self.name, dataset, config)
+
+    def select(self, questions: pa.Table, limit: int | None, seed: int) -> tuple[pa.Table, dict]:
+        """A quick run's questions and its ``selection`` record (all questions when ``limit`` is None)."""
+        from unqover.probes.eec_rows import describe_eec_selection, select_persons
+
+        if limit is None:
+            return questions, {"limit": None, "seed": seed}
+        kept = select_persons(questions, limit, seed)
+        return kept, describe_eec_selection(questions, kept, limit, seed)
+
+    def choice_rows(self, questions: pa.Table) -> pa.Table:
+        """One row per (question, choice): the sentences the model scores."""
+        from unqover.generate.eec import choice_sentences
+
+        return choice_sentences(questions)
+
+    def rank_and_measure(self, questions, sentences, scores, run, settings, selection, paper, oov=None):
+        """(result, ranked choices): each question's choices ranked from the sentence scores, and the measures."""
+        from unqover.probes.eec_rows import rank_and_measure
+
+        return rank_and_measure(questions, sentences, scores, run, settings, selection, paper, oov)
+
+    def answers_table(self, questions: pa.Table, ranked) -> pa.Table:
+        """answers.parquet: per question its ranked choices and tie flag."""
+        import pyarrow as pa
+
+        return pa.table(
+            {
+                "question_id": ranked.question_id,
+                "text": questions["text"],
+                "answers": pa.array(ranked.answers, type=pa.list_(pa.string())),
+                "tie": ranked.ties,
+            }
+        )
+
+    def load(self, run: RunOptions, settings: dict, model) -> Loaded:
+        paper = self.paper_mode(model.family, settings)
+        questions, dataset = self.load_questions(run.dataset, run.config, paper)
+        questions, selection = self.select(questions, run.limit, run.seed)
         context = {"questions": questions, "scoring": self.scoring(model, settings), "family": model.family}
         if model.family in BEECHER_FAMILIES:
+            # his models read the question strings (paper mode fills exactly his)
+            model.scorer = type(model.scorer)(model, questions)
             context["model"] = model
-        return Loaded(choice_sentences(questions), dataset, None, selection, context)
+        return Loaded(self.choice_rows(questions), dataset, None, selection, context)
 
     def scorers(self, model, settings: dict) -> dict:
         from unqover.probe.eec import sentence_scorer
@@ -155,27 +206,16 @@ class EECProbe(ProbeDefinition):
         )
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
-        import pyarrow as pa
-
         from unqover.probe.beecher import DEFAULT_FIXES, oov_rates
-        from unqover.probes.eec_rows import rank_and_measure
 
         questions = loaded.context["questions"]
         family = loaded.context["family"]
-        paper = family in BEECHER_FAMILIES and settings["scoring"] == "paper"
+        paper = self.paper_mode(family, settings)
         oov = None
         if family in BEECHER_FAMILIES:
             oov = oov_rates(questions, loaded.rows, loaded.context["model"].scorer.known(loaded.rows))
-        result, ranked = rank_and_measure(
+        result, ranked = self.rank_and_measure(
             questions, loaded.rows, scores, run, settings, loaded.selection, paper, oov
-        )
-        answers = pa.table(
-            {
-                "question_id": ranked.question_id,
-                "text": questions["text"],
-                "answers": pa.array(ranked.answers, type=pa.list_(pa.string())),
-                "tie": ranked.ties,
-            }
         )
         scoring = {
             **loaded.context["scoring"],
@@ -185,7 +225,9 @@ class EECProbe(ProbeDefinition):
         if family in BEECHER_FAMILIES:
             scoring["oov"] = oov
             scoring["fixes"] = [] if paper else list(DEFAULT_FIXES[family])
-        return Measured(result, {"scoring": scoring}, {"answers.parquet": answers})
+        return Measured(
+            result, {"scoring": scoring}, {"answers.parquet": self.answers_table(questions, ranked)}
+        )
 
     def reports(self, results: dict) -> dict[str, str]:
         from unqover.report.eec import eec_html, eec_markdown
@@ -212,42 +254,51 @@ class EECProbe(ProbeDefinition):
         return out
 
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
-        """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions."""
+        """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked
+        and measured with the run's scoring mode and length rule (as its provenance records them)."""
         import pyarrow.compute as pc
 
-        from unqover.generate.eec import choice_sentences
         from unqover.predictions import read_predictions
-        from unqover.probes.eec_rows import (
-            SENTENCE_SCHEMA,
-            load_eec_questions,
-            rank_and_measure,
-            select_persons,
-        )
+        from unqover.probes.eec_rows import SENTENCE_SCHEMA
 
         table, provenance = read_predictions(predictions, SENTENCE_SCHEMA)
         recorded = provenance.get("dataset", {})
         source = run.dataset or recorded.get("source")
-        questions, _ = load_eec_questions(
-            self.name, source if source and Path(str(source)).exists() else None
+        scoring = provenance.get("scoring") or {}
+        settings = self.check_settings(
+            {k: options.get(k) for k in self.settings}
+            | {"scoring": scoring.get("mode"), "length_rule": scoring.get("length_rule")}
+        )
+        paper = self.paper_mode((provenance.get("model") or {}).get("family"), settings)
+        questions, _ = self.load_questions(
+            source if source and Path(str(source)).exists() else None,
+            run.config or recorded.get("config"),
+            paper,
         )
         selection = provenance.get("selection") or {}
         if selection.get("limit") is not None:
-            questions = select_persons(questions, selection["limit"], selection.get("seed", 0))
-        sentences = choice_sentences(questions)
+            questions, _ = self.select(questions, selection["limit"], selection.get("seed", 0))
+        sentences = self.choice_rows(questions)
         position = pc.index_in(sentences["id"], value_set=table["id"])
         if position.null_count:
             raise UnqoverError(f"{predictions} does not score every choice sentence of its questions")
         scores = table.take(position).rename_columns(["id", "question_id", "choice", "score_1", "score_2"])
-        mode = (provenance.get("scoring") or {}).get("mode")
-        settings = self.check_settings({k: options.get(k) for k in self.settings} | {"scoring": mode})
-        paper = (provenance.get("model") or {}).get("family") in BEECHER_FAMILIES and mode == "paper"
-        result, _ = rank_and_measure(questions, sentences, scores, run, settings, selection or None, paper)
+        result, _ = self.rank_and_measure(
+            questions, sentences, scores, run, settings, selection or None, paper
+        )
         return result, provenance
 
     def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
         from unqover.hub.eec_dataset import check_eec_configs
 
         return check_eec_configs(configs, name)
+
+    def check_config(self, run: RunOptions, settings: dict[str, Any]) -> None:
+        """Only the questions config this probe scores, refused before any model loads."""
+        if run.config not in (None, self.scored_config):
+            raise UnqoverError(
+                f"the {self.name} probe scores the {self.scored_config!r} config of its dataset, not {run.config!r}"
+            )
 
     def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
         """Keep the ``--source eec=PATH`` entry (other sources are the NLI dataset's); the EEC has no Hub copy

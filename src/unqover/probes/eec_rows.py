@@ -114,33 +114,41 @@ def describe_eec_selection(questions: pa.Table, kept: pa.Table, limit: int, seed
     }
 
 
-def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions, settings: dict,
-                     selection: dict | None, paper: bool = False, oov: dict | None = None):  # fmt: skip
-    """Rank each question's choices from the sentence scores (aligned with ``sentences``) and test the answers.
-
-    ``paper``: Beecher's own ranking of his models' scores (``unqover.probe.beecher.paper_ranking``). ``oov``: his
-    models' out-of-vocabulary rates (``oov_rates``). A degenerate run's warnings come first in ``warnings``."""
+def rank_answers(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions, settings: dict,
+                 paper: bool, top_k: int = 3):  # fmt: skip
+    """(ranked choices, the score each choice was ranked by) of every question, from the sentence scores (aligned
+    with ``sentences``): Beecher's own ranking of his models' scores in ``paper`` mode
+    (``unqover.probe.beecher.paper_ranking``), else the length rule and the seeded tie rule
+    (``unqover.probe.eec.rank_choices``)."""
     from unqover.probe.eec import rank_choices
 
     log_likelihood, tokens = scores["score_1"].to_numpy(), scores["score_2"].to_numpy()
+    question_ids, question_of = questions["id"].to_pylist(), sentences["question_id"].to_pylist()
     if paper:
         ranked = paper_ranking(
-            questions["id"].to_pylist(),
-            sentences["question_id"].to_pylist(),
-            sentences["choice"].to_pylist(),
-            log_likelihood,
+            question_ids, question_of, sentences["choice"].to_pylist(), log_likelihood, top_k=top_k
         )
     else:
         ranked = rank_choices(
-            questions["id"].to_pylist(),
-            sentences["question_id"].to_pylist(),
+            question_ids,
+            question_of,
             sentences["choice"].to_pylist(),
             sentences["id"].to_pylist(),
             log_likelihood,
             tokens,
             length_rule=settings["length_rule"],
+            top_k=top_k,
             seed=run.seed,
         )
+    ranking = log_likelihood if paper or settings["length_rule"] != "mean" else log_likelihood / tokens
+    return ranked, ranking
+
+
+def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions, settings: dict,
+                     selection: dict | None, paper: bool = False, oov: dict | None = None):  # fmt: skip
+    """Rank each question's choices (:func:`rank_answers`) and test the answers. ``oov``: his models'
+    out-of-vocabulary rates (``oov_rates``). A degenerate run's warnings come first in ``warnings``."""
+    ranked, ranking = rank_answers(questions, sentences, scores, run, settings, paper)
     sampled = bool(selection and selection.get("limit") is not None)
     result = emotion_bias(
         ranked.answers,
@@ -158,7 +166,6 @@ def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table,
     )
     if sampled:
         result.selection = selection
-    ranking = log_likelihood if paper or settings["length_rule"] != "mean" else log_likelihood / tokens
     top1 = [EMOTION_LEXICON.get(answers[0], answers[0]) for answers in ranked.answers]
     found = emotion_warnings(ranking, ranked.ties, top1, result.top_k, oov)
     result.warnings = [*found, *result.warnings]

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic
 from unqover.probes.base import ProbeDefinition, RunOptions
 
@@ -32,8 +33,14 @@ def measure_predictions(
         probe = get_probe(probe_file=probe_file)
     else:
         probe = probe_of(read_provenance(predictions), default=bias or DEFAULT_PROBE)
+        if bias is not None and probe.name != bias:
+            raise UnqoverError(
+                f"{predictions} was written by the {probe.name} probe, not {bias}: leave out --bias {bias}"
+            )
     options = probe.check_measure_options(given or {}) | ({"split": split} if split else {})
     result, provenance = probe.measure_file(predictions, run, **options)
-    provenance = {**provenance, "predictions": str(predictions.resolve())}  # `unqover compare` reads it
+    # the probe that measured, whatever the file recorded (a file without provenance: --bias), and the file
+    # (`unqover compare` reads both from the provenance)
+    provenance = {**provenance, "probe": probe.name, "predictions": str(predictions.resolve())}
     write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": result.to_dict()})
     return probe, result, output

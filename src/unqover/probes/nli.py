@@ -146,13 +146,18 @@ class NLIProbe(ProbeDefinition):
         return {name: (result.get(name), intervals.get(name)) for name in ("S", "delta_P", "B")}
 
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
-        """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file)."""
+        """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file).
+
+        The predictions must score every row of the dataset config, or every row of the ``--limit`` selection their
+        provenance records (a quick run's estimate of the full dataset); anything else is refused, since a part of
+        the rows chosen some other way (say, the first half, without the male occupations) is no sample the
+        measures can estimate from."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.compute as pc
 
         from unqover.predictions import read_predictions
-        from unqover.probes.nli_rows import load_nli_rows, measure_nli, stratum_population
+        from unqover.probes.nli_rows import check_coverage, load_nli_rows, measure_nli, stratum_population
 
         scores, provenance = read_predictions(predictions)
         recorded = provenance.get("dataset", {})
@@ -164,6 +169,7 @@ class NLIProbe(ProbeDefinition):
         position = pc.index_in(scores["id"], value_set=rows["id"]).to_numpy(zero_copy_only=False)
         if pc.is_null(pc.index_in(scores["id"], value_set=rows["id"])).to_numpy(zero_copy_only=False).any():
             raise UnqoverError(f"{predictions}: some prediction ids are not in the {config!r} NLI rows")
+        check_coverage(rows, scores, provenance.get("selection"), f"{predictions}", config)
         rows = rows.take(pa.array(position.astype(np.int64)))
         return measure_nli(rows, scores, None, run, provenance.get("selection"), population), provenance
 

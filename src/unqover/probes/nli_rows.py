@@ -160,6 +160,29 @@ def describe_nli_selection(rows: pa.Table, kept: pa.Table, limit: int, seed: int
     }
 
 
+def check_coverage(rows: pa.Table, scores: pa.Table, selection: dict | None, where: str, config: str) -> None:
+    """Refuse predictions (``scores``, ids all in ``rows``) that score part of the rows they should: every row of
+    the dataset config, or of the quick run's selection the provenance records (``limit`` and ``seed``, drawn
+    again with :func:`limit_per_occupation`)."""
+    limit = (selection or {}).get("limit")
+    expected, what = rows, f"the {rows.num_rows:,} {config!r} NLI rows"
+    if limit is not None:
+        seed = (selection or {}).get("seed", 0)
+        expected = limit_per_occupation(rows, limit, seed)
+        what = f"the {expected.num_rows:,} rows that its --limit {limit} selection (seed {seed}) keeps"
+    covered = int(pc.sum(pc.is_in(expected["id"], value_set=scores["id"])).as_py() or 0)
+    if covered < expected.num_rows:
+        raise UnqoverError(
+            f"{where} scores {covered:,} of {what} ({expected.num_rows - covered:,} missing), so it measures no "
+            "dataset: score every row (a `--limit` run records its selection, from which `unqover measure` "
+            "estimates the full dataset)"
+        )
+    if covered < scores.num_rows:
+        raise UnqoverError(
+            f"{where} scores {scores.num_rows - covered:,} rows outside {what}: were they made by another run?"
+        )
+
+
 def measure_nli(
     rows: pa.Table,
     scores: pa.Table,

@@ -14,6 +14,7 @@ from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition
 from unqover.probes.custom import CustomProbe
 from unqover.probes.eec import EECProbe
+from unqover.probes.eec_person import EECPersonProbe
 from unqover.probes.nli import NLIProbe
 from unqover.probes.unqover import UnqoverProbe
 from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
@@ -27,6 +28,7 @@ PROBES: dict[str, ProbeDefinition] = {
         UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500),
         NLIProbe(),
         EECProbe(),
+        EECPersonProbe(),
     )
 }
 #: the probe ``unqover measure`` assumes for a predictions file that names none (files of early versions)

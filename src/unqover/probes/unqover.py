@@ -121,6 +121,11 @@ class UnqoverProbe(ProbeDefinition):
                 )
         return settings
 
+    def quick_run_hint(self) -> str:
+        return (
+            "--precision 0.02 --max-time 1h (a sample of groups until every headline interval is 0.02 wide)"
+        )
+
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.probe.models import load_model
         from unqover.probes import precision
@@ -337,6 +342,8 @@ class UnqoverProbe(ProbeDefinition):
         from unqover.probes.unqover_rows import measure_predictions
 
         scores, provenance = read_predictions(predictions)
+        if scores.num_rows == 0:
+            raise UnqoverError(f"the predictions file {predictions} has no rows: there is nothing to measure")
         recorded = provenance.get("dataset", {})
         rows, source, config, split = self.recorded_rows(
             recorded, run, options.pop("split", None), predictions

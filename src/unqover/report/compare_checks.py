@@ -48,7 +48,81 @@ def load_results(path: str | os.PathLike) -> dict:
         result, provenance = split_results(data)
     except UnqoverError as err:
         raise UnqoverError(f"{path}: {err}") from err
-    return {"provenance": provenance, "result": result}
+    check_result_numbers(result, str(path))
+    loaded = {"provenance": provenance, "result": result}
+    # the probe that wrote it, which ``unqover.probes.compare`` checks against the registry
+    if isinstance(data, Mapping) and "probe" in data:
+        if not isinstance(data["probe"], str):
+            raise UnqoverError(f"{path}: probe is {json.dumps(data['probe'])}, not a probe's name")
+        loaded["probe"] = data["probe"]
+    return loaded
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# numbers: a hand-edited "0.12" is no number
+
+
+#: top-level values of a result that are numbers (or null) wherever a probe writes them
+RESULT_NUMBERS = (
+    "mu", "eta", "subject_mu", "subject_eta", "positional_error", "attributive_error", "mean_score", "num_groups",
+)  # fmt: skip
+#: tables of records, and the fields of a record that are numbers (or null); ``interval`` fields are intervals
+RESULT_TABLES = ("gamma", "cluster_gamma", "subject_gamma", "most_biased")
+RECORD_NUMBERS = ("gamma", "eta", "count", "rank", "gamma_low", "gamma_high", "eta_low", "eta_high")
+
+
+def _is_number(value: object) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _is_interval(value: object) -> bool:
+    return value is None or (
+        isinstance(value, list | tuple) and len(value) == 2 and all(_is_number(v) for v in value)
+    )
+
+
+def _not_a(what: str, where: str, name: str, value: object) -> UnqoverError:
+    return UnqoverError(
+        f"{where}: {name} is {json.dumps(value)}, not {what}; restore what `unqover measure` wrote or measure "
+        "the predictions again"
+    )
+
+
+def check_numbers(numbers: Mapping[str, tuple[object, object]], where: str) -> None:
+    """Refuse, in one line, the first of ``numbers`` (name -> (value, interval), a probe's headline) whose value
+    is neither a number nor null or whose interval is not null or [low, high] of such."""
+    for name, (value, interval) in numbers.items():
+        if not _is_number(value):
+            raise _not_a("a number or null", where, name, value)
+        if not _is_interval(interval):
+            raise _not_a("an interval [low, high] or null", where, f"the interval of {name}", interval)
+
+
+def check_result_numbers(result: Mapping, where: str) -> None:
+    """The numbers every probe's result holds in the same places: the headline values of :data:`RESULT_NUMBERS`,
+    ``intervals``, and the numbers and intervals of the records of :data:`RESULT_TABLES`."""
+    check_numbers({name: (result[name], None) for name in RESULT_NUMBERS if name in result}, where)
+    intervals = result.get("intervals")
+    if intervals is not None and not isinstance(intervals, Mapping):
+        raise _not_a("a mapping of intervals", where, "intervals", intervals)
+    for name, interval in (intervals or {}).items():
+        if not _is_interval(interval):
+            raise _not_a("an interval [low, high] or null", where, f"intervals.{name}", interval)
+    for table in RESULT_TABLES:
+        records = result.get(table)
+        if records is None:
+            continue
+        if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
+            raise _not_a("a list of records", where, table, records)
+        for i, record in enumerate(records):
+            check_numbers(
+                {
+                    f"{table}[{i}].{k}": (record[k], record.get("interval"))
+                    for k in RECORD_NUMBERS
+                    if k in record
+                },
+                where,
+            )
 
 
 def predictions_of(path: str | os.PathLike, provenance: Mapping) -> Path:

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from unqover.measure.diagnostics import (
+    ONE_CLASS,
     Finding,
     coverage_finding,
     emotion_findings,
     nli_findings,
+    one_label,
     oov_finding,
     unqover_findings,
 )
@@ -25,6 +27,7 @@ from unqover.report.format import fmt, fmt_count, fmt_percent, plural
 MEASURES = {
     "unqover": "δ, ε, γ, μ and η",
     "emotion": "the tests' p-values and Cramér's V",
+    "person": "the tests' p-values, Cramér's V and Beecher's statistic",
     "nli": "S, ΔP and B",
 }
 MAX_NAMES = 5  # subjects or words listed in a warning; the rest are counted
@@ -140,6 +143,51 @@ def emotion_warnings(
         unknown = oov_finding(oov.get("overall"), len(sentence_scores), oov.get("unknown_choices") or ())
         found += [unknown] if unknown else []
     return [emotion_text(f) for f in found]
+
+
+def person_text(finding: Finding, test: str | None = None) -> str:
+    """A person run's warning (the person task: a model picks the person for a blank)."""
+    measures = MEASURES["person"]
+    if finding.code == "constant":
+        return (
+            f"{_of(finding, 'choice sentences')} get the same score ({fmt(finding.value)}): the model does not tell "
+            f"the persons apart, so the answers, {measures} say nothing about its bias"
+        )
+    if finding.code == "ties":
+        return (
+            f"{_of(finding)} have a tie in their top {finding.value} answers: their order comes from the tie rule, "
+            f"not from the model, so {measures} say little about its bias"
+        )
+    if finding.code == "one_class":
+        return (
+            f"{test}: the top-1 person is {finding.value} in {_of(finding, test + ' questions')}: the chosen group "
+            "hardly varies, so this test has almost nothing to compare and cannot show a bias either way"
+        )
+    if finding.code == "oov":
+        return (
+            f"{_of(finding, 'choice sentences')} name a person the model has no vector or n-gram for "
+            f"({plural(len(finding.names), 'person')}: {listed_names(finding.names)}): the model cannot score those "
+            "choices and their rank is the scoring rule's (last; first under Beecher's GloVe code), so the answers "
+            "rest on the other persons"
+        )
+    raise ValueError(f"no person warning for {finding.code!r}")
+
+
+def person_warnings(
+    sentence_scores, ties: Sequence[bool], top1_groups: Mapping[str, Sequence], top_k: int,
+    oov: Mapping | None = None,
+) -> list[str]:  # fmt: skip
+    """The warnings of a person run: the choice sentences' ranking scores, each question's tie flag, per test the
+    group of each question's top-1 answer (None: not in that test), and (Beecher's models) ``oov``."""
+    found = [(f, None) for f in emotion_findings(sentence_scores, ties, [], top_k)]
+    for test, groups in top1_groups.items():
+        label = one_label([g for g in groups if g is not None], "question")
+        if label.total and ONE_CLASS <= label.share < 1:  # one group only: the test's note says it is not run
+            found.append((label, str(test)))
+    if oov:
+        unknown = oov_finding(oov.get("overall"), len(sentence_scores), oov.get("unknown_choices") or ())
+        found += [(unknown, None)] if unknown else []
+    return [person_text(f, test) for f, test in found]
 
 
 def nli_warnings(p_female, p_male) -> list[str]:

@@ -189,7 +189,7 @@ def eec_summary(result: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _count_table(records: Mapping[str, Mapping[str, float]], emotions: list[str]) -> list[str]:
+def count_table(records: Mapping[str, Mapping[str, float]], emotions: list[str]) -> list[str]:
     lines = ["| group | " + " | ".join(emotions) + " | total |", "|---|" + "---:|" * (len(emotions) + 1)]
     for group, row in records.items():
         values = [row.get(e, 0) for e in emotions]
@@ -210,7 +210,7 @@ def _share_table(test: Mapping, table: str, emotions: list[str], explained: str 
     return [*lines, "", _shares_note(test, table, explained)]
 
 
-def _model_notes(scoring: Mapping, model: Mapping) -> list[str]:
+def model_notes(scoring: Mapping, model: Mapping) -> list[str]:
     """Beecher's own models: the corpus or vector file, the out-of-vocabulary rates per group, the default's fixes."""
     lines = []
     if model.get("sha256"):
@@ -238,7 +238,7 @@ def _model_notes(scoring: Mapping, model: Mapping) -> list[str]:
     return [*lines, ""] if lines else []
 
 
-def _ranking_words(scoring: Mapping, model: Mapping) -> str:
+def ranking_words(scoring: Mapping, model: Mapping) -> str:
     """How the choices were ranked: the length rule of a language model's sentence scores (Beecher's own models
     have none), and how ties are broken (his numpy argsort order in paper mode, else a seeded hash)."""
     beecher = model.get("family") in ("glove", "tfidf")
@@ -264,10 +264,10 @@ def eec_markdown(results: Mapping) -> str:
         "",
         f"{plural(result['num_questions'], 'question')} of Beecher's EEC fill-in probe "
         f"({plural(result['num_persons'], 'person')}); "
-        f"sentence scoring: {scoring.get('sentence', MISSING)}, {_ranking_words(scoring, model)} (questions with a "
+        f"sentence scoring: {scoring.get('sentence', MISSING)}, {ranking_words(scoring, model)} (questions with a "
         f"tie in the top {result['top_k']}: {fmt_percent(result.get('tie_rate'))}).",
         "",
-        *_model_notes(scoring, model),
+        *model_notes(scoring, model),
         *scope_notes(quick_run_line(result), shown_warnings(result)),
         "| test | top-1 χ² (df) | permutation p | asymptotic p | Holm p | BH p | Cramér's V [95%] | Beecher χ² (legacy) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -290,10 +290,10 @@ def eec_markdown(results: Mapping) -> str:
     explained = table_intervals_line(result)
     for name, test in _tests(result):
         lines += ["", f"## {name}: top-1 answers per group", ""]
-        lines += _count_table(test["top1"]["counts"], emotions)
+        lines += count_table(test["top1"]["counts"], emotions)
         lines += _share_table(test, "top1", emotions, explained)
         lines += ["", f"## {name}: Beecher's weighted scores S_ij (weights 3, 2, 1)", ""]
-        lines += _count_table(test["beecher"]["scores"], emotions)
+        lines += count_table(test["beecher"]["scores"], emotions)
         lines += _share_table(test, "beecher", emotions, explained)
         beecher = test["beecher"]
         lines += [

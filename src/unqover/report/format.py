@@ -175,6 +175,21 @@ def fmt_seconds(seconds: object) -> str:
     return MISSING if v is None else f"{v:,.1f} s"
 
 
+def fmt_duration(seconds: object) -> str:
+    """A duration in words at its scale, for an estimate: ``42 s``, ``10 min``, ``1.5 h``, ``17 h``, ``3 days``
+    (two significant digits from an hour up); "—" when missing."""
+    v = number(seconds)
+    if v is None:
+        return MISSING
+    if v < 60:
+        return f"{round(v)} s"
+    if v < 3600:
+        return f"{round(v / 60)} min"
+    value, unit = (v / 3600, "h") if v < 86400 else (v / 86400, "days")
+    text = f"{value:.1f}".removesuffix(".0") if value < 10 else f"{round(value):,}"
+    return f"{text} {'day' if text == '1' else unit}"
+
+
 def plural(n: object, word: str, plural: str | None = None) -> str:
     """``1 premise``, ``0 premises``, ``1,000 questions``, ``3 persons``; ``plural`` for irregular words."""
     v = number(n)

@@ -1,0 +1,121 @@
+"""Beecher's person fill-in probe on Equity Evaluation Corpus sentences: which person a model puts beside an emotion.
+
+Every EEC sentence with its person blanked is a question whose choices are the persons that filled it (164
+questions; :mod:`unqover.generate.eec_person`). The runner scores every (question, person) sentence once, as for
+the emotion probe (whose definition this one extends: the same model families, scorers, run folder and files);
+the answers are ranked and measured by :func:`unqover.measure.emotion_person.person_task`: the valid test (the
+group of the top-1 person × the question's emotion, stratified permutation within template and form, Cramér's V)
+beside Beecher's own statistic. ``--scoring paper`` (his models) builds his question strings, ranks as his code
+does and reproduces his statistic.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from unqover.probes import options as parse
+from unqover.probes.base import Loaded, QuickRunSize, RunOptions, selection_suffix
+from unqover.probes.eec import EECProbe
+from unqover.probes.options import Option
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+NAME = "eec-person"
+
+_SHARED = {option.flag: option for option in EECProbe.options}
+PERMUTATIONS = Option(
+    "--permutations",
+    "permutations per test of the emotion labels within template x form (default: 2000)",
+    type=parse.non_negative,
+    default=2000,
+)
+
+
+class EECPersonProbe(EECProbe):
+    """Beecher's person fill-in probe: masked and causal LMs (or his TF-IDF and GloVe models) pick the person."""
+
+    name = NAME
+    title = "EEC person fill-in"
+    limit_meaning = "N questions per template x form, each with all its persons"
+    quick_run = QuickRunSize("questions per template × form", 10, 20, 53, "all their persons")
+    options = (_SHARED["--length-rule"], PERMUTATIONS, _SHARED["--scoring"])
+    measure_options = (PERMUTATIONS,)
+    datasets = ()  # its questions are a config of the emotion probe's dataset
+    scored_config = "person_questions"
+    dataset_options = ()
+
+    def beecher_vocabulary(self, run: RunOptions, settings: dict) -> set[str] | None:
+        from unqover.generate.eec_person import person_questions
+        from unqover.probe.beecher import question_vocabulary
+
+        mode = "paper" if settings["scoring"] == "paper" else "default"
+        return None if run.dataset else question_vocabulary(person_questions(mode=mode))
+
+    def load_questions(self, dataset: str | None, config: str | None, paper: bool) -> tuple[pa.Table, dict]:
+        from unqover.probes.eec_person_rows import load_person_questions
+
+        return load_person_questions(dataset, config, paper)
+
+    def select(self, questions: pa.Table, limit: int | None, seed: int) -> tuple[pa.Table, dict]:
+        from unqover.probes.eec_person_rows import describe_question_selection, select_questions
+
+        if limit is None:
+            return questions, {"limit": None, "seed": seed}
+        kept = select_questions(questions, limit, seed)
+        return kept, describe_question_selection(questions, kept, limit, seed)
+
+    def choice_rows(self, questions: pa.Table) -> pa.Table:
+        from unqover.generate.eec_person import person_choice_sentences
+
+        return person_choice_sentences(questions)
+
+    def rank_and_measure(self, questions, sentences, scores, run, settings, selection, paper, oov=None):
+        from unqover.probes.eec_person_rows import rank_and_measure_persons
+
+        return rank_and_measure_persons(questions, sentences, scores, run, settings, selection, paper, oov)
+
+    def answers_table(self, questions: pa.Table, ranked) -> pa.Table:
+        """answers.parquet: per question its string, text and emotion, its ranked persons and tie flag."""
+        import pyarrow as pa
+
+        return pa.table(
+            {
+                "question_id": ranked.question_id,
+                "question": questions["question"],
+                "text": questions["text"],
+                "emotion": questions["emotion"],
+                "answers": pa.array(ranked.answers, type=pa.list_(pa.string())),
+                "tie": ranked.ties,
+            }
+        )
+
+    def output_name(self, loaded: Loaded, settings: dict) -> str:
+        return self.name + selection_suffix(loaded.selection)
+
+    def reports(self, results: dict) -> dict[str, str]:
+        from unqover.report.eec_person import person_html, person_markdown
+
+        return {"report.md": person_markdown(results), "report.html": person_html(results)}
+
+    def quick_run_line(self, result: dict) -> str | None:
+        from unqover.report.eec_person import quick_run_line
+
+        return quick_run_line(result)
+
+    def summary(self, result, top: int = 10) -> str:
+        from unqover.report.eec_person import person_summary
+
+        return person_summary(result.to_dict())
+
+    def headline(self, results: dict) -> dict:
+        """Per test (gender, race): its p-value (permutation, else asymptotic), Cramér's V, and Beecher's statistic."""
+        result = results["result"]
+        out = {}
+        for name, test in (result.get("tests") or {}).items():
+            test = test or {}
+            out[f"{name}: p-value"] = (test.get("p_value"), None)
+            out[f"{name}: Cramér's V"] = (test.get("cramers_v"), None)
+        for name, value in ((result.get("beecher") or {}).get("statistics") or {}).items():
+            out[f"{name}: Beecher's statistic"] = (value, None)
+        return out
