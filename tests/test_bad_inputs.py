@@ -233,14 +233,14 @@ def _files(*roots: Path) -> set[Path]:
     return {p for root in roots for p in root.rglob("*")}
 
 
-@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
-def test_a_bad_input_gets_one_clear_error_and_writes_nothing(world, case, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    hold = case.hold(world, tmp_path) if case.hold else contextlib.nullcontext()
-    before = _files(world["root"], tmp_path)
+def assert_refused_once(case, world: dict, cwd: Path, capsys) -> None:
+    """Run ``case`` in ``cwd``: exit status 2, one ``unqover ...: error:`` line holding ``case.message``, no
+    traceback, and nothing written (no run folder, predictions or results)."""
+    hold = case.hold(world, cwd) if case.hold else contextlib.nullcontext()
+    before = _files(world["root"], cwd)
     with hold:
         try:
-            code = main(case.argv(world, tmp_path))
+            code = main(case.argv(world, cwd))
         except SystemExit as exit:  # argparse
             code = exit.code
     err = capsys.readouterr().err
@@ -248,7 +248,13 @@ def test_a_bad_input_gets_one_clear_error_and_writes_nothing(world, case, tmp_pa
     assert code == 2, err
     assert len(errors) == 1 and case.message in errors[0], err
     assert "Traceback" not in err
-    assert _files(world["root"], tmp_path) == before  # nothing written: no run folder, predictions or results
+    assert _files(world["root"], cwd) == before
+
+
+@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def test_a_bad_input_gets_one_clear_error_and_writes_nothing(world, case, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert_refused_once(case, world, tmp_path, capsys)
     assert not (tmp_path / "pwned.txt").exists()
 
 

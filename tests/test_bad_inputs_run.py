@@ -19,11 +19,12 @@ import pyarrow as pa
 import pytest
 
 import tiny_models
+from test_bad_inputs import assert_refused_once
 from unqover.cli import main
 from unqover.generate.unqover import MASK_PLACEHOLDER, make_plan
 
 #: One error line: ``unqover: error: ...`` (or argparse's ``unqover probe: error: ...`` for a bad option).
-ERROR_LINE = re.compile(r"^unqover(?: [a-z-]+)?: error: ")
+
 
 PETS = """\
 name: pets
@@ -210,10 +211,6 @@ CASES = {
 }
 
 
-def _files(*roots: Path) -> set[Path]:
-    return {p for root in roots for p in root.rglob("*")}
-
-
 @pytest.fixture(scope="module")
 def built(world):
     """A dataset folder of the religion qa config (for --dataset FOLDER)."""
@@ -237,19 +234,7 @@ def test_a_bad_run_input_gets_one_clear_error_and_writes_nothing(
             raise AssertionError("the model was loaded before the input was refused")
 
         monkeypatch.setattr(unqover.probe.models, "load_model", no_loading)
-    hold = case.hold(world, tmp_path) if case.hold else contextlib.nullcontext()
-    before = _files(world["root"], tmp_path)
-    with hold:
-        try:
-            code = main(case.argv(world, tmp_path))
-        except SystemExit as exit:  # argparse
-            code = exit.code
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if ERROR_LINE.match(line)]
-    assert code == 2, err
-    assert len(errors) == 1 and case.message in errors[0], err
-    assert "Traceback" not in err
-    assert _files(world["root"], tmp_path) == before  # nothing written: no run folder, predictions or results
+    assert_refused_once(case, world, tmp_path, capsys)
 
 
 def test_the_word2vec_header_error_names_both_widths(world, tmp_path, monkeypatch, capsys):
