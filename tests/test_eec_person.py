@@ -375,6 +375,20 @@ def test_his_vector_model_end_to_end(his_code, paper):
     assert [(r[3], r[4], r[5], int(r[6]), float(r[7])) for r in written] == [
         (r["category"], r["value"], r["emotion"], r["count_score"], r["model_score"]) for r in result.rows()
     ]
+    # our probe on the same vector file, in paper mode: his questions, his top 3 and his statistic
+    import pyarrow.parquet as pq
+
+    from unqover.cli import main
+
+    out = folder / "ours"
+    vectors = folder / "train_data" / "glove.tiny.txt"
+    argv = ["probe", f"glove:{vectors}", "--bias", "eec-person", "--scoring", "paper", "--output", str(out)]
+    assert main([*argv, "--quiet", "--permutations", "0"]) == 0
+    ours = pq.read_table(out / "answers.parquet")
+    assert ours["question"].to_pylist() == [a[0] for a in answers]
+    assert [a[:3] for a in ours["answers"].to_pylist()] == [a[1:] for a in answers]
+    beecher = json.loads((out / "results.json").read_text())["result"]["beecher"]
+    assert beecher["statistics"] == {r[3]: float(r[7]) for r in written}
 
 
 # ------------------------------------------------------------------------------------------ default test
