@@ -20,7 +20,7 @@ from unqover.errors import UnqoverError
 from unqover.probes import options as parse
 
 if TYPE_CHECKING:
-    from unqover.probes.base import ProbeDefinition
+    from unqover.probes.base import ProbeDefinition, RunOptions
     from unqover.probes.options import Option
 
 DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
@@ -106,7 +106,8 @@ def _probe(args: argparse.Namespace) -> int:
 
     if args.quiet:
         quiet_libraries()
-    probe = get_probe(args.bias, probe_file=args.probe)
+    probes = [get_probe(name) for name in args.bias] if args.bias else [get_probe(probe_file=args.probe)]
+    probe = probes[0]
     run = RunOptions(
         dataset=args.dataset,
         config=args.config,
@@ -125,6 +126,8 @@ def _probe(args: argparse.Namespace) -> int:
         started=getattr(args, "started", None),
         settings=_given(args, args.probe_options),
     )
+    if len(probes) > 1:
+        return _probe_several(args.model, probes, run)
     finished = run_probe(args.model, probe, run)
     if finished is None:
         return 0
@@ -133,6 +136,17 @@ def _probe(args: argparse.Namespace) -> int:
     if stopped is not None:  # a --precision run: whether its target was met
         print(f"\n{stopped}")
     print(f"\nRun folder: {finished.folder} (predictions.parquet, results.json, report.md, report.html)")
+    return 0
+
+
+def _probe_several(model: str, probes: list[ProbeDefinition], run: RunOptions) -> int:
+    from unqover.probes.multi import run_probes
+
+    several = run_probes(model, probes, run)
+    if several is None:
+        return 0
+    print(several.text)
+    print(f"\nSummary: {several.folder / 'summary.md'} (and summary.html)")
     return 0
 
 
@@ -192,7 +206,7 @@ def _limit_help() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from unqover.probes.registry import DEFAULT_PROBE, PROBES, dataset_names, probe_names
+    from unqover.probes.registry import DEFAULT_PROBE, PROBES, dataset_names, groups, probe_names
 
     parser = argparse.ArgumentParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
     parser.add_argument("--version", action="version", version=f"unqover {__version__}")
@@ -293,7 +307,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     probe.add_argument("model", metavar="MODEL", help="Hub model id or local folder")
     which = probe.add_mutually_exclusive_group(required=True)
-    which.add_argument("--bias", choices=probe_names(), help="the probe")
+    group_help = "; ".join(f"{group}: {','.join(members)}" for group, members in groups().items())
+    which.add_argument(
+        "--bias",
+        type=parse.probe_list(probe_names(), groups()),
+        metavar="NAME[,NAME...]",
+        help=f"the probe: {', '.join(probe_names())}; several, loading the model once: a comma list of probes "
+        f"and groups ({group_help}), each into its own run folder (OUTPUT/NAME with --output), with one summary",
+    )
     which.add_argument(
         "--probe",
         type=Path,

@@ -240,6 +240,13 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     probe.check_config(run, settings)
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
     placement, model = probe.load_model(model_id, run, settings)
+    return run_loaded(model_id, probe, run, settings, placement, model)
+
+
+def run_loaded(
+    model_id: str, probe: ProbeDefinition, run: RunOptions, settings: dict, placement: Placement, model
+) -> ProbeRun | None:
+    """:func:`run_probe` from a loaded model on: load the rows, score, measure and report into the run folder."""
     score_rows = functools.partial(
         claim_and_score, device=getattr(model, "device", None), quick_run=probe.quick_run_hint()
     )

@@ -176,3 +176,26 @@ def source(text: str) -> tuple[str, str | None]:
             f"expected NAME=PATH or NAME=hub (e.g. mnli=data/mnli.parquet), got {text!r}"
         )
     return name, None if path == "hub" else path
+
+
+def probe_list(names: Sequence[str], groups: dict[str, list[str]]) -> Callable[[str], list[str]]:
+    """``--bias``: a comma list of probe names and group names (a group stands for its members, in order), read
+    into the probe names, deduplicated in order; an unknown name is refused with the choices."""
+
+    def read(text: str) -> list[str]:
+        chosen: list[str] = []
+        for part in text.split(","):
+            name = part.strip()
+            if name in names:
+                chosen.append(name)
+            elif name in groups:
+                chosen += groups[name]
+            else:
+                choices = ", ".join(names)
+                group_choices = f", or a group: {', '.join(groups)}" if groups else ""
+                raise argparse.ArgumentTypeError(
+                    f"unknown probe {name!r}; choose from {choices}{group_choices} (several: NAME,NAME)"
+                )
+        return list(dict.fromkeys(chosen))
+
+    return read

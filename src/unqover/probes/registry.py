@@ -44,6 +44,12 @@ def group_members(group: str) -> list[str]:
     return [name for name, probe in PROBES.items() if probe.group == group]
 
 
+def groups() -> dict[str, list[str]]:
+    """Every group a definition declares -> its probes, in registry order."""
+    names = dict.fromkeys(probe.group for probe in PROBES.values() if probe.group)
+    return {group: group_members(group) for group in names}
+
+
 def dataset_names() -> list[str]:
     """Every dataset ``unqover build-datasets`` makes, in registry order."""
     return [dataset for probe in PROBES.values() for dataset in probe.datasets]
