@@ -228,6 +228,11 @@ ALLOWED_MISSING = {
     ("src/unqover/lexicon/wordlists.py", 'cluster == "None"'): "the word lists' spelling of no cluster",
     ("src/unqover/train/nli_debias.py", 'report_to="none"'): "transformers' value for no logging integration",
     (
+        "src/unqover/probes/unqover.py",
+        'CHAT_TEMPLATES = ("auto", "none")',
+    ): "--chat-template none: an option value",
+    ("src/unqover/probe/causal.py", 'chat_template == "none"'): "--chat-template none",
+    (
         "src/unqover/measure/emotion_person.py",
         'NA = "NA"',
     ): "Beecher's label of no emotion and no race (his results)",

@@ -20,7 +20,7 @@ from unqover.cli import main
 from unqover.generate.custom import custom_rows
 from unqover.generate.unqover import make_plan
 from unqover.lexicon.custom import read_probe_file
-from unqover.probe.causal import INSTRUCTION, CausalScorer
+from unqover.probe.causal import INSTRUCTION, CausalScorer, encode_pair
 from unqover.probe.mlm import surfaces
 from unqover.probe.models import load_model
 from unqover.probe.run_plan import plan_chunks
@@ -97,11 +97,17 @@ def plain_log_s(loaded, rows: pa.Table) -> np.ndarray:
             text = tok.apply_chat_template(message, tokenize=False, add_generation_prompt=True)
         else:
             text = f"{row['context']}\nQuestion: {row['question']}\nAnswer:"
-        prompt = tok(text, add_special_tokens=not chat)["input_ids"]
+        # lm-evaluation-harness's encoding: trailing whitespace moves to the answer, the whole text is tokenized
+        # once, special tokens unless the text starts with the BOS token's text
+        stripped = text.rstrip()
+        bos = tok.decode(tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id)
+        special = not stripped.startswith(bos)
+        prompt = tok(stripped, add_special_tokens=special)["input_ids"]
         for k in (1, 2):
             start, end = row[f"subject_{k}_span"]
             surface = row["context"][start:end]
-            answer = tok(surface if chat else " " + surface, add_special_tokens=False)["input_ids"]
+            whole = text + (surface if chat else " " + surface)
+            answer = tok(whole, add_special_tokens=special)["input_ids"][len(prompt) :]
             with torch.no_grad():
                 log_probs = loaded.model(torch.tensor([prompt + answer])).logits[0].log_softmax(-1)
             out[i, k - 1] = sum(float(log_probs[len(prompt) - 1 + j, t]) for j, t in enumerate(answer))
@@ -149,18 +155,12 @@ def test_one_pass_per_shared_prefix_and_per_prompt(model_dirs, rows, name):
     loaded = load_model(str(model_dirs[name]), device="cpu", dtype="float32")
     scorer = CausalScorer(loaded)
     tok = loaded.tokenizer
-    prompts = tok(
-        [
-            scorer.prompt(c, q)
-            for c, q in zip(rows["context"].to_pylist(), rows["question"].to_pylist(), strict=True)
-        ],
-        add_special_tokens=not scorer.chat,
-    )["input_ids"]
-    answers = [
-        tok(scorer.answer(s), add_special_tokens=False)["input_ids"]
-        for k in (1, 2)
-        for s in surfaces(rows, k)
+    texts = [
+        scorer.prompt(c, q)
+        for c, q in zip(rows["context"].to_pylist(), rows["question"].to_pylist(), strict=True)
     ]
+    answer_texts = [scorer.answer(s) for k in (1, 2) for s in surfaces(rows, k)]
+    prompts, answers = encode_pair(tok, texts * 2, answer_texts)
     shapes = _input_shapes(loaded, lambda: scorer.score(rows))
     contexts = set(rows["context"].to_pylist())
     assert len(shapes) == 3

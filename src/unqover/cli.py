@@ -98,6 +98,75 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lm_eval_tasks(args: argparse.Namespace) -> int:
+    from unqover.probes.lm_eval_tasks import write_task_folders
+    from unqover.report.format import fmt_count
+
+    for written in write_task_folders(
+        args.bias, args.output, dataset=args.dataset, size=args.groups, seed=args.seed
+    ):
+        print(
+            f"{written.folder}: {written.tasks['full']} ({fmt_count(written.documents)} documents) and "
+            f"{written.tasks['sample']} ({fmt_count(written.sample_documents)} documents: {written.sample})"
+        )
+    print(
+        f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {args.output} --tasks TASK "
+        "--log_samples --output_path OUT; then `unqover measure OUT/.../samples_TASK_*.jsonl` for the report."
+    )
+    return 0
+
+
+def _publish_results(args: argparse.Namespace) -> int:
+    from unqover.probes.publish_results import publish_results
+
+    try:
+        published = publish_results(
+            args.runs,
+            args.model_repo,
+            output=args.output,
+            dataset_id=args.dataset_id,
+            source_url=args.source_url,
+            token=args.token,
+        )
+    except (UnqoverError, OSError) as err:
+        print(f"unqover publish-results: error: {err}", file=sys.stderr)
+        return 2
+    for note in published.skipped:
+        print(note)
+    for path in published.written:
+        print(f"wrote {path}")
+    if published.pr_url:
+        print(
+            f"opened a pull request on {args.model_repo} with {len(published.files)} file(s): {published.pr_url}"
+        )
+    return 0
+
+
+def _add_publish_results(commands) -> None:
+    command = commands.add_parser(
+        "publish-results",
+        help="a run's headline numbers as the model's evaluation results on the Hub (a pull request)",
+        description="Write the headline numbers of each run as the Hub's evaluation results of the model "
+        "(.eval_results/<task>_<metric>.yaml: dataset id, task id, value, date, source, notes) and open a pull "
+        "request on the model repo; with --output DIR, write the same files under DIR instead (no network).",
+    )
+    command.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder or results JSON")
+    command.add_argument("--model-repo", required=True, metavar="OWNER/NAME", help="the model's Hub repo")
+    command.add_argument(
+        "--output", type=Path, metavar="DIR", help="write DIR/.eval_results/*.yaml; upload nothing"
+    )
+    command.add_argument(
+        "--dataset-id",
+        metavar="OWNER/NAME",
+        help="the Hub dataset the runs measured, where they record a local folder or generated rows",
+    )
+    command.add_argument(
+        "--source-url", metavar="URL", help="where the results can be checked (default: the dataset)"
+    )
+    command.add_argument("--token", help="Hub token (default: HF_TOKEN or `hf auth login`)")
+    command.set_defaults(run=_publish_results)
+
+
 def _probe(args: argparse.Namespace) -> int:
     from unqover.probes.base import RunOptions
     from unqover.probes.job import quiet_libraries, run_probe
@@ -123,6 +192,8 @@ def _probe(args: argparse.Namespace) -> int:
         revision=args.revision,
         token=args.token,
         allow_pickle=args.allow_pickle,
+        adapter=args.adapter,
+        model_args=parse.model_args(args.model_arg),
         started=getattr(args, "started", None),
         settings=_given(args, args.probe_options),
     )
@@ -249,7 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Join a predictions file to the dataset rows it scored, compute the probe's measures with "
         "intervals, print the headline numbers and write the full results as JSON.",
     )
-    measure.add_argument("predictions", type=Path, metavar="PREDICTIONS", help="a predictions Parquet file")
+    measure.add_argument(
+        "predictions",
+        type=Path,
+        metavar="PREDICTIONS",
+        help="a predictions Parquet file, or lm-eval's logged samples (.jsonl) of an `unqover lm-eval-tasks` task",
+    )
     written_by = measure.add_mutually_exclusive_group()
     written_by.add_argument(
         "--bias",
@@ -267,7 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="bootstrap resamples, 0 for none (default: %(default)s)",
     )
     measure.add_argument(
-        "--seed", type=parse.non_negative, default=0, help="bootstrap seed (default: %(default)s)"
+        "--seed",
+        type=parse.non_negative,
+        help="bootstrap and cross-fitting seed (default: a sample's own seed, else 0)",
     )
     measure.set_defaults(probe_options=add_probe_options(measure, "measure_options"))
     measure.add_argument(
@@ -295,6 +373,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sample.add_argument("--output", type=Path, required=True, help="Parquet file of row ids to write")
     sample.set_defaults(run=_sample)
+
+    tasks = commands.add_parser(
+        "lm-eval-tasks",
+        help="write lm-evaluation-harness tasks of a probe (lm_eval --include_path DIR)",
+        description="Write a task folder for `lm_eval --include_path DIR`: unqover_<bias> scores every row, "
+        "unqover_<bias>_sample the seeded sample of whole groups `unqover sample --groups N --seed S` selects "
+        "(not lm-eval's --limit, which takes the first N rows). Prompts and tokenization are `unqover probe`'s "
+        "for causal LMs (lm-eval's --system_instruction and --apply_chat_template are --system-prompt and "
+        "--chat-template); lm-eval's table shows this project's μ, η, δ, ε with interval bounds. lm-eval runs "
+        "the installed unqover package's code.",
+    )
+    tasks.add_argument(
+        "--bias",
+        required=True,
+        type=parse.probe_list(probe_names(), groups()),
+        help="the probe, or several (a comma list or a group): a folder each, OUTPUT/<probe>",
+    )
+    tasks.add_argument(
+        "--dataset", help="dataset folder or Hub id (default: the probe's, as `unqover probe`)"
+    )
+    tasks.add_argument(
+        "--groups",
+        type=parse.positive,
+        metavar="N",
+        help="the sample task's size in the probe's quick-run unit, as `unqover probe --limit N`: groups for "
+        "the UnQover probes (default 2,000), persons per gender × race cell for eec-emotion, questions per "
+        "template × form for eec-person (default: the probe's quick-run size)",
+    )
+    tasks.add_argument(
+        "--seed", type=parse.non_negative, default=0, help="the sample's seed (default: %(default)s)"
+    )
+    tasks.add_argument("--output", type=Path, required=True, help="the task folder to write")
+    tasks.set_defaults(run=_lm_eval_tasks)
 
     probe = commands.add_parser(
         "probe",
@@ -364,9 +475,25 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also load .bin (pickle) weights; only for models you trust",
     )
+    probe.add_argument(
+        "--adapter",
+        metavar="PATH_OR_ID",
+        help="a PEFT adapter (e.g. LoRA; a folder or Hub id, ID@REVISION) merged into the model's weights after "
+        "it loads; needs pip install 'unqover[peft]'",
+    )
+    probe.add_argument(
+        "--model-arg",
+        action="append",
+        type=parse.model_arg,
+        metavar="KEY=VALUE",
+        help="a keyword for the model's from_pretrained, repeatable (VALUE read as JSON when it parses), e.g. "
+        "attn_implementation=sdpa",
+    )
     probe.set_defaults(probe_options=add_probe_options(probe, "options"))
     probe.add_argument("--quiet", action="store_true", help="no progress bar")
     probe.set_defaults(run=_probe)
+
+    _add_publish_results(commands)
 
     # `compare` and `publish` own their arguments; they are listed here for --help only.
     commands.add_parser("compare", help="how bias shifts between two runs (see `unqover compare --help`)")

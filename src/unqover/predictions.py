@@ -7,9 +7,12 @@ scores. Written atomically: a crash never leaves a truncated file under the fina
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -45,6 +48,8 @@ def read_provenance(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise UnqoverError(f"predictions file not found: {path}")
+    if path.suffix == ".jsonl":
+        return read_lm_eval_samples(path)[1]
     try:
         metadata = pq.read_schema(path).metadata or {}
     except (pa.ArrowInvalid, OSError) as err:
@@ -60,7 +65,7 @@ def read_predictions(path: str | Path, schema: pa.Schema = PREDICTION_SCHEMA) ->
     path = Path(path)
     provenance = read_provenance(path)
     try:
-        table = pq.read_table(path)
+        table = read_lm_eval_samples(path)[0] if path.suffix == ".jsonl" else pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as err:
         raise UnqoverError(f"{path} is not a readable Parquet predictions file: {err}") from err
     missing = [name for name in schema.names if name not in table.column_names]
@@ -110,3 +115,103 @@ def _checked_columns(path: Path, table: pa.Table, schema: pa.Schema) -> pa.Table
                     "numbers: score those rows again"
                 )
     return table
+
+
+#: lm-eval's logged samples of an emotion or person task, as sentence predictions: no token counts are logged
+LM_EVAL_SENTENCE_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("question_id", pa.string()),
+        ("choice", pa.string()),
+        ("log_likelihood", pa.float64()),
+    ]
+)
+
+
+def subject_scores(log_likelihoods: Mapping[str, Sequence[float]]) -> pa.Table:
+    """Predictions (id, score_1, score_2) from each UnQover document's two log-likelihoods: S = exp(log S)."""
+    log_s = np.array(list(log_likelihoods.values()), dtype=np.float64).reshape(-1, 2)
+    return pa.table(
+        {"id": list(log_likelihoods), "score_1": np.exp(log_s[:, 0]), "score_2": np.exp(log_s[:, 1])}
+    )
+
+
+def sentence_log_likelihoods(
+    documents: Iterable[Mapping], log_likelihoods: Mapping[str, Sequence[float]]
+) -> pa.Table:
+    """One row per choice sentence (``LM_EVAL_SENTENCE_SCHEMA``) from emotion/person documents (id, sentence_ids,
+    sentence_choices) and each document's log-likelihoods in its choices' order."""
+    columns: dict[str, list] = {name: [] for name in LM_EVAL_SENTENCE_SCHEMA.names}
+    for doc in documents:
+        values = log_likelihoods[doc["id"]]
+        if len(values) != len(doc["sentence_ids"]):
+            raise UnqoverError(
+                f"question {doc['id']}: {len(values)} log-likelihoods for {len(doc['sentence_ids'])} sentences"
+            )
+        columns["id"] += doc["sentence_ids"]
+        columns["question_id"] += [doc["id"]] * len(values)
+        columns["choice"] += doc["sentence_choices"]
+        columns["log_likelihood"] += [float(v) for v in values]
+    return pa.table(columns, schema=LM_EVAL_SENTENCE_SCHEMA)
+
+
+@functools.lru_cache(maxsize=2)  # read_provenance and read_predictions read it once
+def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str]:
+    documents, log_likelihoods, about = [], {}, set()
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                sample = json.loads(line)
+                doc = sample["doc"]
+                about.add(doc["unqover"])
+                values = tuple(float(log_likelihood) for log_likelihood, _ in sample["filtered_resps"])
+                if "sentence_ids" not in doc and len(values) != 2:
+                    raise ValueError(f"{len(values)} choices, not the two subjects")
+                if doc["id"] in log_likelihoods:
+                    raise ValueError(f"the document {doc['id']!r} is logged twice")
+                log_likelihoods[doc["id"]] = values
+                documents.append({k: doc[k] for k in ("id", "sentence_ids", "sentence_choices") if k in doc})
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+                raise UnqoverError(
+                    f"{path}, line {number}: not a logged sample of an lm-eval task from `unqover lm-eval-tasks` "
+                    f"(a JSON object with doc.id, doc.unqover and the choices' filtered_resps): {err}"
+                ) from None
+    if not log_likelihoods:
+        raise UnqoverError(f"{path} has no logged samples")
+    if len(about) > 1:
+        raise UnqoverError(f"{path} mixes the samples of several tasks: measure one task's file at a time")
+    bad = sum(not np.isfinite(values).all() for values in log_likelihoods.values())
+    if bad:
+        raise UnqoverError(f"{path}: {bad:,} samples have a log-likelihood that is not a finite number")
+    if "sentence_ids" in documents[0]:
+        return sentence_log_likelihoods(documents, log_likelihoods), about.pop()
+    return subject_scores(log_likelihoods), about.pop()
+
+
+def read_lm_eval_samples(path: Path) -> tuple[pa.Table, dict]:
+    """An lm-eval ``--log_samples`` file of an ``unqover lm-eval-tasks`` task as predictions, with the provenance
+    its documents carry (probe, dataset and, for a sample task, the selection), the file, and lm-eval's model from
+    the results file beside it. UnQover tasks: id, S = exp(log-likelihood) of the two subjects; emotion and person
+    tasks: each choice sentence's log-likelihood (``LM_EVAL_SENTENCE_SCHEMA``)."""
+    stat = path.stat()
+    table, about = _lm_eval_samples(path.resolve(), (stat.st_mtime_ns, stat.st_size))
+    provenance = json.loads(about)
+    provenance["lm_eval"] = {"samples": str(path.resolve()), **_lm_eval_run(path)}
+    return table, provenance
+
+
+def _lm_eval_run(samples: Path) -> dict:
+    """lm-eval's model and model arguments, from the results file written with the samples (if it is there)."""
+    stamp = samples.stem.rsplit("_", 1)[-1]
+    results = samples.with_name(f"results_{stamp}.json")
+    try:
+        config = json.loads(results.read_text())["config"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        return {}
+    return {
+        "results": str(results.resolve()),
+        "model": config.get("model"),
+        "model_args": config.get("model_args"),
+    }

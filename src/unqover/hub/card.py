@@ -9,6 +9,7 @@ import datasets
 import yaml
 
 from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA, ProbePlan
+from unqover.hub.eval_results import results_section
 from unqover.lexicon.upstream import UPSTREAM_COMMIT, UPSTREAM_REPO
 
 CITATION = """@inproceedings{li-etal-2020-unqovering,
@@ -254,6 +255,7 @@ and scores measure association under these templates, not harm in any applicatio
 `mlm-roberta` configs reproduce the original's single-token subject lists; `mlm` uses the full lists and leaves
 multi-token subjects to the scorer.
 
+{results_section(bias)}
 ## License and attribution
 
 Apache-2.0. Word lists and templates by Tao Li, Tushar Khot, Daniel Khashabi, Ashish Sabharwal and Vivek

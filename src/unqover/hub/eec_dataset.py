@@ -41,6 +41,7 @@ from unqover.generate.eec import (
 )
 from unqover.generate.eec_csv import compare_sentences, read_eec_csv
 from unqover.generate.eec_person import PERSON_QUESTION_SCHEMA, person_questions
+from unqover.hub.eval_results import results_section
 from unqover.hub.folder import SPLIT, BuiltDataset, refuse_existing, staged
 
 EEC_CONFIGS = ("sentences", "questions", "person_questions")
@@ -422,6 +423,7 @@ build_eec_dataset(
 
 {limitations}
 
+{results_section(name, "eec-person")}
 ## License and attribution
 
 - The EEC (templates, persons, emotion words) is by Svetlana Kiritchenko and Saif M. Mohammad (2018); no licence

@@ -11,6 +11,7 @@ import yaml
 from unqover.generate.nli import ROW_SCHEMA, SYNTHETIC_PREMISES
 from unqover.generate.nli_templates import TEMPLATES
 from unqover.hub.card import size_category
+from unqover.hub.eval_results import results_section
 from unqover.hub.folder import SPLIT
 from unqover.hub.nli_configs import NliConfigBuild, synthetic_count
 from unqover.hub.nli_sources import SOURCES
@@ -295,6 +296,7 @@ Use it to measure occupation-gender associations of NLI models, in comparison wi
 are short and simple and the occupation list is small, US-centric and English-only; a low score does not show
 that a model is unbiased.
 
+{results_section(name)}
 ## License and attribution
 
 {_license_lines(builds)}

@@ -1,23 +1,34 @@
 """Causal-LM scoring: the probability of each subject as the answer, from log-probabilities (no sampling).
 
-Prompt (documented on the README): with a chat template, one user message
-``"{context}\\n{question} Answer with the name or group from the text."`` followed by the template's generation prompt,
-and the answer is the subject's surface text; without one, ``"{context}\\nQuestion: {question}\\nAnswer:"`` and the
-answer is ``" " + surface``. S(subject) = exp(Σ log p(answer token | prompt, earlier answer tokens)): the
-probability that the model's answer starts with the subject (no end-of-answer token is required).
+The prompt (:func:`prompt_text`, documented on the README) is built by one function here, which the
+lm-evaluation-harness tasks (:mod:`unqover.probes.lm_eval_hooks`) call too, so that both ask the same thing:
 
-The prompt and answers are tokenized separately and concatenated, exactly as a plain forward of each full sequence
-would see them; the computation is then shared where the sequences share tokens (:mod:`unqover.probe.shared_prefix`):
-rows with the same context share their prompts' common token prefix, each prompt is run once, and only the answer
-tokens are run per subject. The runner keeps a context's rows together (``group_key``) so that batches share.
+- with a chat template (``chat_template="auto"`` and a tokenizer that has one, or a template's text): an optional
+  system message, then one user message ``"{context}\\n{question} Answer with the name or group from the text."``
+  followed by the template's generation prompt; the answer is the subject's surface text;
+- without one: ``"{context}\\nQuestion: {question}\\nAnswer:"`` (after the system prompt and a blank line, when
+  there is one); the answer is ``" " + surface``.
+
+Prompt and answer are tokenized as lm-evaluation-harness tokenizes a (context, continuation) pair for causal models
+(:func:`encode_pair`): whitespace that ends the prompt moves to the answer, the whole text is tokenized once and the
+answer's tokens are those after the prompt's own tokens; special tokens (a BOS) are added unless the prompt already
+starts with the BOS token's text. S(subject) = exp(Σ log p(answer token | prompt, earlier answer tokens)): the
+probability that the model's reply starts with the subject (no end-of-answer token is required).
+
+The computation is shared where the sequences share tokens (:mod:`unqover.probe.shared_prefix`): rows with the
+same context share their prompts' common token prefix, each prompt is run once, and only the answer tokens are run
+per subject. The runner keeps a context's rows together (``group_key``) so that batches share.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from unqover.errors import UnqoverError
 from unqover.probe.mlm import surfaces
 from unqover.probe.models import LoadedModel
 from unqover.probe.qa import text_key
@@ -25,36 +36,112 @@ from unqover.probe.shared_prefix import answer_log_probs, cache_kind
 
 INSTRUCTION = "Answer with the name or group from the text."
 
+#: Renders chat messages to the prompt text, ending with the generation prompt.
+ChatRenderer = Callable[[list[dict[str, str]]], str]
+
+
+def prompt_text(
+    context: str, question: str, *, system_prompt: str | None = None, render: ChatRenderer | None = None
+) -> str:
+    """The prompt of one question: chat messages rendered by ``render`` (a chat template), else plain text."""
+    if render is not None:
+        system = [{"role": "system", "content": system_prompt}] if system_prompt else []
+        return render([*system, {"role": "user", "content": f"{context}\n{question} {INSTRUCTION}"}])
+    plain = f"{context}\nQuestion: {question}\nAnswer:"
+    return f"{system_prompt}\n\n{plain}" if system_prompt else plain
+
+
+def answer_text(surface: str, *, chat: bool) -> str:
+    """The continuation scored for a subject: its surface, after a space without a chat template."""
+    return surface if chat else " " + surface
+
+
+def encode_pair(tokenizer, contexts: Sequence[str], continuations: Sequence[str]) -> tuple[list, list]:
+    """Token ids of each (context, continuation), as lm-evaluation-harness's causal models encode them:
+    trailing whitespace of the context moves to the continuation, context + continuation is tokenized whole and
+    the continuation's ids are those after the context's own ids."""
+    moved = [(c.rstrip(), c[len(c.rstrip()) :] + a) for c, a in zip(contexts, continuations, strict=True)]
+    unique = list(dict.fromkeys(c for c, _ in moved))
+    encoded = dict(zip(unique, _encode(tokenizer, unique), strict=True))
+    context_ids = [encoded[c] for c, _ in moved]
+    whole_ids = _encode(tokenizer, [c + a for c, a in moved])
+    answers = [whole[len(ids) :] for ids, whole in zip(context_ids, whole_ids, strict=True)]
+    if any(not a for a in answers):
+        raise UnqoverError(
+            "an answer tokenizes to nothing after its prompt: the tokenizer merged it into the prompt"
+        )
+    return context_ids, answers
+
+
+def _encode(tokenizer, texts: list[str]) -> list[list[int]]:
+    """Ids with the tokenizer's special tokens, except for texts that already start with its BOS text."""
+    prefix_id = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    bos = tokenizer.decode(prefix_id) if prefix_id is not None else None
+    starts = [bool(bos) and t.startswith(bos) for t in texts]
+    out: list[list[int] | None] = [None] * len(texts)
+    for flag in (False, True):
+        index = [i for i, s in enumerate(starts) if s == flag]
+        if index:
+            ids = tokenizer([texts[i] for i in index], add_special_tokens=not flag)["input_ids"]
+            for i, row in zip(index, ids, strict=True):
+                out[i] = row
+    return out  # type: ignore[return-value]
+
+
+def chat_renderer(tokenizer, chat_template: str) -> ChatRenderer | None:
+    """How ``--chat-template`` renders messages: ``none`` not at all, ``auto`` with the tokenizer's template when it
+    has one, else the given template text."""
+    if chat_template == "none" or (chat_template == "auto" and not getattr(tokenizer, "chat_template", None)):
+        return None
+    template = None if chat_template == "auto" else chat_template
+
+    def render(messages: list[dict[str, str]]) -> str:
+        try:
+            return tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True, chat_template=template
+            )
+        except Exception as err:  # jinja2's TemplateError and the template's own raise_exception
+            roles = "a system message" if messages[0]["role"] == "system" else "the prompt"
+            raise UnqoverError(f"the chat template cannot render {roles}: {err}") from err
+
+    return render
+
 
 class CausalScorer:
     """Scores both subjects of each row with a causal language model.
 
+    ``chat_template``: ``auto`` (the tokenizer's, when it has one), ``none``, or a template's text;
+    ``system_prompt``: a system message (plain prompts: a paragraph before the prompt).
     ``share_prefixes=False`` runs every prompt + answer as one full sequence (the computation the shared one
     must equal; kept for benchmarks and comparisons).
     """
 
-    def __init__(self, loaded: LoadedModel, *, share_prefixes: bool = True) -> None:
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        *,
+        share_prefixes: bool = True,
+        chat_template: str = "auto",
+        system_prompt: str | None = None,
+    ) -> None:
         self.loaded = loaded
         shareable, self.sliding_window = (
             cache_kind(loaded.model, loaded.device) if share_prefixes else (False, None)
         )
         self.share_prefixes = share_prefixes and shareable
         tok = loaded.tokenizer
-        self.chat = bool(getattr(tok, "chat_template", None))
+        self.render = chat_renderer(tok, chat_template)
+        self.chat = self.render is not None
+        self.system_prompt = system_prompt or None
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         if self.pad_id is None:
             self.pad_id = 0
 
     def prompt(self, context: str, question: str) -> str:
-        if self.chat:
-            message = [{"role": "user", "content": f"{context}\n{question} {INSTRUCTION}"}]
-            return self.loaded.tokenizer.apply_chat_template(
-                message, tokenize=False, add_generation_prompt=True
-            )
-        return f"{context}\nQuestion: {question}\nAnswer:"
+        return prompt_text(context, question, system_prompt=self.system_prompt, render=self.render)
 
     def answer(self, surface: str) -> str:
-        return surface if self.chat else " " + surface
+        return answer_text(surface, chat=self.chat)
 
     def input_key(self, rows: pa.Table) -> pa.Array:
         return text_key(rows)
@@ -68,20 +155,16 @@ class CausalScorer:
         return pc.utf8_length(rows["context"]).to_numpy(zero_copy_only=False).astype(np.int64)
 
     def score(self, rows: pa.Table) -> np.ndarray:
-        tok = self.loaded.tokenizer
         contexts = rows["context"].to_pylist()
         prompts = [self.prompt(c, q) for c, q in zip(contexts, rows["question"].to_pylist(), strict=True)]
-        prompt_ids = tok(prompts, add_special_tokens=not self.chat)["input_ids"]
-        answers = [
-            tok([self.answer(s) for s in surfaces(rows, k)], add_special_tokens=False)["input_ids"]
-            for k in (1, 2)
-        ]
-        n = len(prompt_ids)
+        n = len(prompts)
+        answers = [self.answer(s) for k in (1, 2) for s in surfaces(rows, k)]
+        prompt_ids, answer_ids = encode_pair(self.loaded.tokenizer, prompts * 2, answers)
         groups = np.unique(contexts, return_inverse=True)[1] if self.share_prefixes else None
         log_s = answer_log_probs(
             self.loaded.model,
-            prompt_ids,
-            answers[0] + answers[1],
+            prompt_ids[:n],
+            answer_ids,
             np.tile(np.arange(n), 2),
             groups=groups,
             pad_id=self.pad_id,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
+from unqover.probe.adapters import apply_adapter, find_adapter
 
 FAMILIES = ("qa", "mlm", "causal")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -29,6 +30,8 @@ class LoadedModel:
     device: str
     dtype: str
     path: str | None = None  # a local folder, resolved (None for a Hub model: its revision says which)
+    adapter: dict | None = None  # the PEFT adapter merged into the weights (``Adapter.record``)
+    model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
 
     def provenance(self) -> dict:
         return {
@@ -38,7 +41,17 @@ class LoadedModel:
             "dtype": self.dtype,
             "device": self.device,
             **({"path": self.path} if self.path else {}),
+            **loading_record(self.adapter, self.model_args),
         }
+
+
+def loading_record(adapter: dict | None, model_args: dict | None) -> dict:
+    """The ``adapter`` and ``model_args`` of a model's provenance and run identity, only where given (a run
+    without them records what it always did)."""
+    return {
+        **({"adapter": adapter} if adapter else {}),
+        **({"model_args": dict(model_args)} if model_args else {}),
+    }
 
 
 def detect_family(architectures: list[str] | None, model_type: str | None) -> str:
@@ -176,19 +189,29 @@ class ModelSource:
         except (OSError, ValueError, TypeError) as err:
             raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
 
-    def weights(self, auto_class, dtype: str, allow_pickle: bool, **kwargs):
+    def weights(self, auto_class, dtype: str, allow_pickle: bool, model_args: dict | None = None, **kwargs):
+        """The weights; ``model_args`` (``--model-arg``) are more keywords for ``from_pretrained``, and an error
+        that they can cause (a keyword the model does not take, a value it refuses, a library it needs) is
+        refused in one line naming them."""
         import pickle
 
         import torch
 
+        model_args = dict(model_args or {})
+        check_model_args(model_args)
         try:
             return auto_class.from_pretrained(
                 self.location,
                 dtype=getattr(torch, dtype),
                 use_safetensors=not allow_pickle,
                 **kwargs,
+                **model_args,
                 **self.options,
             )
+        except (TypeError, ImportError, KeyError, AttributeError) as err:
+            if not model_args:
+                raise
+            raise UnqoverError(unusable_model_args(model_args, err)) from err
         except pickle.UnpicklingError as err:
             # torch's weights-only unpickler refused it: the file holds more than tensors (or is no pickle)
             raise UnqoverError(
@@ -199,6 +222,8 @@ class ModelSource:
         except (RuntimeError, EOFError) as err:  # a truncated or corrupt weights file, mismatched shapes
             raise UnqoverError(f"cannot load the weights of {self.model_id!r}: {first_line(err)}") from err
         except (OSError, ValueError) as err:
+            if model_args and not isinstance(err, OSError):
+                raise UnqoverError(unusable_model_args(model_args, err)) from err
             hint = (
                 ""
                 if allow_pickle
@@ -207,6 +232,33 @@ class ModelSource:
             raise UnqoverError(
                 f"cannot load the weights of {self.model_id!r}: {first_line(err)}{hint}"
             ) from err
+
+
+def check_model_args(model_args: dict) -> None:
+    """Keywords unqover sets itself cannot be given (the command line refuses them with the option to use)."""
+    if "trust_remote_code" in model_args:
+        raise UnqoverError(
+            "--model-arg trust_remote_code cannot be used: unqover never runs a model's own code"
+        )
+    taken = sorted(
+        set(model_args) & {"revision", "token", "dtype", "torch_dtype", "use_safetensors", "device_map"}
+    )
+    if taken:
+        raise UnqoverError(f"--model-arg {taken[0]} cannot be used: unqover sets it (see its own options)")
+
+
+def unusable_model_args(model_args: dict, err: BaseException) -> str:
+    """``--model-arg KEY=VALUE cannot be used: <reason>``, naming the keys the error names (else all)."""
+    import json
+
+    message = str(err)
+    named = [key for key in model_args if re.search(rf"\b{re.escape(key)}\b", message)] or list(model_args)
+    given = " ".join(
+        f"--model-arg {key}={value if isinstance(value, str) else json.dumps(value)}"
+        for key, value in model_args.items()
+        if key in named
+    )
+    return f"{given} cannot be used: {first_line(err).rstrip('.')}"
 
 
 def model_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
@@ -244,11 +296,17 @@ def load_model(
     dtype: str = "auto",
     token: str | None = None,
     allow_pickle: bool = False,
+    adapter: str | None = None,
+    model_args: dict | None = None,
 ) -> LoadedModel:
-    """Load config, tokenizer and model of a Hub id or a local folder, with one clear error per failure."""
+    """Load config, tokenizer and model of a Hub id or a local folder, with one clear error per failure;
+    ``model_args`` go to the model's ``from_pretrained``, and a PEFT ``adapter`` (a folder or Hub id) is merged
+    into the weights (:mod:`unqover.probe.adapters`)."""
     import transformers
 
+    check_model_args(model_args or {})
     source = model_source(model_id, revision, token)
+    found = find_adapter(adapter, token=token, allow_pickle=allow_pickle) if adapter is not None else None
     config = source.config()
     family = detect_family(getattr(config, "architectures", None), getattr(config, "model_type", None))
     tokenizer = source.tokenizer()
@@ -264,7 +322,30 @@ def load_model(
         "mlm": transformers.AutoModelForMaskedLM,
         "causal": transformers.AutoModelForCausalLM,
     }[family]
-    model = source.weights(auto, dtype, allow_pickle)
-    model.to(device).eval()
+    model = source.weights(auto, dtype, allow_pickle, model_args)
+    if found is not None:
+        model = apply_adapter(model, found, model_id)
+    device = place_model(model, device)
     commit = getattr(config, "_commit_hash", None)
-    return LoadedModel(model, tokenizer, family, model_id, revision or commit, device, dtype, source.path)
+    return LoadedModel(
+        model,
+        tokenizer,
+        family,
+        model_id,
+        revision or commit,
+        device,
+        dtype,
+        source.path,
+        adapter=None if found is None else found.record(),
+        model_args=dict(model_args) if model_args else None,
+    )
+
+
+def place_model(model, device: str) -> str:
+    """Move the model to ``device`` for scoring; a model that transformers placed itself (quantized weights,
+    e.g. ``--model-arg quantization_config=...``) stays where it is. Returns where it is."""
+    if getattr(model, "is_quantized", False) or getattr(model, "hf_device_map", None):
+        model.eval()
+        return str(getattr(model, "device", device))
+    model.to(device).eval()
+    return device

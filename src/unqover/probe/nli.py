@@ -20,7 +20,15 @@ from typing import ClassVar
 import numpy as np
 
 from unqover.errors import UnqoverError
-from unqover.probe.models import choose_device, choose_dtype, model_source
+from unqover.probe.adapters import apply_adapter, find_adapter
+from unqover.probe.models import (
+    check_model_args,
+    choose_device,
+    choose_dtype,
+    loading_record,
+    model_source,
+    place_model,
+)
 
 LABELS = ("entailment", "neutral", "contradiction")
 # spellings seen in configs: ENTAILMENT, entailment, Entailed; CONTRADICTION, Contradict; NEUTRAL
@@ -124,6 +132,8 @@ class LoadedNLIModel:
     family: ClassVar[str] = "nli"
     id2label: dict[int, str] = field(default_factory=dict)
     path: str | None = None  # a local folder, resolved (None for a Hub model)
+    adapter: dict | None = None  # the PEFT adapter merged into the weights
+    model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
 
     def provenance(self) -> dict:
         return {
@@ -136,6 +146,7 @@ class LoadedNLIModel:
             "label_source": self.label_source,
             "id2label": {str(k): v for k, v in self.id2label.items()},
             **({"path": self.path} if self.path else {}),
+            **loading_record(self.adapter, self.model_args),
         }
 
 
@@ -148,11 +159,16 @@ def load_nli_model(
     token: str | None = None,
     allow_pickle: bool = False,
     label_map: dict[str, int] | None = None,
+    adapter: str | None = None,
+    model_args: dict | None = None,
 ) -> LoadedNLIModel:
-    """Load config, tokenizer and ``…ForSequenceClassification`` model of a Hub id or a local folder."""
+    """Load config, tokenizer and ``…ForSequenceClassification`` model of a Hub id or a local folder (with
+    ``model_args`` for ``from_pretrained`` and a PEFT ``adapter`` merged in, as :func:`load_model`)."""
     import transformers
 
+    check_model_args(model_args or {})
     source = model_source(model_id, revision, token)
+    found = find_adapter(adapter, token=token, allow_pickle=allow_pickle) if adapter is not None else None
     config = source.config()
     architectures = getattr(config, "architectures", None) or []
     if architectures and not any(a.endswith("ForSequenceClassification") for a in architectures):
@@ -165,8 +181,10 @@ def load_nli_model(
     tokenizer = source.tokenizer()
     device = choose_device(device)
     dtype = choose_dtype(dtype, device)
-    model = source.weights(transformers.AutoModelForSequenceClassification, dtype, allow_pickle)
-    model.to(device).eval()
+    model = source.weights(transformers.AutoModelForSequenceClassification, dtype, allow_pickle, model_args)
+    if found is not None:
+        model = apply_adapter(model, found, model_id)
+    device = place_model(model, device)
     commit = getattr(config, "_commit_hash", None)
     return LoadedNLIModel(
         model,
@@ -179,6 +197,8 @@ def load_nli_model(
         label_source="config" if label_map is None else "label_map",
         id2label=id2label,
         path=source.path,
+        adapter=None if found is None else found.record(),
+        model_args=dict(model_args) if model_args else None,
     )
 
 

@@ -55,6 +55,8 @@ class RunOptions:
     revision: str | None = None
     token: str | None = None
     allow_pickle: bool = False
+    adapter: str | None = None  # a PEFT adapter (folder or Hub id) merged into the model after it loads
+    model_args: dict[str, Any] = field(default_factory=dict)  # more keywords for the model's from_pretrained
     chunk_rows: int = 8192
     checkpoint_seconds: float = 60.0  # a chunk being scored is also saved this often (a kill loses <= this)
     started: float | None = None  # time.monotonic() when the command started: --max-time counts from it
@@ -118,8 +120,14 @@ def selection_suffix(selection: dict | None) -> str:
 
 def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
     """(placement, model): ``loader`` (``load_model``, ``load_nli_model``) with the run's options, on this
-    process's device (its own GPU under ``accelerate launch``)."""
+    process's device (its own GPU under ``accelerate launch``). ``--adapter`` and ``--model-arg`` reach the
+    loader only when given."""
     from unqover.probe.placement import load_placed
+
+    if run.adapter is not None:
+        extra["adapter"] = run.adapter
+    if run.model_args:
+        extra["model_args"] = dict(run.model_args)
 
     return load_placed(
         loader,
@@ -162,6 +170,11 @@ class ProbeDefinition:
     table_columns: tuple[str, ...] = ()
     #: the Space offers this probe's dataset rows one at a time (a model's answers to one question)
     explorable: bool = False
+    #: why ``unqover lm-eval-tasks`` writes no lm-evaluation-harness tasks for this probe (None: it does)
+    lm_eval_unfit: str | None = "its scores are not log-likelihoods of choices that lm-eval's requests give"
+    #: how its lm-eval tasks ask: "subjects" (which subject answers a question) or "sentences" (which filled-in
+    #: sentence is likelier)
+    lm_eval_kind: str | None = None
 
     @property
     def settings(self) -> dict[str, Any]:

@@ -64,6 +64,8 @@ class EECProbe(ProbeDefinition):
         ),
     )
     datasets = (NAME,)
+    lm_eval_unfit = None
+    lm_eval_kind = "sentences"
     #: the config of the emotion dataset whose questions this probe scores
     scored_config = "questions"
     dataset_options = (
@@ -102,6 +104,14 @@ class EECProbe(ProbeDefinition):
         from unqover.probe.placement import place
 
         if model_id.partition(":")[0] in BEECHER_FAMILIES:
+            given = [
+                flag for flag, value in (("--adapter", run.adapter), ("--model-arg", run.model_args)) if value
+            ]
+            if given:
+                raise UnqoverError(
+                    f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to transformers models, not "
+                    f"to Beecher's own {model_id}"
+                )
             # Beecher's own models: a TF-IDF corpus or word vectors, scored on the CPU in one process
             vocabulary = self.beecher_vocabulary(run, settings)
             loaded, factory = load_beecher_model(model_id, settings["scoring"], vocabulary=vocabulary)
@@ -256,12 +266,21 @@ class EECProbe(ProbeDefinition):
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked
         and measured with the run's scoring mode and length rule (as its provenance records them)."""
+        from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions
+        from unqover.probes.eec_rows import SENTENCE_SCHEMA, without_token_counts
+
+        if predictions.suffix == ".jsonl":  # lm-eval's logged samples: no token counts
+            table, provenance = read_predictions(predictions, LM_EVAL_SENTENCE_SCHEMA)
+            table = without_token_counts(table)
+        else:
+            table, provenance = read_predictions(predictions, SENTENCE_SCHEMA)
+        return self.measure_sentences(table, provenance, run, str(predictions), **options)
+
+    def measure_sentences(self, table: pa.Table, provenance: dict, run: RunOptions, what: str, **options):
+        """Sentence scores (id, question_id, choice, log_likelihood, tokens) against their questions, ranked and
+        measured with the scoring mode and length rule their provenance records."""
         import pyarrow.compute as pc
 
-        from unqover.predictions import read_predictions
-        from unqover.probes.eec_rows import SENTENCE_SCHEMA
-
-        table, provenance = read_predictions(predictions, SENTENCE_SCHEMA)
         recorded = provenance.get("dataset", {})
         source = run.dataset or recorded.get("source")
         scoring = provenance.get("scoring") or {}
@@ -281,7 +300,7 @@ class EECProbe(ProbeDefinition):
         sentences = self.choice_rows(questions)
         position = pc.index_in(sentences["id"], value_set=table["id"])
         if position.null_count:
-            raise UnqoverError(f"{predictions} does not score every choice sentence of its questions")
+            raise UnqoverError(f"{what} does not score every choice sentence of its questions")
         scores = table.take(position).rename_columns(["id", "question_id", "choice", "score_1", "score_2"])
         result, _ = self.rank_and_measure(
             questions, sentences, scores, run, settings, selection or None, paper

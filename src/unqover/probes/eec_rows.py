@@ -34,6 +34,12 @@ SENTENCE_SCHEMA = pa.schema(
 )
 
 
+def without_token_counts(table: pa.Table) -> pa.Table:
+    """Sentence log-likelihoods whose token counts were not logged (lm-eval's samples) in ``SENTENCE_SCHEMA``:
+    tokens NaN, which only ``--length-rule mean`` would read (such files are measured with ``sum``)."""
+    return table.append_column("tokens", pa.array(np.full(table.num_rows, np.nan)))
+
+
 def load_eec_questions(name: str, dataset: str | None, config: str | None = None) -> tuple[pa.Table, dict]:
     """--dataset (config ``questions``), else a local build in datasets/unqover/<name>, else generated."""
     config = config or "questions"

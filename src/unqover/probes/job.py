@@ -116,12 +116,29 @@ def check_run_folder(folder: Path) -> None:
         raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
 
 
+def differing_fields(a: dict, b: dict) -> list[str]:
+    """The fields two run records differ in: a record's one differing field is named (``model.adapter``,
+    ``prompt.system_prompt``), a record that differs in more is named whole (``model``)."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        inner = (
+            [k for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)]
+            if isinstance(x, dict) and isinstance(y, dict)
+            else []
+        )
+        out.append(f"{key}.{inner[0]}" if len(inner) == 1 else key)
+    return out
+
+
 def claim(folder: Path, identity: dict) -> None:
     """Record what this run is, or refuse a folder that holds a different run."""
     existing = read_manifest(folder)
     if existing is not None:
         if existing != identity:
-            differing = sorted(k for k in set(existing) | set(identity) if existing.get(k) != identity.get(k))
+            differing = differing_fields(existing, identity)
             raise UnqoverError(
                 f"{folder} holds another run (it differs in {', '.join(differing)}); choose another --output or "
                 "remove that folder"
@@ -205,7 +222,8 @@ def claim_and_score(
 
 def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, settings: dict) -> dict:
     """run.json: what makes two runs the same run."""
-    path = model.provenance().get("path")  # a local model: its resolved folder or file
+    provenance = model.provenance()
+    path = provenance.get("path")  # a local model: its resolved folder or file
     identity = {
         "probe": probe.name,
         "model": {
@@ -213,6 +231,8 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
             "revision": model.revision,
             "family": model.family,
             **({"path": path} if path else {}),
+            # --adapter and --model-arg, only where given (runs without them keep their run.json)
+            **{key: provenance[key] for key in ("adapter", "model_args") if provenance.get(key)},
         },
         "dataset": {
             **loaded.dataset,

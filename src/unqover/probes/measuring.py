@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,16 @@ def measure_predictions(
 
     output = output or predictions.with_name(predictions.stem + ".bias.json")
     check_writable(output, folder=False)
+    recorded = read_provenance(predictions)
+    if run.seed is None:  # a sample's own seed, as `unqover probe --limit N --seed S` measures with S
+        seed = (recorded.get("selection") or {}).get("seed")
+        run = replace(
+            run, seed=seed if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0 else 0
+        )
     if probe_file is not None:
         probe = get_probe(probe_file=probe_file)
     else:
-        probe = probe_of(read_provenance(predictions), default=bias or DEFAULT_PROBE)
+        probe = probe_of(recorded, default=bias or DEFAULT_PROBE)
         if bias is not None and probe.name != bias:
             raise UnqoverError(
                 f"{predictions} was written by the {probe.name} probe, not {bias}: leave out --bias {bias}"

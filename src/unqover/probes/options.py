@@ -199,3 +199,94 @@ def probe_list(names: Sequence[str], groups: dict[str, list[str]]) -> Callable[[
         return list(dict.fromkeys(chosen))
 
     return read
+
+
+#: ``from_pretrained`` keywords unqover sets itself, and the option that sets each (None: never given)
+RESERVED_MODEL_ARGS = {
+    "trust_remote_code": None,
+    "revision": "--revision",
+    "token": "--token",
+    "use_auth_token": "--token",
+    "dtype": "--dtype",
+    "torch_dtype": "--dtype",
+    "device_map": "--device",
+    "use_safetensors": "--allow-pickle",
+    "pretrained_model_name_or_path": "MODEL",
+}
+
+
+def model_arg(text: str) -> tuple[str, Any]:
+    """``--model-arg KEY=VALUE``: a keyword for the model's ``from_pretrained``; VALUE is read as JSON when it
+    parses (``true``, ``4``, ``0.5``, ``{"load_in_4bit": true}``), else kept as text. Keys unqover sets itself are
+    refused with the option to use instead."""
+    key, sep, value = str(text).partition("=")
+    key = key.strip()
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. attn_implementation=sdpa), got {text!r}")
+    if not key:
+        raise argparse.ArgumentTypeError(f"the key before '=' is empty in {text!r}")
+    if not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"{key!r} is no keyword argument name (in {text!r})")
+    if key in RESERVED_MODEL_ARGS:
+        instead = RESERVED_MODEL_ARGS[key]
+        if instead is None:
+            raise argparse.ArgumentTypeError(
+                f"{key} cannot be set: unqover never runs a model's own code (trust_remote_code is always False)"
+            )
+        raise argparse.ArgumentTypeError(f"{key} is set by unqover: use {instead} instead")
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = value
+    return key, parsed
+
+
+def model_args(pairs: Sequence[tuple[str, Any]] | None) -> dict[str, Any]:
+    """The ``--model-arg`` pairs as keywords; a key given twice is refused."""
+    out: dict[str, Any] = {}
+    for key, value in pairs or ():
+        if key in out:
+            raise UnqoverError(f"--model-arg {key} is given twice: give each key once")
+        out[key] = value
+    return out
+
+
+def model_arg_text(key: str, value: Any) -> str:
+    """``KEY=VALUE`` as a user writes it (text as is, anything else as JSON)."""
+    return f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+
+
+#: the largest ``--chat-template`` file read
+MAX_TEMPLATE_BYTES = 1_000_000
+TEMPLATE_SUFFIXES = (".jinja", ".j2")
+
+
+def chat_template_file(text: str) -> tuple[str, str, str]:
+    """``--chat-template FILE.jinja``: (resolved path, template text, sha256 of its bytes); one line for a file
+    that is missing, unreadable, not UTF-8, empty, too large or not named ``*.jinja`` / ``*.j2``."""
+    import hashlib
+    from pathlib import Path
+
+    path = Path(text).expanduser()
+    choices = "auto, none or a FILE.jinja"
+    if path.suffix.lower() not in TEMPLATE_SUFFIXES:
+        raise UnqoverError(f"--chat-template takes {choices} (a .jinja or .j2 file), got {text!r}")
+    if not path.is_file():
+        missing = "is a folder" if path.is_dir() else "not found"
+        raise UnqoverError(f"--chat-template {text}: {missing} (it takes {choices})")
+    try:
+        size = path.stat().st_size
+        if size > MAX_TEMPLATE_BYTES:
+            raise UnqoverError(
+                f"--chat-template {text} is {size:,} bytes: a chat template is at most {MAX_TEMPLATE_BYTES:,}"
+            )
+        data = path.read_bytes()
+    except OSError as err:
+        raise UnqoverError(f"--chat-template {text} cannot be read: {err.strerror or err}") from None
+    try:
+        template = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnqoverError(f"--chat-template {text} is not UTF-8 text") from None
+    if not template.strip():
+        raise UnqoverError(f"--chat-template {text} is empty")
+    return str(path.resolve()), template, hashlib.sha256(data).hexdigest()

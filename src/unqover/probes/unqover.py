@@ -27,6 +27,7 @@ from unqover.probes.base import (
     load_for_run,
     selection_suffix,
 )
+from unqover.probes.causal_prompt import check_prompt_family, prompt_options, prompt_record
 from unqover.probes.options import Option
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 FAMILY_CONFIG = {"qa": "qa", "mlm": "mlm", "causal": "qa"}
 SCORINGS = ("default", "paper")
+#: ``--chat-template`` values that name no file (``unqover.probe.causal.chat_renderer`` reads them)
+CHAT_TEMPLATES = ("auto", "none")
 MODES = ("default", "paper")
 #: a full run's interval is for its bias-corrected μ, not for μ: the Space's results table says which
 INTERVAL_ESTIMATE = "μ: the interval's estimate"
@@ -68,6 +71,19 @@ class UnqoverProbe(ProbeDefinition):
         ),
         Option("--max-rows", "with --precision: score at most this many rows", type=parse.positive),
         Option(
+            "--system-prompt",
+            "causal LMs: a system message before every question (without a chat template: a paragraph before "
+            "the prompt)",
+            metavar="TEXT",
+        ),
+        Option(
+            "--chat-template",
+            "causal LMs: auto (the tokenizer's chat template, when it has one), none (plain prompts) or a Jinja "
+            "template file (default: auto)",
+            metavar="auto|none|FILE.jinja",
+            default="auto",
+        ),
+        Option(
             "--max-time",
             "with --precision: bound the whole command's wall time (loading, scoring, measuring), starting no "
             "round that would end past it; a unit is required: 90s, 30m, 1.5h",
@@ -93,6 +109,8 @@ class UnqoverProbe(ProbeDefinition):
         ),
     )
     built_by_default = True
+    lm_eval_unfit = None
+    lm_eval_kind = "subjects"
     table_columns = ("groups", "μ", INTERVAL_ESTIMATE, "μ low", "μ high", "η", "δ", "ε")
 
     def __init__(
@@ -109,6 +127,13 @@ class UnqoverProbe(ProbeDefinition):
             raise UnqoverError(f"--scoring must be one of {', '.join(SCORINGS)}, got {settings['scoring']!r}")
         if settings["mode"] not in MODES:
             raise UnqoverError(f"--mode must be one of {', '.join(MODES)}, got {settings['mode']!r}")
+        template = settings["chat_template"]
+        settings["template_file"] = None
+        if template not in CHAT_TEMPLATES:
+            path, text, sha256 = parse.chat_template_file(template)
+            settings["chat_template"] = path
+            settings["template_file"] = {"file": path, "sha256": sha256, "text": text}
+        settings["system_prompt"] = settings["system_prompt"] or None
         max_time = settings.pop("max_time")
         settings["max_seconds"] = None if max_time is None else parse.parse_duration(max_time)
         if settings["precision"] is None:
@@ -134,6 +159,14 @@ class UnqoverProbe(ProbeDefinition):
             precision.check_options(run, settings)
         elif settings["sample"] is not None and run.limit is not None:
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
+        if prompt_options(settings):  # refused before the weights load: the config says the family
+            from unqover.probe.models import detect_family, model_source
+
+            config = model_source(model_id, run.revision, run.token).config()
+            family = detect_family(
+                getattr(config, "architectures", None), getattr(config, "model_type", None)
+            )
+            check_prompt_family(settings, family, model_id)
         return load_for_run(load_model, model_id, run)
 
     def config_for(self, model, run: RunOptions, settings: dict) -> str:
@@ -192,7 +225,10 @@ class UnqoverProbe(ProbeDefinition):
         rows, dataset = self.rows(run, settings, config)
         check_columns(rows, dataset["source"])
         check_rows_fit_family(rows, model.family, config)
+        check_prompt_family(settings, model.family, model.model_id)
         identity = {"coverage": None}
+        if model.family == "causal":  # QA and masked-LM runs keep the run.json they always had
+            identity["prompt"] = prompt_record(settings, model.tokenizer)
         if model.family == "mlm":
             # the population a quick run estimates is the covered dataset: drop split subjects before sampling
             rows, cover = make_scorer(model, settings["scoring"]).single_token_coverage(rows)
@@ -209,7 +245,15 @@ class UnqoverProbe(ProbeDefinition):
     def scorers(self, model, settings: dict) -> dict:
         from unqover.probes.unqover_rows import make_scorer
 
-        return {"": make_scorer(model, settings["scoring"])}
+        template = settings.get("template_file")
+        return {
+            "": make_scorer(
+                model,
+                settings["scoring"],
+                chat_template=template["text"] if template else settings.get("chat_template", "auto"),
+                system_prompt=settings.get("system_prompt"),
+            )
+        }
 
     def scoring(self, model, settings: dict) -> str:
         return settings["scoring"]
@@ -303,10 +347,15 @@ class UnqoverProbe(ProbeDefinition):
         return Comparison(comparison, compare_text(comparison), compare_markdown(comparison))
 
     def recorded_rows(
-        self, recorded: dict, run: RunOptions, split: str | None = None, what: object = "the file"
+        self,
+        recorded: dict,
+        run: RunOptions,
+        split: str | None = None,
+        what: object = "the file",
+        all_columns: bool = False,
     ) -> tuple[pa.Table, str | None, str | None, str]:
         """The dataset rows a provenance's ``dataset`` records (``run.dataset`` and ``run.config`` override it):
-        rows (``ROW_COLUMNS`` when loaded from a dataset), source, config and split."""
+        rows (``ROW_COLUMNS`` when loaded from a dataset, unless ``all_columns``), source, config and split."""
         from unqover.hub.load import load_rows
         from unqover.probes.unqover_rows import ROW_COLUMNS
 
@@ -323,7 +372,7 @@ class UnqoverProbe(ProbeDefinition):
         else:
             if not source or not config:
                 raise UnqoverError(f"{what} does not record its dataset; pass --dataset and --config")
-            rows = load_rows(source, config, split, columns=ROW_COLUMNS)
+            rows = load_rows(source, config, split, columns=None if all_columns else ROW_COLUMNS)
         return rows, source, config, split
 
     def compared_scores(self, dataset: dict, predictions: list[Path]) -> tuple[pa.Table, list]:

@@ -45,8 +45,9 @@ ROW_COLUMNS = (
 )
 
 
-def make_scorer(model, scoring: str):
-    """The scorer of a model family (``scoring`` "paper": the original code's quirks)."""
+def make_scorer(model, scoring: str, *, chat_template: str = "auto", system_prompt: str | None = None):
+    """The scorer of a model family (``scoring`` "paper": the original code's quirks); a causal LM's prompts
+    take ``chat_template`` ("auto", "none" or a template's text) and ``system_prompt``."""
     from unqover.probe.causal import CausalScorer
     from unqover.probe.mlm import MLMScorer
     from unqover.probe.qa import QAScorer
@@ -59,7 +60,7 @@ def make_scorer(model, scoring: str):
         raise UnqoverError(
             "the original code scored no causal LMs: --scoring paper applies to QA and masked LMs"
         )
-    return CausalScorer(model)
+    return CausalScorer(model, chat_template=chat_template, system_prompt=system_prompt)
 
 
 def check_columns(rows: pa.Table, source: str) -> None:

@@ -1,0 +1,242 @@
+"""The code behind the lm-evaluation-harness tasks that ``unqover lm-eval-tasks`` writes.
+
+A task folder holds YAML configs and a small ``unqover_tasks.py`` whose names point here (``hooks_for``), so that
+lm-eval runs this installed package's code, not a copy:
+
+- ``UnqoverTask``: the prompt of each document is :func:`unqover.probe.causal.prompt_text`, with lm-eval's
+  ``--system_instruction`` as the system prompt and, under ``--apply_chat_template``, the model's chat template:
+  the prompt ``unqover probe`` builds with ``--system-prompt`` and ``--chat-template``. lm-eval's continuation is
+  then ``" " + surface`` without a chat template and the surface with one (its target delimiter), and its causal
+  models tokenize the pair as :func:`unqover.probe.causal.encode_pair` does.
+- ``load_docs``: the dataset's rows (the sample task: the seeded sample of ``unqover sample``), each with a
+  ``unqover`` field recording the probe, dataset and selection, so that logged samples measure on their own.
+- ``process_results`` / aggregations: every document passes (id, log S₁, log S₂) to the aggregations, which run
+  this project's measure once on all of them and return μ, η, δ, ε and their interval bounds. lm-eval computes no
+  standard error of its own for these (only for its built-in aggregations); its per-document bootstrap would treat
+  the rows of a group, and the groups of a subject, as independent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lm_eval.api.registry import AGGREGATION_REGISTRY, register_aggregation
+from lm_eval.api.task import ConfigurableTask
+
+from unqover.probe.causal import prompt_text
+from unqover.probes.base import RunOptions
+from unqover.probes.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE
+
+logger = logging.getLogger("unqover.lm_eval")
+
+
+class UnqoverTask(ConfigurableTask):
+    """A multiple-choice task whose prompt is ``unqover probe``'s (zero-shot only): the causal prompt of an UnQover
+    question; nothing (the model's BOS) before an emotion or person question's whole sentences."""
+
+    def __init__(self, config: dict | None = None) -> None:
+        super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"})
+
+    def fewshot_context(
+        self,
+        doc: dict,
+        num_fewshot: int,
+        system_instruction: str | None = None,
+        apply_chat_template: bool = False,
+        fewshot_as_multiturn: bool = False,
+        chat_template: Callable | None = None,
+        gen_prefix: str | None = None,
+    ) -> str:
+        if num_fewshot:
+            raise ValueError(f"{self.config.task} is zero-shot (its questions have no right answer)")
+        if "sentences" in doc:
+            return ""
+        render = chat_template if apply_chat_template and chat_template else None
+        return prompt_text(doc["context"], doc["question"], system_prompt=system_instruction, render=render)
+
+
+def doc_to_text(doc: dict) -> str:
+    """The plain prompt (``UnqoverTask`` builds the prompt lm-eval scores; this is what lm-eval's checks see)."""
+    return "" if "sentences" in doc else prompt_text(doc["context"], doc["question"])
+
+
+def choices(doc: dict) -> list[str]:
+    """An UnQover question's two subjects as they appear in its context (lm-eval puts its target delimiter
+    before each), or an emotion/person question's filled-in sentences."""
+    if "sentences" in doc:
+        return list(doc["sentences"])
+    return [doc["context"][slice(*doc[f"subject_{k}_span"])] for k in (1, 2)]
+
+
+@dataclass(frozen=True)
+class TaskFolder:
+    """What ``unqover lm-eval-tasks`` recorded in a task folder's ``unqover_tasks.json``."""
+
+    folder: Path
+    record: dict
+
+    @classmethod
+    def read(cls, folder: Path) -> TaskFolder:
+        return cls(folder, json.loads((folder / SETTINGS_FILE).read_text()))
+
+    def is_sample(self, task: str) -> bool:
+        return task == self.record["tasks"]["sample"]
+
+    def about(self, sample: bool) -> dict:
+        """The provenance of a task's documents (their ``unqover`` field): what ``unqover measure`` reads from
+        logged samples, as it reads a predictions file's."""
+        r = self.record
+        about = {"probe": r["probe"], "dataset": r["dataset"], "lm_eval_task": r["tasks"]["full"]}
+        if r["kind"] == "sentences":
+            about["scoring"] = {"sentence": "causal-LM log-likelihood", "length_rule": SENTENCE_LENGTH_RULE}
+        if sample:
+            about |= {"selection": r["selection"], "lm_eval_task": r["tasks"]["sample"]}
+        return about
+
+
+@cache
+def _documents(folder: Path, sample: bool):
+    """A task's documents (checked against the fingerprint recorded when the folder was written)."""
+    from unqover.probes.lm_eval_tasks import dataset_documents, sample_documents
+
+    record = TaskFolder.read(folder).record
+    documents = dataset_documents(record)
+    return sample_documents(record, documents) if sample else documents
+
+
+def load_docs(folder: Path, selection: str = "full", **_: Any):
+    """lm-eval's ``custom_dataset``: the documents of the full or the sample task (a ``test`` split)."""
+    import datasets
+    import pyarrow as pa
+
+    sample = selection == "sample"
+    documents = _documents(folder, sample)
+    about = json.dumps(TaskFolder.read(folder).about(sample), sort_keys=True)
+    documents = documents.append_column("unqover", pa.array([about] * documents.num_rows, pa.string()))
+    return datasets.DatasetDict({"test": datasets.Dataset(datasets.table.InMemoryTable(documents))})
+
+
+def process_results(folder: Path, doc: dict, results: list) -> dict[str, tuple]:
+    """Each document's (task folder, task name, id, log-likelihood of each choice) for every aggregation."""
+    task = json.loads(doc["unqover"])["lm_eval_task"]
+    item = (str(folder), task, doc["id"], tuple(float(log_likelihood) for log_likelihood, _ in results))
+    kind = "sentences" if "sentences" in doc else "subjects"
+    return dict.fromkeys(METRICS[kind], item)
+
+
+def aggregate(metric: str, items: list[tuple]) -> float:
+    """One metric of this project's measure of all documents (computed once per set of documents)."""
+    return _measured(tuple(items)).get(metric, math.nan)
+
+
+@cache
+def _measured(items: tuple) -> dict[str, float]:
+    """The task's metrics from the documents' log-likelihoods, as ``unqover measure`` gives them from the logged
+    samples; none (with a warning) when the documents are not the task's (lm-eval's ``--limit``)."""
+    from unqover.errors import UnqoverError
+
+    folder, task = Path(items[0][0]), items[0][1]
+    tasks = TaskFolder.read(folder)
+    sample = tasks.is_sample(task)
+    documents = _documents(folder, sample)
+    ids = [item[2] for item in items]
+    if sorted(ids) != sorted(documents["id"].to_pylist()):
+        logger.warning(
+            "%s: %d of the task's %d documents were scored (lm-eval's --limit?); the measures need the whole "
+            "task: no numbers. For a quick run use the _sample task (unqover lm-eval-tasks --groups N)",
+            task,
+            len(ids),
+            documents.num_rows,
+        )
+        return {}
+    about = tasks.about(sample)
+    log_likelihoods = {item[2]: item[3] for item in items}
+    try:
+        if tasks.record["kind"] == "subjects":  # measured against the whole dataset, which a sample estimates
+            population = _documents(folder, False)
+            return _subject_metrics(population, log_likelihoods, about, tasks.record["resamples"])
+        return _sentence_metrics(documents, log_likelihoods, about, tasks.record["resamples"])
+    except UnqoverError as err:
+        logger.warning("%s: %s", task, err)
+        return {}
+
+
+def _subject_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:
+    """μ, η, δ, ε and their interval bounds (``unqover.probes.unqover_rows.measure_predictions``)."""
+    from unqover.predictions import subject_scores
+    from unqover.probes.unqover_rows import measure_predictions
+
+    scores = subject_scores(log_likelihoods)
+    seed = (about.get("selection") or {}).get("seed", 0)
+    result = measure_predictions(
+        documents, scores, about, about["lm_eval_task"], resamples=resamples, seed=seed
+    )
+    data = result.to_dict()
+    values = {}
+    for metric, (name, end) in METRICS["subjects"].items():
+        interval = (data.get("intervals") or {}).get(name)
+        value = data.get(name) if end is None else (interval[end] if interval else None)
+        values[metric] = _number(value)
+    return values
+
+
+def _sentence_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:
+    """The gender and race tests' p-values and Cramér's V (with its interval where the probe gives one), measured
+    as ``unqover measure`` measures the logged samples (the probe's ``measure_sentences``)."""
+    from unqover.predictions import sentence_log_likelihoods
+    from unqover.probes.eec_rows import without_token_counts
+    from unqover.probes.registry import probe_of
+
+    probe = probe_of(about)
+    seed = (about.get("selection") or {}).get("seed", 0)
+    table = without_token_counts(sentence_log_likelihoods(documents.to_pylist(), log_likelihoods))
+    result, _ = probe.measure_sentences(
+        table, about, RunOptions(resamples=resamples, seed=seed), about["lm_eval_task"]
+    )
+    headline = probe.headline({"result": result.to_dict()})
+    values = {}
+    for metric, (name, end) in METRICS["sentences"].items():
+        value, interval = headline.get(name, (None, None))
+        values[metric] = _number(value if end is None else (interval[end] if interval else None))
+    return values
+
+
+def _number(value) -> float:
+    return math.nan if value is None else float(value)
+
+
+def hooks_for(folder: Path) -> dict[str, Any]:
+    """The names a task folder's ``unqover_tasks.py`` exports, bound to that folder."""
+    folder = folder.resolve()
+    hooks: dict[str, Any] = {
+        "UnqoverTask": UnqoverTask,
+        "doc_to_text": doc_to_text,
+        "choices": choices,
+        "load_docs": lambda **kwargs: load_docs(folder, **kwargs),
+        "process_results": lambda doc, results: process_results(folder, doc, results),
+    }
+    for metrics in METRICS.values():
+        for metric in metrics:
+            hooks[metric] = _aggregation(metric)
+    return hooks
+
+
+def _aggregation(metric: str) -> Callable[[list], float]:
+    def aggregation(items: list) -> float:
+        return aggregate(metric, items)
+
+    aggregation.__name__ = f"unqover_{metric}"
+    return aggregation
+
+
+for _metric in (metric for metrics in METRICS.values() for metric in metrics):
+    # by name too, for task configs of one's own (``aggregation: unqover_mu``); lm-eval registers each name once
+    if f"unqover_{_metric}" not in AGGREGATION_REGISTRY:
+        register_aggregation(f"unqover_{_metric}")(_aggregation(_metric))

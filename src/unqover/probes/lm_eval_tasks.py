@@ -1,0 +1,258 @@
+"""``unqover lm-eval-tasks``: a task folder for ``lm_eval --include_path DIR`` (lm-evaluation-harness).
+
+Per probe two tasks: ``unqover_<bias>`` scores every row of the dataset, ``unqover_<bias>_sample`` the seeded,
+stratified sample of whole groups that ``unqover sample --groups N --seed S`` selects (lm-eval's own ``--limit``
+takes the first N documents, which are not a sample of anything). Both are multiple-choice tasks with the two
+subjects as choices; their code is :mod:`unqover.probes.lm_eval_hooks`, reached from the folder's
+``unqover_tasks.py``. The folder records the dataset (and its row fingerprint, checked when lm-eval loads it) in
+``unqover_tasks.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.files import check_writable, write_json_atomic, write_text_atomic
+from unqover.probes.base import ProbeDefinition, RunOptions
+
+#: the config a causal LM scores (``unqover probe``'s choice for the family)
+CAUSAL_CONFIG = "qa"
+#: the folder's record of its probe, dataset and sample
+SETTINGS_FILE = "unqover_tasks.json"
+#: lm-eval metric name -> (the result's value, its interval's end: None, 0 = low, 1 = high), per kind of task:
+#: "subjects" (the UnQover probes: which subject answers) and "sentences" (the emotion and person fill-ins: which
+#: filled-in sentence is likelier)
+METRICS = {
+    "subjects": {
+        f"{short}{suffix}": (name, end)
+        for short, name in (
+            ("mu", "mu"),
+            ("eta", "eta"),
+            ("delta", "positional_error"),
+            ("epsilon", "attributive_error"),
+        )
+        for suffix, end in (("", None), ("_low", 0), ("_high", 1))
+    },
+    "sentences": {
+        f"{test}_{short}{suffix}": (f"{test}: {name}", end)
+        for test in ("gender", "race")
+        for short, name, suffixes in (
+            ("p_value", "p-value", ("",)),
+            ("cramers_v", "Cramér's V", ("", "_low", "_high")),
+        )
+        for suffix, end in ((s, {"": None, "_low": 0, "_high": 1}[s]) for s in suffixes)
+    },
+}
+#: the emotion and person tasks rank each question's sentences by total log-likelihood: lm-eval's logged
+#: samples carry no token counts, so ``--length-rule mean`` cannot be computed from them
+SENTENCE_LENGTH_RULE = "sum"
+
+SHIM = '''"""lm-evaluation-harness hooks of this folder's tasks (written by `unqover lm-eval-tasks`).
+
+The code is the installed unqover package's (unqover.probes.lm_eval_hooks), bound to this folder.
+"""
+
+from pathlib import Path
+
+from unqover.probes.lm_eval_hooks import hooks_for
+
+_hooks = hooks_for(Path(__file__).parent)
+UnqoverTask = _hooks["UnqoverTask"]
+load_docs = _hooks["load_docs"]
+doc_to_text = _hooks["doc_to_text"]
+choices = _hooks["choices"]
+process_results = _hooks["process_results"]
+{aggregations}
+'''
+
+
+def task_names(probe: ProbeDefinition) -> dict[str, str]:
+    """The lm-eval task names of a probe (also the task ids of its results on the Hub)."""
+    base = "unqover_" + probe.name.replace("-", "_")
+    return {"full": base, "sample": f"{base}_sample"}
+
+
+@dataclass(frozen=True)
+class WrittenTasks:
+    """What ``write_tasks`` wrote: the folder, the task names, and the documents of the full and sample tasks."""
+
+    folder: Path
+    tasks: dict[str, str]
+    documents: int
+    sample_documents: int
+    sample: str  # what the sample holds, in words
+
+
+def write_tasks(
+    probe: ProbeDefinition,
+    output: Path,
+    *,
+    dataset: str | None = None,
+    size: int | None = None,
+    seed: int = 0,
+    resamples: int = 1000,
+) -> WrittenTasks:
+    """Write the task folder of ``probe`` to ``output``; the sample task holds the quick run of ``size`` units
+    (UnQover: groups; emotion: persons per gender × race cell; default the probe's quick-run size) drawn with
+    ``seed``, as ``unqover probe --limit SIZE --seed SEED`` scores it."""
+    from unqover.probes.job import dataset_fingerprint
+
+    if probe.lm_eval_unfit:
+        raise UnqoverError(f"the {probe.name} probe has no lm-eval tasks: {probe.lm_eval_unfit}")
+    check_writable(output, folder=True)
+    size = probe.quick_run.default if size is None else size
+    record = {"probe": probe.name, "kind": probe.lm_eval_kind, "given_dataset": dataset}
+    documents, record["dataset"] = _documents(probe, record)
+    sample, record["selection"], described = _sample(probe, record, documents, size, seed)
+    names = task_names(probe)
+    record |= {
+        "documents": documents.num_rows,
+        "fingerprint": dataset_fingerprint(documents["id"]),
+        "resamples": resamples,
+        "tasks": names,
+    }
+    output.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(output / SETTINGS_FILE, record)
+    metrics = METRICS[probe.lm_eval_kind]
+    aggregations = "\n".join(f'{metric} = _hooks["{metric}"]' for metric in metrics)
+    write_text_atomic(output / "unqover_tasks.py", SHIM.format(aggregations=aggregations))
+    for kind, name in names.items():
+        write_text_atomic(output / f"{name}.yaml", _task_yaml(name, kind, probe, metrics, described))
+    return WrittenTasks(output, names, documents.num_rows, sample.num_rows, described)
+
+
+def _documents(probe: ProbeDefinition, record: dict):
+    """The full task's documents (every column) and where they came from: an UnQover dataset's rows, or the
+    emotion/person questions with their choice sentences."""
+    from unqover.probes.unqover_rows import check_columns, check_rows_fit_family
+
+    if record["kind"] == "subjects":
+        if "dataset" in record:  # a folder written before: the rows it recorded, wherever lm-eval runs
+            rows = probe.recorded_rows(record["dataset"], RunOptions(), all_columns=True)[0]
+            return rows, record["dataset"]
+        run = RunOptions(dataset=record["given_dataset"])
+        rows, about = probe.rows(run, probe.check_settings({}), CAUSAL_CONFIG)
+        check_columns(rows, about["source"])
+        check_rows_fit_family(rows, "causal", CAUSAL_CONFIG)
+        return rows, about
+    source = (record.get("dataset") or {}).get("source")
+    given = source if source and Path(source).is_dir() else record["given_dataset"]
+    questions, about = probe.load_questions(given, None, False)
+    return _with_sentences(probe, questions), about
+
+
+def _with_sentences(probe: ProbeDefinition, questions):
+    """Each question with its choice sentences, their ids and choices, in the order its choices are scored."""
+    import pyarrow as pa
+
+    sentences = probe.choice_rows(questions).to_pylist()
+    by_question: dict[str, list[dict]] = {}
+    for sentence in sentences:
+        by_question.setdefault(sentence["question_id"], []).append(sentence)
+    columns = {"sentence_ids": "id", "sentences": "sentence", "sentence_choices": "choice"}
+    for column, key in columns.items():
+        values = [[s[key] for s in by_question.get(q, [])] for q in questions["id"].to_pylist()]
+        questions = questions.append_column(column, pa.array(values, pa.list_(pa.string())))
+    return questions
+
+
+def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: int):
+    """The sample task's documents, its ``selection`` record and a line saying what it holds."""
+    from unqover.report.format import fmt_count
+
+    if record["kind"] == "subjects":
+        from unqover.probe.sampling import DESIGN, describe_selection, select_groups
+
+        total = describe_selection(documents)
+        if size > total["groups"]:
+            raise UnqoverError(
+                f"--size {size:,} is more than the dataset's {fmt_count(total['groups'])} groups"
+            )
+        kept = select_groups(documents, limit=size, seed=seed)
+        chosen = describe_selection(kept)
+        selection = {"design": DESIGN, "seed": seed, "groups": chosen["groups"], "of": total["groups"]}
+        return (
+            kept,
+            selection,
+            f"{fmt_count(chosen['groups'])} of {fmt_count(total['groups'])} groups, seed {seed}",
+        )
+    kept, selection = probe.select(documents, size, seed)
+    return kept, selection, f"{fmt_count(size)} {probe.quick_run.unit}, seed {seed}"
+
+
+def sample_documents(record: dict, documents):
+    """The sample task's documents of a task folder's record."""
+    from unqover.probes.registry import probe_of
+
+    selection = record["selection"]
+    if record["kind"] == "subjects":
+        from unqover.probe.sampling import select_groups
+
+        return select_groups(documents, limit=selection["groups"], seed=selection["seed"])
+    return probe_of(record).select(documents, selection["limit"], selection["seed"])[0]
+
+
+def write_task_folders(
+    names: list[str], output: Path, *, dataset: str | None, size: int | None, seed: int
+) -> list[WrittenTasks]:
+    """``unqover lm-eval-tasks``: one probe's tasks in ``output``, several probes' in ``output/<probe>``."""
+    from unqover.probes.registry import get_probe
+
+    probes = [get_probe(name) for name in names]
+    unfit = [p for p in probes if p.lm_eval_unfit]
+    if unfit:
+        raise UnqoverError(f"the {unfit[0].name} probe has no lm-eval tasks: {unfit[0].lm_eval_unfit}")
+    if dataset is not None and len(probes) > 1:
+        raise UnqoverError("--dataset names one probe's dataset: give one probe with it")
+    return [
+        write_tasks(p, output / p.name if len(probes) > 1 else output, dataset=dataset, size=size, seed=seed)
+        for p in probes
+    ]
+
+
+def _task_yaml(name: str, kind: str, probe: ProbeDefinition, metrics, sample: str) -> str:
+    what = "every document" if kind == "full" else f"the quick run's sample ({sample})"
+    lines = [
+        f"# {probe.title}: {what}. Written by `unqover lm-eval-tasks`; run with lm_eval --include_path.",
+        f"task: {name}",
+        "class: !function unqover_tasks.UnqoverTask",
+        "custom_dataset: !function unqover_tasks.load_docs",
+        "dataset_kwargs:",
+        f"  selection: {kind}",
+        "test_split: test",
+        "output_type: multiple_choice",
+        "doc_to_text: !function unqover_tasks.doc_to_text",
+        "doc_to_choice: !function unqover_tasks.choices",
+        "doc_to_target: 0",
+        "process_results: !function unqover_tasks.process_results",
+    ]
+    if probe.lm_eval_kind == "sentences":
+        lines.append('target_delimiter: ""  # each choice is a whole sentence, scored after BOS')
+    lines.append("metric_list:")
+    for metric in metrics:
+        lines += [
+            f"  - metric: {metric}",
+            f"    aggregation: !function unqover_tasks.{metric}",
+            f"    higher_is_better: {'true' if metric.endswith('p_value') else 'false'}",
+        ]
+    lines += ["metadata:", "  version: 1.0"]
+    return "\n".join(lines) + "\n"
+
+
+def dataset_documents(record: dict):
+    """The full task's documents of a task folder's record, refused if they are not the ones it was written for."""
+    from unqover.probes.job import dataset_fingerprint
+    from unqover.probes.registry import probe_of
+
+    documents, _ = _documents(probe_of(record), record)
+    if (
+        documents.num_rows != record["documents"]
+        or dataset_fingerprint(documents["id"]) != record["fingerprint"]
+    ):
+        raise UnqoverError(
+            f"the dataset {record['dataset'].get('source')} no longer holds the documents this task folder was "
+            "written for: write the folder again with `unqover lm-eval-tasks`"
+        )
+    return documents
