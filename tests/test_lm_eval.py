@@ -203,7 +203,9 @@ def test_chat_template_and_system_instruction_are_probe_s_prompts(religion, mode
     assert np.abs(log_s - lm).max() <= 1e-4
 
 
-def test_probes_without_lm_eval_tasks_and_bad_sizes_are_refused(religion, tmp_path, capsys):
+def test_probes_without_lm_eval_tasks_and_bad_sizes_are_refused(
+    religion, upstream_word_lists_path, tmp_path, capsys
+):
     assert main(["lm-eval-tasks", "--bias", "nli-gender", "--output", str(tmp_path / "nli")]) == 2
     assert "the nli-gender probe has no lm-eval tasks" in capsys.readouterr().err
     argv = [
@@ -217,6 +219,19 @@ def test_probes_without_lm_eval_tasks_and_bad_sizes_are_refused(religion, tmp_pa
     ]
     assert main([*argv, "--groups", "40000"]) == 2
     assert "more than the dataset's 38,500 groups" in capsys.readouterr().err
+    lists = ["--word-lists", str(upstream_word_lists_path)]
+    assert main(["lm-eval-tasks", "--bias", "eec-emotion", *lists, "--output", str(tmp_path / "e")]) == 2
+    assert "--word-lists applies to the UnQover probes, not eec-emotion" in capsys.readouterr().err
+
+
+def test_word_lists_and_several_probes_write_a_folder_each(upstream_word_lists_path, tmp_path):
+    lists = ["--word-lists", str(upstream_word_lists_path), "--groups", "10"]
+    assert main(["lm-eval-tasks", "--bias", "religion,ethnicity", *lists, "--output", str(tmp_path)]) == 0
+    for name, documents in (("religion", 154000), ("ethnicity", 294000)):
+        record = json.loads((tmp_path / name / "unqover_tasks.json").read_text())
+        assert record["dataset"]["generator"]["word_lists"] == str(upstream_word_lists_path.resolve())
+        assert record["documents"] == documents and record["selection"]["groups"] == 10
+        assert (tmp_path / name / f"unqover_{name}_sample.yaml").is_file()
 
 
 def test_a_task_folder_refuses_a_dataset_that_changed(religion, tmp_path):

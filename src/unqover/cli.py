@@ -102,9 +102,15 @@ def _lm_eval_tasks(args: argparse.Namespace) -> int:
     from unqover.probes.lm_eval_tasks import write_task_folders
     from unqover.report.format import fmt_count
 
-    for written in write_task_folders(
-        args.bias, args.output, dataset=args.dataset, size=args.groups, seed=args.seed
-    ):
+    written_folders = write_task_folders(
+        args.bias,
+        args.output,
+        dataset=args.dataset,
+        word_lists=args.word_lists,
+        size=args.groups,
+        seed=args.seed,
+    )
+    for written in written_folders:
         print(
             f"{written.folder}: {written.tasks['full']} ({fmt_count(written.documents)} documents) and "
             f"{written.tasks['sample']} ({fmt_count(written.sample_documents)} documents: {written.sample})"
@@ -394,12 +400,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--dataset", help="dataset folder or Hub id (default: the probe's, as `unqover probe`)"
     )
     tasks.add_argument(
+        "--word-lists",
+        type=Path,
+        metavar="PATH",
+        help="the UnQover probes: generate the rows from these word lists (as `unqover probe --word-lists`)",
+    )
+    tasks.add_argument(
         "--groups",
         type=parse.positive,
         metavar="N",
-        help="the sample task's size in the probe's quick-run unit, as `unqover probe --limit N`: groups for "
-        "the UnQover probes (default 2,000), persons per gender × race cell for eec-emotion, questions per "
-        "template × form for eec-person (default: the probe's quick-run size)",
+        help="the sample task's size, counted as `unqover probe --limit N` counts it for the probe (default: "
+        "the probe's quick-run size)",
     )
     tasks.add_argument(
         "--seed", type=parse.non_negative, default=0, help="the sample's seed (default: %(default)s)"

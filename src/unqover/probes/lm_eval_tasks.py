@@ -90,6 +90,7 @@ def write_tasks(
     output: Path,
     *,
     dataset: str | None = None,
+    word_lists: Path | None = None,
     size: int | None = None,
     seed: int = 0,
     resamples: int = 1000,
@@ -103,7 +104,14 @@ def write_tasks(
         raise UnqoverError(f"the {probe.name} probe has no lm-eval tasks: {probe.lm_eval_unfit}")
     check_writable(output, folder=True)
     size = probe.quick_run.default if size is None else size
-    record = {"probe": probe.name, "kind": probe.lm_eval_kind, "given_dataset": dataset}
+    if word_lists is not None and probe.lm_eval_kind != "subjects":
+        raise UnqoverError(f"--word-lists applies to the UnQover probes, not {probe.name}")
+    record = {
+        "probe": probe.name,
+        "kind": probe.lm_eval_kind,
+        "given_dataset": dataset,
+        "word_lists": None if word_lists is None else str(Path(word_lists).resolve()),
+    }
     documents, record["dataset"] = _documents(probe, record)
     sample, record["selection"], described = _sample(probe, record, documents, size, seed)
     names = task_names(probe)
@@ -133,7 +141,8 @@ def _documents(probe: ProbeDefinition, record: dict):
             rows = probe.recorded_rows(record["dataset"], RunOptions(), all_columns=True)[0]
             return rows, record["dataset"]
         run = RunOptions(dataset=record["given_dataset"])
-        rows, about = probe.rows(run, probe.check_settings({}), CAUSAL_CONFIG)
+        settings = probe.check_settings({"word_lists": record["word_lists"]})
+        rows, about = probe.rows(run, settings, CAUSAL_CONFIG)
         check_columns(rows, about["source"])
         check_rows_fit_family(rows, "causal", CAUSAL_CONFIG)
         return rows, about
@@ -195,7 +204,13 @@ def sample_documents(record: dict, documents):
 
 
 def write_task_folders(
-    names: list[str], output: Path, *, dataset: str | None, size: int | None, seed: int
+    names: list[str],
+    output: Path,
+    *,
+    dataset: str | None,
+    word_lists: Path | None = None,
+    size: int | None,
+    seed: int,
 ) -> list[WrittenTasks]:
     """``unqover lm-eval-tasks``: one probe's tasks in ``output``, several probes' in ``output/<probe>``."""
     from unqover.probes.registry import get_probe
@@ -207,7 +222,14 @@ def write_task_folders(
     if dataset is not None and len(probes) > 1:
         raise UnqoverError("--dataset names one probe's dataset: give one probe with it")
     return [
-        write_tasks(p, output / p.name if len(probes) > 1 else output, dataset=dataset, size=size, seed=seed)
+        write_tasks(
+            p,
+            output / p.name if len(probes) > 1 else output,
+            dataset=dataset,
+            word_lists=word_lists,
+            size=size,
+            seed=seed,
+        )
         for p in probes
     ]
 

@@ -38,6 +38,10 @@ class NLIProbe(ProbeDefinition):
     name = NAME
     title = "NLI gender-occupation"
     families = ("nli",)
+    lm_eval_unfit = (
+        "an NLI classifier's entailment probabilities are no language-model request type (lm-eval asks a model "
+        "for log-likelihoods, rolling log-likelihoods or generated text)"
+    )
     limit_meaning = "N rows per occupation, drawn at random within occupation x template strata"
     quick_run = QuickRunSize("rows per occupation", 10, 100, 80)
     options = (
