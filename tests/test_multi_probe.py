@@ -121,3 +121,20 @@ def test_an_option_no_listed_probe_takes_is_refused(loads, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--permutations" in err and err.count("\n") == 1 and loads == []
+
+
+def test_one_dataset_for_several_probes_is_refused(loads, tmp_path, capsys):
+    """--dataset is one probe's rows: under several probes' names it would label religion rows as ethnicity."""
+    argv = [
+        "probe",
+        "m",
+        "--bias",
+        "religion,ethnicity",
+        "--dataset",
+        str(tmp_path),
+        "--output",
+        str(tmp_path / "o"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--dataset names one probe's dataset" in err and err.count("\n") == 1 and loads == []

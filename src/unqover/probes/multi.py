@@ -61,6 +61,11 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     """Run several probes on one model loaded once; None on processes that only scored a shard."""
     if run.shard is not None:
         raise UnqoverError("--shard splits one probe's run: give --bias a single probe")
+    if run.dataset is not None:  # one dataset's rows under several probes' names would be wrong results
+        raise UnqoverError(
+            "--dataset names one probe's dataset: give --bias a single probe with it (several probes find their "
+            "own datasets)"
+        )
     check_shared_loader(probes)
     all_settings = probe_settings(probes, run.settings)
     check_seed(run.seed)
