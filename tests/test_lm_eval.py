@@ -358,3 +358,14 @@ def test_sample_scored_on_an_openai_compatible_server_measures_as_probe(religion
     result = json.loads(measured.read_text())["result"]
     assert result["sample"]["matches_design"] is True and result["sample"]["seed"] == SEED
     assert_same_numbers(json.loads((probed / "results.json").read_text())["result"], result)
+
+
+def test_the_aggregations_are_registered_with_lm_eval_by_name():
+    """lm-eval 0.4.13 registers aggregations (not tasks) from installed code: ours are there as unqover_<metric>."""
+    from lm_eval.api.registry import get_aggregation
+
+    import unqover.probes.lm_eval_hooks  # noqa: F401  (registers on import)
+
+    for metrics in METRICS.values():
+        for metric in metrics:
+            assert get_aggregation(f"unqover_{metric}").__name__ == f"unqover_{metric}"
