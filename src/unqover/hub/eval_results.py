@@ -25,7 +25,7 @@ from typing import Any
 
 from unqover.errors import UnqoverError
 from unqover.files import write_text_atomic
-from unqover.hub.publish.common import DEFAULT_TIMEOUT, TOKEN_MESSAGE, validate_repo_id
+from unqover.hub.publish.common import DEFAULT_TIMEOUT, validate_repo_id
 
 #: the model repo's folder of evaluation results
 FOLDER = ".eval_results"
@@ -148,29 +148,23 @@ def open_pull_request(
     The token is ``token``, else ``HF_TOKEN`` or the stored login. Raises UnqoverError (one line) when offline,
     without a token, or on any Hub or network failure.
     """
-    from unqover.hub.publish.upload import _bounded_http, _offline, _transport_errors
+    from unqover.hub.publish.upload import bounded_http, hub_token, offline, transport_errors
 
     validate_repo_id(model_repo)
-    if _offline():
+    if offline():
         raise UnqoverError(OFFLINE)
     import huggingface_hub
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
-    errors = _transport_errors()
-    if token is None:
-        try:
-            token = huggingface_hub.get_token()
-        except (*errors, RuntimeError) as exc:
-            raise UnqoverError(f"could not read the Hugging Face token: {exc}; {TOKEN_MESSAGE}") from exc
-    if not token:
-        raise UnqoverError(TOKEN_MESSAGE)
+    errors = transport_errors()
+    token = hub_token(token)
     operations = [
         huggingface_hub.CommitOperationAdd(path_in_repo=path, path_or_fileobj=text.encode("utf-8"))
         for path, text in files.items()
     ]
     api = huggingface_hub.HfApi(token=token)
     try:
-        with _bounded_http(timeout):
+        with bounded_http(timeout):
             info = api.create_commit(
                 repo_id=model_repo,
                 repo_type="model",

@@ -25,7 +25,7 @@ def _is_true(value: str | None) -> bool:
     return (value or "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
-def _offline() -> bool:
+def offline() -> bool:
     """Offline as the user asked now (environment) or as huggingface_hub decided at import time.
 
     Only the Hub's own switches count (not ``HF_DATASETS_OFFLINE``, which is about downloads), so the
@@ -41,7 +41,7 @@ def _offline() -> bool:
         return False
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
+def transport_errors() -> tuple[type[BaseException], ...]:
     """Exception types of the HTTP stack huggingface_hub uses (httpx2 in 2.x, httpx or requests before)."""
     errors: list[type[BaseException]] = [OSError, ValueError]
     for module in ("httpx2", "httpx"):
@@ -56,7 +56,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 @contextmanager
-def _bounded_http(timeout: float) -> Iterator[None]:
+def bounded_http(timeout: float) -> Iterator[None]:
     """Give huggingface_hub's shared HTTP client connect/read/write timeouts (it uses none by default).
 
     huggingface_hub 2.x makes most Hub API calls through one shared ``httpx2.Client`` created with
@@ -92,6 +92,20 @@ def _bounded_http(timeout: float) -> Iterator[None]:
         yield
     finally:
         set_factory(previous)
+
+
+def hub_token(token: str | None) -> str:
+    """``token``, else ``HF_TOKEN`` or the stored login; one line when there is none."""
+    import huggingface_hub
+
+    if token is None:
+        try:
+            token = huggingface_hub.get_token()
+        except (*transport_errors(), RuntimeError) as exc:
+            raise UnqoverError(f"could not read the Hugging Face token: {exc}; {TOKEN_MESSAGE}") from exc
+    if not token:
+        raise UnqoverError(TOKEN_MESSAGE)
+    return token
 
 
 def _network_error(
@@ -168,21 +182,15 @@ def publish(
     an older build cannot leak into ``load_dataset`` or a Space. Raises UnqoverError when offline, without a
     token, or on any Hub/network failure; every HTTP call waits at most ``timeout`` s.
     """
-    if _offline():
+    if offline():
         raise UnqoverError(OFFLINE_MESSAGE)
     try:
         import huggingface_hub
     except ImportError as exc:  # pragma: no cover - huggingface_hub is a dependency
         raise UnqoverError(f"publishing needs huggingface_hub: pip install huggingface_hub ({exc})") from exc
 
-    errors = _transport_errors()
-    if token is None:
-        try:
-            token = huggingface_hub.get_token()
-        except (*errors, RuntimeError) as exc:
-            raise UnqoverError(f"could not read the Hugging Face token: {exc}; {TOKEN_MESSAGE}") from exc
-    if not token:
-        raise UnqoverError(TOKEN_MESSAGE)
+    errors = transport_errors()
+    token = hub_token(token)
 
     if api is None:
         api = huggingface_hub.HfApi(endpoint=endpoint, token=token)
@@ -201,7 +209,7 @@ def publish(
         __version__ = "unknown"
 
     try:
-        with _bounded_http(timeout):
+        with bounded_http(timeout):
             api.create_repo(
                 repo_id, repo_type=repo_type, exist_ok=True, private=private, token=token, **create
             )
