@@ -107,8 +107,7 @@ def _documents(folder: Path, sample: bool):
     from unqover.probes.lm_eval_tasks import dataset_documents, sample_documents
 
     record = TaskFolder.read(folder).record
-    documents = dataset_documents(record)
-    return sample_documents(record, documents) if sample else documents
+    return sample_documents(record, _documents(folder, False)) if sample else dataset_documents(record)
 
 
 def load_docs(folder: Path, selection: str = "full", **_: Any):

@@ -24,6 +24,7 @@ SETTINGS_FILE = "unqover_tasks.json"
 #: lm-eval metric name -> (the result's value, its interval's end: None, 0 = low, 1 = high), per kind of task:
 #: "subjects" (the UnQover probes: which subject answers) and "sentences" (the emotion and person fill-ins: which
 #: filled-in sentence is likelier)
+_ENDS = (("", None), ("_low", 0), ("_high", 1))
 METRICS = {
     "subjects": {
         f"{short}{suffix}": (name, end)
@@ -33,16 +34,15 @@ METRICS = {
             ("delta", "positional_error"),
             ("epsilon", "attributive_error"),
         )
-        for suffix, end in (("", None), ("_low", 0), ("_high", 1))
+        for suffix, end in _ENDS
     },
     "sentences": {
-        f"{test}_{short}{suffix}": (f"{test}: {name}", end)
-        for test in ("gender", "race")
-        for short, name, suffixes in (
-            ("p_value", "p-value", ("",)),
-            ("cramers_v", "Cramér's V", ("", "_low", "_high")),
-        )
-        for suffix, end in ((s, {"": None, "_low": 0, "_high": 1}[s]) for s in suffixes)
+        **{f"{test}_p_value": (f"{test}: p-value", None) for test in ("gender", "race")},
+        **{
+            f"{test}_cramers_v{suffix}": (f"{test}: Cramér's V", end)
+            for test in ("gender", "race")
+            for suffix, end in _ENDS
+        },
     },
 }
 #: the emotion and person tasks rank each question's sentences by total log-likelihood: lm-eval's logged
