@@ -387,8 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
         "unqover_<bias>_sample the seeded sample of whole groups `unqover sample --groups N --seed S` selects "
         "(not lm-eval's --limit, which takes the first N rows). Prompts and tokenization are `unqover probe`'s "
         "for causal LMs (lm-eval's --system_instruction and --apply_chat_template are --system-prompt and "
-        "--chat-template); lm-eval's table shows this project's μ, η, δ, ε with interval bounds. lm-eval runs "
-        "the installed unqover package's code.",
+        "--chat-template); lm-eval's table shows this project's μ, η, δ, ε with interval bounds (the emotion "
+        "and person fill-ins: their tests' p-values and Cramér's V, from whole-sentence log-likelihoods). lm-eval "
+        "runs the installed unqover package's code.",
     )
     tasks.add_argument(
         "--bias",
