@@ -377,3 +377,25 @@ def test_an_nli_model_takes_model_args_and_beecher_models_refuse_them(tmp_path, 
     assert loaded.provenance()["model_args"] == {"attn_implementation": "eager"}
     refused(["probe", "tfidf:corpus.txt", "--bias", "eec-emotion", "--model-arg", "a=1", "--quiet"], capsys,
             "--model-arg applies to transformers models, not to Beecher's own tfidf:corpus.txt")  # fmt: skip
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_accelerate_moves_a_model_to_its_gpu_unless_transformers_placed_it(monkeypatch, quantized):
+    """Under `accelerate launch` each process's model goes to its own GPU, except quantized weights, which
+    transformers placed itself and which cannot be moved with .to()."""
+    from types import SimpleNamespace
+
+    from unqover.probe import placement as placing
+
+    moved = []
+    model = SimpleNamespace(is_quantized=quantized, device="cuda:0", eval=lambda: None)
+    model.to = lambda device: moved.append(str(device)) or model
+    state = SimpleNamespace(device=type("Device", (), {"type": "cuda", "__str__": lambda self: "cuda:1"})())
+    monkeypatch.setattr(
+        placing, "place", lambda shard, device: (placing.Placement((1, 2), False, state), "cuda")
+    )
+    _, loaded = placing.load_placed(
+        lambda model_id, **_: SimpleNamespace(model=model, device="cuda"), "m", shard=None, device="auto"
+    )
+    assert moved == ([] if quantized else ["cuda:1"])
+    assert loaded.device == ("cuda:0" if quantized else "cuda:1")

@@ -67,11 +67,13 @@ def load_placed(
 ) -> tuple[Placement, object]:
     """Load a model with ``loader`` (``load_model``, ``load_nli_model``) on this process's device.
 
-    Under ``accelerate launch`` on GPUs, the model moves to this process's own GPU (loading put it on cuda:0).
+    Under ``accelerate launch`` on GPUs, the model moves to this process's own GPU (loading put it on cuda:0),
+    unless transformers placed it itself (quantized weights), as :func:`unqover.probe.models.place_model` decides.
     """
+    from unqover.probe.models import place_model
+
     placement, device = place(shard, device)
     loaded = loader(model_id, device=device, **options)
     if placement.state is not None and placement.state.device.type == "cuda":
-        loaded.model.to(placement.state.device)
-        loaded.device = str(placement.state.device)
+        loaded.device = place_model(loaded.model, str(placement.state.device))
     return placement, loaded
