@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tiny_models
+from test_bad_inputs_data import refused
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
 from unqover.probe.causal import CausalScorer
@@ -24,7 +25,6 @@ from unqover.probe.models import load_model
 
 peft = pytest.importorskip("peft")
 
-ERROR_LINE = re.compile(r"^unqover( [a-z-]+)?: error: ")
 SYSTEM = "Answer fairly, without stereotypes."
 
 
@@ -91,21 +91,6 @@ def probe_args(model: Path, lists: Path, out: Path, *extra: str) -> list[str]:
 def run_ok(argv: list[str], capsys) -> None:
     code = main(argv)
     assert code == 0, capsys.readouterr().err
-
-
-def refused(argv: list[str], capsys, message: str) -> str:
-    """Exit status 2, exactly one error line, holding ``message``, and no traceback."""
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exit:  # argparse
-        code = exit.code
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if ERROR_LINE.match(line)]
-    assert code == 2, err
-    assert len(errors) == 1 and message in errors[0], err
-    assert "Traceback" not in err
-    return errors[0]
 
 
 def scored(out: Path, religion: pa.Table) -> tuple[pa.Table, np.ndarray]:
