@@ -31,9 +31,11 @@ from unqover.measure.sampled import HEADLINE
 from unqover.probe.runner import merge_shards, run_shard
 from unqover.probe.sampling import find_groups, priorities
 from unqover.probes.job import claim
-from unqover.report.format import fmt, fmt_count, fmt_interval, fmt_percent
+from unqover.report.format import DIGITS, fmt, fmt_count, fmt_interval, fmt_percent
 
 FIRST_ROUND_GROUPS = 1000
+#: the narrowest target: the results show 4 digits, so a narrower interval could not be seen to be met
+MIN_WIDTH = 10.0**-DIGITS
 GROWTH = (1.25, 4.0)
 ROWS_PER_GROUP = 4
 LABELS = dict(zip(HEADLINE, "δεμη", strict=True))
@@ -41,10 +43,20 @@ LABELS = dict(zip(HEADLINE, "δεμη", strict=True))
 clock = time.monotonic
 
 
+def check_width(width) -> None:
+    """Refuse a target that is no width in (0, 1), or one too narrow to be seen met (:data:`MIN_WIDTH`)."""
+    if isinstance(width, bool) or not isinstance(width, int | float) or not 0 < width < 1:
+        raise UnqoverError(f"--precision is an interval width in (0, 1), got {width!r}")
+    if width < MIN_WIDTH:
+        raise UnqoverError(
+            f"--precision {width!r} is narrower than the results show ({DIGITS} digits): give a width of at "
+            f"least {MIN_WIDTH:g}, or leave out --precision to score every group"
+        )
+
+
 def check_options(run, settings: dict) -> None:
     """Refuse what does not go with a precision target, before any model or data is loaded."""
-    if not isinstance(settings["precision"], int | float) or not 0 < settings["precision"] < 1:
-        raise UnqoverError(f"--precision is an interval width in (0, 1), got {settings['precision']!r}")
+    check_width(settings["precision"])
     if run.limit is not None or settings.get("sample") is not None:
         raise UnqoverError("--precision chooses the sample size itself: leave out --limit and --sample")
     if run.shard is not None:
@@ -70,9 +82,13 @@ def _widest(result) -> tuple[float, list[str]]:
 def next_budget(n: int, result, target: float, cap: int) -> int:
     """The next round's number of groups (see the module docstring)."""
     widest, declined = _widest(result)
-    wanted = n * GROWTH[1] if math.isinf(widest) else n * (widest / target) ** 2 * 1.2
+    ratio = widest / target if math.isfinite(widest) and target > 0 else math.inf
+    # clamped before squaring: a tiny target cannot overflow, and any ratio past the clamp grows by GROWTH[1]
+    wanted = n * min(ratio, math.sqrt(GROWTH[1])) ** 2 * 1.2
     for name in declined:
-        wanted = max(wanted, 1.1 * (result.declined[name].get("groups_needed") or 0))
+        needed = result.declined[name].get("groups_needed") or 0
+        if math.isfinite(needed):
+            wanted = max(wanted, 1.1 * needed)
     wanted = min(max(wanted, n * GROWTH[0]), n * GROWTH[1])
     return int(min(cap, math.ceil(wanted)))
 

@@ -136,7 +136,11 @@ class UnqoverProbe(ProbeDefinition):
         settings["system_prompt"] = settings["system_prompt"] or None
         max_time = settings.pop("max_time")
         settings["max_seconds"] = None if max_time is None else parse.parse_duration(max_time)
-        if settings["precision"] is None:
+        if settings["precision"] is not None:
+            from unqover.probes.precision import check_width
+
+            check_width(settings["precision"])  # before the model: a target too narrow to be seen met
+        else:
             bounds = (("--max-rows", "max_rows"), ("--max-time", "max_seconds"))
             given = [option for option, key in bounds if settings[key] is not None]
             if given:
