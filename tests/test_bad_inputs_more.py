@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+import pytest
+
 from test_bad_inputs_data import refused
 from unqover.probes import precision
 
@@ -39,3 +41,40 @@ def test_the_next_round_of_a_tiny_target_grows_by_the_largest_step_without_overf
     declined = {"eta": {"groups_needed": math.inf}}
     result = SimpleNamespace(intervals={}, declined=declined, sample={})
     assert precision.next_budget(1000, result, 1e-300, 10**9) == 4000
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# an empty --output is no name for the working directory; lm-eval-tasks --groups names itself
+
+
+EMPTY_OUTPUT = "argument --output: expected a file or folder name, got '' (for the working directory, say .)"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["lm-eval-tasks", "--bias", "religion"],
+        ["probe", "no-model", "--bias", "religion"],
+        ["measure", "predictions.parquet"],
+        ["sample", "dataset", "--config", "qa", "--groups", "5"],
+        ["build-datasets", "religion"],
+        ["compare", "a.json", "b.json"],
+        ["publish-results", "run"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_an_empty_output_is_refused(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    line = refused([*argv, "--output", ""], capsys, EMPTY_OUTPUT)
+    assert line == f"unqover {argv[0]}: error: {EMPTY_OUTPUT}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_lm_eval_tasks_groups_beyond_the_dataset_names_groups(upstream_word_lists_path, tmp_path, capsys):
+    argv = ["lm-eval-tasks", "--bias", "religion", "--word-lists", str(upstream_word_lists_path)]
+    line = refused([*argv, "--groups", "99999999999", "--output", str(tmp_path / "tasks")], capsys, "")
+    assert line == (
+        "unqover: error: --groups 99,999,999,999 is more than the dataset's 38,500 groups: give --groups 38500 or "
+        "fewer"
+    )
+    assert not (tmp_path / "tasks").exists()

@@ -159,7 +159,10 @@ def _add_publish_results(commands) -> None:
     command.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder or results JSON")
     command.add_argument("--model-repo", required=True, metavar="OWNER/NAME", help="the model's Hub repo")
     command.add_argument(
-        "--output", type=Path, metavar="DIR", help="write DIR/.eval_results/*.yaml; upload nothing"
+        "--output",
+        type=parse.output_path,
+        metavar="DIR",
+        help="write DIR/.eval_results/*.yaml; upload nothing",
     )
     command.add_argument(
         "--dataset-id",
@@ -304,7 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"datasets to build: {', '.join(dataset_names())} (default: {', '.join(default_datasets)})",
     )
     build.add_argument(
-        "--output", type=Path, default=DEFAULT_DATASETS_ROOT, help="root folder (default: %(default)s)"
+        "--output",
+        type=parse.output_path,
+        default=DEFAULT_DATASETS_ROOT,
+        help="root folder (default: %(default)s)",
     )
     build.add_argument(
         "--config", action="append", default=None, help="build only this config (repeatable; default: all)"
@@ -357,7 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
     measure.add_argument(
         "--top", type=parse.non_negative, default=10, help="most biased pairs to print (default: %(default)s)"
     )
-    measure.add_argument("--output", type=Path, help="results JSON (default: PREDICTIONS with .bias.json)")
+    measure.add_argument(
+        "--output", type=parse.output_path, help="results JSON (default: PREDICTIONS with .bias.json)"
+    )
     measure.set_defaults(run=_measure)
 
     sample = commands.add_parser(
@@ -377,7 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     sample.add_argument(
         "--seed", type=parse.non_negative, default=0, help="sampling seed (default: %(default)s)"
     )
-    sample.add_argument("--output", type=Path, required=True, help="Parquet file of row ids to write")
+    sample.add_argument(
+        "--output", type=parse.output_path, required=True, help="Parquet file of row ids to write"
+    )
     sample.set_defaults(run=_sample)
 
     tasks = commands.add_parser(
@@ -416,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks.add_argument(
         "--seed", type=parse.non_negative, default=0, help="the sample's seed (default: %(default)s)"
     )
-    tasks.add_argument("--output", type=Path, required=True, help="the task folder to write")
+    tasks.add_argument("--output", type=parse.output_path, required=True, help="the task folder to write")
     tasks.set_defaults(run=_lm_eval_tasks)
 
     probe = commands.add_parser(
@@ -448,7 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--dataset", help="dataset folder or Hub id (default: a local build, the Hub, then generated)"
     )
     probe.add_argument("--config", help="dataset config (default: the probe's, by model family)")
-    probe.add_argument("--output", type=Path, help="run folder (default: runs/MODEL/PROBE-CONFIG)")
+    probe.add_argument(
+        "--output", type=parse.output_path, help="run folder (default: runs/MODEL/PROBE-CONFIG)"
+    )
     probe.add_argument(
         "--batch-size",
         type=parse.positive,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import Comparison, ProbeDefinition
-from unqover.probes.options import non_negative
+from unqover.probes.options import non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, load_results
 
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--top", type=non_negative, default=10, help="rows per table (default: %(default)s)")
     parser.add_argument(
         "--output",
-        type=Path,
+        type=output_path,
         metavar="FILE.json|FILE.md",
         help="also write the comparison: JSON when the name ends in .json (shifts with their intervals, p-values "
         "and pairing), else Markdown",

@@ -177,7 +177,8 @@ def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: in
         total = describe_selection(documents)
         if size > total["groups"]:
             raise UnqoverError(
-                f"--size {size:,} is more than the dataset's {fmt_count(total['groups'])} groups"
+                f"--groups {size:,} is more than the dataset's {fmt_count(total['groups'])} groups: give "
+                f"--groups {total['groups']} or fewer"
             )
         kept = select_groups(documents, limit=size, seed=seed)
         chosen = describe_selection(kept)

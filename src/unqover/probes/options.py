@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from unqover.errors import UnqoverError
@@ -67,6 +68,15 @@ def whole(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def output_path(text: str) -> Path:
+    """An ``--output``: an empty one would be the working directory (``Path("")`` is ``.``), so it is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected a file or folder name, got {text!r} (for the working directory, say .)"
+        )
+    return Path(text)
 
 
 def real(text: str) -> float:
