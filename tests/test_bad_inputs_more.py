@@ -8,12 +8,39 @@ The catalogues these join: ``tests/test_bad_inputs.py`` (options, outputs, model
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from test_bad_inputs_data import refused
+from unqover.cli import main
+from unqover.predictions import write_predictions
 from unqover.probes import precision
+
+
+@pytest.fixture(scope="module")
+def religion(tmp_path_factory, upstream_word_lists_path) -> dict[str, Path]:
+    """The religion dataset (qa) built, and the results of measuring random scores of its rows."""
+    root = tmp_path_factory.mktemp("religion")
+    built = ["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path), "--config", "qa"]
+    assert main([*built, "--output", str(root), "--quiet"]) == 0
+    rows = pq.read_table(sorted((root / "religion" / "data" / "qa").glob("*.parquet")), columns=["id"])
+    scores = np.random.default_rng(0).random((2, rows.num_rows))
+    predictions = root / "predictions.parquet"
+    about = {
+        "dataset": {"source": str(root / "religion"), "config": "qa", "split": "test"},
+        "probe": "religion",
+    }
+    table = pa.table({"id": rows["id"], "score_1": scores[0], "score_2": scores[1]})
+    write_predictions(predictions, table, about)
+    results = root / "results.json"
+    assert main(["measure", str(predictions), "--output", str(results), "--resamples", "5"]) == 0
+    return {"root": root, "dataset": root / "religion", "predictions": predictions, "results": results}
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # --precision: a width too narrow to be seen met is refused before the model; the next round's size cannot overflow
@@ -78,3 +105,43 @@ def test_lm_eval_tasks_groups_beyond_the_dataset_names_groups(upstream_word_list
         "fewer"
     )
     assert not (tmp_path / "tasks").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# outputs in the way: the user's path is named, not a temporary file
+
+
+def test_publish_results_into_a_file_names_the_file(religion, tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    argv = ["publish-results", str(religion["results"]), "--model-repo", "me/model", "--output", str(afile)]
+    line = refused(argv, capsys, "")
+    assert line == (
+        f"unqover publish-results: error: --output {afile} is a file, not a folder: choose another --output"
+    )
+    assert afile.read_text() == "mine" and list(tmp_path.iterdir()) == [afile]
+
+
+def test_publish_results_with_a_file_in_the_way_of_its_folder_names_it(religion, tmp_path, capsys):
+    (tmp_path / ".eval_results").write_text("mine")
+    argv = [
+        "publish-results",
+        str(religion["results"]),
+        "--model-repo",
+        "me/model",
+        "--output",
+        str(tmp_path),
+    ]
+    line = refused(argv, capsys, "")
+    assert line == (
+        f"unqover publish-results: error: --output {tmp_path / '.eval_results'} is a file, not a folder: choose "
+        "another --output"
+    )
+
+
+def test_compare_into_a_folder_names_the_folder(religion, tmp_path, capsys):
+    results = str(religion["results"])
+    line = refused(["compare", results, results, "--output", str(tmp_path)], capsys, "")
+    assert line == f"unqover compare: error: --output {tmp_path} is a folder: give a file name"
+    assert list(tmp_path.iterdir()) == []
+    assert main(["compare", results, results, "--output", str(tmp_path / "c.md")]) == 0  # a file name works

@@ -124,6 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``unqover compare RUN_A RUN_B [--top K] [--output FILE.json|FILE.md]``; returns the exit status (2 on errors)."""
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
+        if args.output:  # before the runs are read: a folder in the way is named, not a temporary file
+            from unqover.files import check_writable
+
+            check_writable(args.output, folder=False)
         a, b = load_results(args.run_a), load_results(args.run_b)
         name_a = args.name_a or _run_name(args.run_a)
         name_b = args.name_b or _run_name(args.run_b)

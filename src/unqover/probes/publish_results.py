@@ -168,6 +168,11 @@ def publish_results(
         validate_repo_id(dataset_id)
     if source_url is not None and not source_url.startswith(("https://", "http://")):
         raise UnqoverError(f"--source-url {source_url!r} is no http(s) URL")
+    if output is not None:  # before the runs are read: a file in the way is named, not a temporary file
+        from unqover.files import check_writable
+
+        check_writable(output, folder=True)
+        check_writable(Path(output) / ".eval_results", folder=True)
     entries, skipped = [], []
     for run in runs:
         found, left_out = run_results(Path(run), model_repo, dataset_id=dataset_id, source_url=source_url)
