@@ -7,6 +7,7 @@ The catalogues these join: ``tests/test_bad_inputs.py`` (options, outputs, model
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from types import SimpleNamespace
@@ -145,3 +146,61 @@ def test_compare_into_a_folder_names_the_folder(religion, tmp_path, capsys):
     assert line == f"unqover compare: error: --output {tmp_path} is a folder: give a file name"
     assert list(tmp_path.iterdir()) == []
     assert main(["compare", results, results, "--output", str(tmp_path / "c.md")]) == 0  # a file name works
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# measure --probe EDITED.yaml: the file given is the one measured with, and the one named
+
+
+@pytest.fixture
+def pets(tmp_path) -> dict[str, Path]:
+    """A custom probe file and random predictions of its rows, recorded as made from it."""
+    from test_bad_inputs_run import PETS
+    from unqover.generate.custom import custom_rows
+    from unqover.lexicon.custom import read_probe_file
+
+    probe_file = tmp_path / "pets.yaml"
+    probe_file.write_text(PETS, encoding="utf-8")
+    rows = custom_rows(read_probe_file(probe_file), "qa")
+    source = str(probe_file.resolve())
+    about = {
+        "dataset": {"source": source, "generator": {"probe_file": source}, "config": "qa", "split": "test"},
+        "probe": "pets",
+    }
+    scores = np.random.default_rng(0).random((2, rows.num_rows))
+    predictions = tmp_path / "predictions.parquet"
+    write_predictions(
+        predictions, pa.table({"id": rows["id"], "score_1": scores[0], "score_2": scores[1]}), about
+    )
+    return {"file": probe_file, "predictions": predictions, "text": PETS}
+
+
+def test_measure_with_an_edited_probe_file_names_the_file_given(pets, tmp_path, capsys):
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(pets["text"].replace("Felix", "Garfield"), encoding="utf-8")
+    argv = ["measure", str(pets["predictions"]), "--probe", str(edited), "--output", str(tmp_path / "m.json")]
+    line = refused(argv, capsys, "")
+    assert line.startswith(
+        f"unqover: error: 12 prediction ids are not in {edited.resolve()} (qa/test), e.g. '"
+    )
+    assert line.endswith("': were they made on another dataset?")
+    assert str(pets["file"]) not in line
+
+
+def test_measure_with_an_edited_probe_file_records_the_file_given(pets, tmp_path):
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(pets["text"].replace("Max]", "Max, Rover]"), encoding="utf-8")
+    output = tmp_path / "m.json"
+    argv = [
+        "measure",
+        str(pets["predictions"]),
+        "--probe",
+        str(edited),
+        "--resamples",
+        "5",
+        "--output",
+        str(output),
+    ]
+    assert main(argv) == 0
+    dataset = json.loads(output.read_text())["provenance"]["dataset"]
+    assert dataset["source"] == dataset["generator"]["probe_file"] == str(edited.resolve())

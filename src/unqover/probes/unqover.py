@@ -369,8 +369,9 @@ class UnqoverProbe(ProbeDefinition):
         generator = recorded.get("generator") or {}
         if run.dataset is None and generator.get("word_lists"):
             rows, _ = self._generated(Path(generator["word_lists"]), config)
-        elif run.dataset is None and generator:
-            rows, _ = self.rows(RunOptions(), dict(self.settings), config)
+        elif run.dataset is None and generator:  # a custom probe: its rows come from the file given now
+            rows, about = self.rows(RunOptions(), dict(self.settings), config)
+            source = about["source"]
         elif run.dataset is None and str(source or "").startswith("generated from "):
             rows, _ = self._generated(Path(str(source).removeprefix("generated from ")), config)
         else:
@@ -405,11 +406,10 @@ class UnqoverProbe(ProbeDefinition):
         result = measure_predictions(
             rows, scores, provenance, where, resamples=run.resamples, seed=run.seed, **options
         )
-        provenance = {
-            **provenance,
-            "dataset": {**recorded, "source": source_name(source), "config": config, "split": split},
-        }
-        return result, provenance
+        dataset = {**recorded, "source": source_name(source), "config": config, "split": split}
+        if run.dataset is None and (recorded.get("generator") or {}).get("probe_file"):
+            dataset["generator"] = {**recorded["generator"], "probe_file": source}  # the file measured with
+        return result, {**provenance, "dataset": dataset}
 
     def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
         from unqover.hub.build import check_configs
