@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -204,3 +205,43 @@ def test_measure_with_an_edited_probe_file_records_the_file_given(pets, tmp_path
     assert main(argv) == 0
     dataset = json.loads(output.read_text())["provenance"]["dataset"]
     assert dataset["source"] == dataset["generator"]["probe_file"] == str(edited.resolve())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a UTF-8 byte-order mark at the start of a word-list file is read as nothing; one inside a file is named
+
+
+@pytest.fixture
+def marked_lists(upstream_word_lists_path, tmp_path) -> Path:
+    """The upstream word lists, every file saved with a byte-order mark at its start."""
+    copy = tmp_path / "lists"
+    shutil.copytree(upstream_word_lists_path, copy)
+    for path in copy.rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    return copy
+
+
+def test_word_lists_saved_with_a_byte_order_mark_make_the_same_rows(word_lists, marked_lists):
+    from unqover.generate.unqover import make_plan
+    from unqover.lexicon import WordLists
+
+    for config in ("qa", "mlm"):
+        marked = pa.Table.from_batches(list(make_plan(WordLists(marked_lists), "religion", config).batches()))
+        plain = pa.Table.from_batches(list(make_plan(word_lists, "religion", config).batches()))
+        assert marked.equals(plain)
+
+
+def test_a_byte_order_mark_inside_a_word_list_is_named(upstream_word_lists_path, tmp_path, capsys):
+    copy = tmp_path / "lists"
+    shutil.copytree(upstream_word_lists_path, copy)
+    joined = copy / "activities" / "biased_religion"
+    joined.write_bytes(joined.read_bytes() + b"\xef\xbb\xbf[p_act] extra|was extra\n")
+    number = len(joined.read_text(encoding="utf-8").splitlines())
+    argv = ["build-datasets", "religion", "--word-lists", str(copy), "--config", "qa", "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "out")], capsys, "")
+    assert line == (
+        f"unqover: error: {joined}:{number}: a byte-order mark (U+FEFF) inside the file (files joined together?): "
+        "remove it"
+    )
+    assert not (tmp_path / "out").exists()

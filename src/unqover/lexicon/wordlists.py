@@ -115,15 +115,20 @@ class Template:
 
 def read_lines(path: Path) -> list[Line]:
     """Retained lines of a word-list file (stripped, no blanks, no ``#`` comments), in Unicode NFC: "Zoë" typed as
-    one character or as "e" and a combining diaeresis is one subject."""
+    one character or as "e" and a combining diaeresis is one subject. A UTF-8 byte-order mark at the start (as
+    some Windows editors save) is read as nothing; one anywhere else (files joined together) is refused, named."""
     if not path.is_file():
         raise WordListError(path, None, "file not found")
     try:
-        raw = unicodedata.normalize("NFC", path.read_text(encoding="utf-8"))
+        raw = unicodedata.normalize("NFC", path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as err:
         raise WordListError(path, None, f"not UTF-8 text ({err.reason})") from err
     lines = []
     for number, text in enumerate(raw.splitlines(), start=1):
+        if "\ufeff" in text:
+            raise WordListError(
+                path, number, "a byte-order mark (U+FEFF) inside the file (files joined together?): remove it"
+            )
         text = text.strip()
         if text and not text.startswith("#"):
             lines.append(Line(number, text))
