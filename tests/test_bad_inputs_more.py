@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -245,3 +248,64 @@ def test_a_byte_order_mark_inside_a_word_list_is_named(upstream_word_lists_path,
         "remove it"
     )
     assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a refusal inside our lm-eval hooks reaches the user as one line, with exit status 2
+
+
+def _tasks_on_a_removed_dataset(religion: dict, tmp_path: Path) -> tuple[Path, Path]:
+    """A task folder written on a copy of the religion dataset, then the copy removed."""
+    dataset = tmp_path / "data" / "religion"
+    shutil.copytree(religion["dataset"], dataset)
+    tasks = tmp_path / "tasks"
+    argv = ["lm-eval-tasks", "--bias", "religion", "--dataset", str(dataset), "--groups", "5"]
+    assert main([*argv, "--output", str(tasks)]) == 0
+    shutil.rmtree(tmp_path / "data")
+    return tasks, dataset
+
+
+def _removed_dataset_line(dataset: Path) -> str:
+    return (
+        f"unqover: error: dataset folder not found: {dataset}; the task folder reads its documents from there: "
+        "build the dataset there again, or write the folder again with `unqover lm-eval-tasks`"
+    )
+
+
+def test_a_hook_refusal_is_one_line_and_exit_status_2(religion, tmp_path, capsys):
+    pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
+    from unqover.probes.lm_eval_hooks import hooks_for
+
+    tasks, dataset = _tasks_on_a_removed_dataset(religion, tmp_path)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:
+        hooks_for(tasks)["load_docs"](selection="sample")
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [_removed_dataset_line(dataset)]
+    (tasks / "unqover_tasks.json").write_text("{", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        hooks_for(tasks)["load_docs"](selection="full")
+    assert capsys.readouterr().err.splitlines() == [
+        f"unqover: error: {tasks / 'unqover_tasks.json'} cannot be read (JSONDecodeError): write the task folder "
+        "again with `unqover lm-eval-tasks`"
+    ]
+
+
+def test_lm_eval_on_a_task_folder_whose_dataset_was_removed_prints_one_line(religion, tmp_path):
+    """The real ``lm_eval`` command line: exit status 2, our one line, no traceback."""
+    pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
+    import tiny_models
+
+    tasks, dataset = _tasks_on_a_removed_dataset(religion, tmp_path)
+    model = tiny_models.causal_lm(
+        tmp_path / "gpt2", ["A Jewish man sat next to a Muslim man. Who was lazy?"], "gpt2"
+    )
+    argv = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={model},dtype=float32",
+            "--device", "cpu", "--include_path", str(tasks), "--tasks", "unqover_religion_sample",
+            "--output_path", str(tmp_path / "out")]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("unqover: error: ")]
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert errors == [_removed_dataset_line(dataset)], done.stderr[-3000:]
+    assert "Traceback" not in done.stderr

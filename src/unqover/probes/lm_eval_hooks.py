@@ -14,13 +14,19 @@ lm-eval runs this installed package's code, not a copy:
   this project's measure once on all of them and return μ, η, δ, ε and their interval bounds. lm-eval computes no
   standard error of its own for these (only for its built-in aggregations); its per-document bootstrap would treat
   the rows of a group, and the groups of a subject, as independent.
+
+lm-eval prints a traceback for any exception a hook raises; a refusal of ours (:class:`UnqoverError`) instead
+leaves lm-eval as the ``unqover`` command does: one ``unqover: error: ...`` line on stderr and exit status 2
+(:func:`one_line`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -30,11 +36,28 @@ from typing import Any
 from lm_eval.api.registry import AGGREGATION_REGISTRY, register_aggregation
 from lm_eval.api.task import ConfigurableTask
 
+from unqover.errors import UnqoverError, first_line
 from unqover.probe.causal import prompt_text
 from unqover.probes.base import RunOptions
 from unqover.probes.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE
 
 logger = logging.getLogger("unqover.lm_eval")
+
+
+def one_line(hook: Callable) -> Callable:
+    """``hook`` with its :class:`UnqoverError` ending lm-eval as ``unqover`` ends: the message as one
+    ``unqover: error:`` line on stderr and exit status 2 (``SystemExit``, which lm-eval neither catches nor prints a
+    traceback for), in place of the traceback lm-eval prints for an exception."""
+
+    @functools.wraps(hook)
+    def guarded(*args, **kwargs):
+        try:
+            return hook(*args, **kwargs)
+        except UnqoverError as err:
+            print(f"unqover: error: {first_line(err)}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
+
+    return guarded
 
 
 class UnqoverTask(ConfigurableTask):
@@ -44,6 +67,7 @@ class UnqoverTask(ConfigurableTask):
     def __init__(self, config: dict | None = None) -> None:
         super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"})
 
+    @one_line
     def fewshot_context(
         self,
         doc: dict,
@@ -55,7 +79,9 @@ class UnqoverTask(ConfigurableTask):
         gen_prefix: str | None = None,
     ) -> str:
         if num_fewshot:
-            raise ValueError(f"{self.config.task} is zero-shot (its questions have no right answer)")
+            raise UnqoverError(
+                f"{self.config.task} is zero-shot (its questions have no right answer): leave out --num_fewshot"
+            )
         if "sentences" in doc:
             return ""
         render = chat_template if apply_chat_template and chat_template else None
@@ -84,7 +110,14 @@ class TaskFolder:
 
     @classmethod
     def read(cls, folder: Path) -> TaskFolder:
-        return cls(folder, json.loads((folder / SETTINGS_FILE).read_text()))
+        try:
+            return cls(folder, json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else type(err).__name__
+            raise UnqoverError(
+                f"{folder / SETTINGS_FILE} cannot be read ({reason}): write the task folder again with `unqover "
+                "lm-eval-tasks`"
+            ) from None
 
     def is_sample(self, task: str) -> bool:
         return task == self.record["tasks"]["sample"]
@@ -218,8 +251,8 @@ def hooks_for(folder: Path) -> dict[str, Any]:
         "UnqoverTask": UnqoverTask,
         "doc_to_text": doc_to_text,
         "choices": choices,
-        "load_docs": lambda **kwargs: load_docs(folder, **kwargs),
-        "process_results": lambda doc, results: process_results(folder, doc, results),
+        "load_docs": one_line(lambda **kwargs: load_docs(folder, **kwargs)),
+        "process_results": one_line(lambda doc, results: process_results(folder, doc, results)),
     }
     for metrics in METRICS.values():
         for metric in metrics:
@@ -228,6 +261,7 @@ def hooks_for(folder: Path) -> dict[str, Any]:
 
 
 def _aggregation(metric: str) -> Callable[[list], float]:
+    @one_line
     def aggregation(items: list) -> float:
         return aggregate(metric, items)
 

@@ -269,7 +269,13 @@ def dataset_documents(record: dict):
     from unqover.probes.job import dataset_fingerprint
     from unqover.probes.registry import probe_of
 
-    documents, _ = _documents(probe_of(record), record)
+    try:
+        documents, _ = _documents(probe_of(record), record)
+    except UnqoverError as err:  # e.g. the dataset folder removed since the task folder was written
+        raise UnqoverError(
+            f"{err}; the task folder reads its documents from there: build the dataset there again, or write "
+            "the folder again with `unqover lm-eval-tasks`"
+        ) from None
     if (
         documents.num_rows != record["documents"]
         or dataset_fingerprint(documents["id"]) != record["fingerprint"]
