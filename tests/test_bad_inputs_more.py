@@ -309,3 +309,66 @@ def test_lm_eval_on_a_task_folder_whose_dataset_was_removed_prints_one_line(reli
     assert done.returncode == 2, done.stderr[-3000:]
     assert errors == [_removed_dataset_line(dataset)], done.stderr[-3000:]
     assert "Traceback" not in done.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a custom probe too large for the machine's memory is refused, with its count, before any model loads
+
+
+def _big_probe(path: Path, subjects: int, attributes: int) -> Path:
+    """A flat list of ``subjects`` and ``attributes`` attributes on one template (the issue's 1,000 x 20)."""
+    names = ", ".join(f"Person{i:04d}" for i in range(subjects))
+    lines = [f"  - {{positive: was very lazy {i}, negated: was never lazy {i}}}" for i in range(attributes)]
+    text = "\n".join(
+        [
+            "name: crowd",
+            f"subjects: [{names}]",
+            "attributes:",
+            *lines,
+            "templates:",
+            '  - {context: "{subject_1} sat next to {subject_2} on the porch.", question: "Who {attribute}?"}',
+        ]
+    )
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_custom_probe_beyond_memory_is_refused_with_its_count_before_the_model(
+    tmp_path, monkeypatch, capsys
+):
+    import re
+
+    import unqover.env
+
+    monkeypatch.setattr(unqover.env, "available_memory", lambda: 4 * 2**30)  # a machine with 4 GB free
+    probe = _big_probe(tmp_path / "crowd.yaml", 1000, 20)
+    argv = ["probe", str(tmp_path / "no-model"), "--probe", str(probe), "--limit", "10"]
+    line = refused([*argv, "--output", str(tmp_path / "run")], capsys, "")
+    assert re.fullmatch(
+        re.escape(
+            f"unqover: error: {probe}: its 39,960,000 rows (1,000 subjects, 1 template, 20 attributes) need "
+        )
+        + r"about \d+\.\d GB of memory, more than the 4\.0 GB available: every run, a quick one too, generates all "
+        r"the rows first; use fewer subjects, templates or attributes",
+        line,
+    ), line
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_size_of_a_custom_probe_s_rows_is_known_before_they_are_made(pets):
+    from unqover.generate.custom import custom_plan, custom_rows, row_bytes
+    from unqover.lexicon.custom import read_probe_file
+
+    probe = read_probe_file(pets["file"])
+    rows = custom_rows(probe)
+    assert row_bytes(custom_plan(probe)) == rows.nbytes / rows.num_rows  # every pair: the exact mean
+    big = read_probe_file(_big_probe(pets["file"].with_name("crowd.yaml"), 200, 3))
+    estimate, made = row_bytes(custom_plan(big)), custom_rows(big)
+    assert estimate == pytest.approx(made.nbytes / made.num_rows, rel=0.05)
+
+
+def test_available_memory_is_read_from_the_machine():
+    from unqover.env import available_memory
+
+    free = available_memory()
+    assert free is not None and free > 0

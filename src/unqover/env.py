@@ -20,3 +20,18 @@ def offline() -> bool:
         return bool(constants.is_offline_mode())
     except (ImportError, AttributeError):
         return False
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can give a new allocation now (Linux: ``MemAvailable``), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None

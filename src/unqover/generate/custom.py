@@ -190,6 +190,16 @@ def custom_plan(probe: CustomProbe, config: str = "qa") -> CustomPlan:
     )
 
 
+def row_bytes(plan: CustomPlan, pairs: int = 64) -> float:
+    """The mean size in memory of one row of ``plan`` (Arrow bytes), from the rows of up to ``pairs`` subject pairs
+    spread over the plan: a large probe's size is known before its rows are made."""
+    chosen = np.unique(np.linspace(0, len(plan.pairs) - 1, num=min(pairs, len(plan.pairs))).astype(np.int64))
+    part = replace(plan, pairs=plan.pairs[chosen])
+    part.__dict__["block"] = plan.block
+    table = pa.Table.from_batches(list(part.batches()), schema=ROW_SCHEMA)
+    return table.nbytes / max(table.num_rows, 1)
+
+
 def custom_rows(probe: CustomProbe, config: str = "qa", progress: bool = False) -> pa.Table:
     """All rows of one config as one table with the built-in UnQover columns (``ROW_SCHEMA``).
 
@@ -220,4 +230,5 @@ __all__ = [
     "custom_plan",
     "custom_rows",
     "ordered_pairs",
+    "row_bytes",
 ]

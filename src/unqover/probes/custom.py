@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 #: rows are made, with the options of a quick run: making them takes about a second per 200,000 rows, scoring
 #: them hours on a CPU.
 MANY_ROWS = 1_000_000
+#: Memory a run of generated rows needs per byte of the rows: the rows themselves and the working arrays of
+#: sampling and measuring them (generating and sampling 3.6 million rows peaks at about twice the rows' size).
+MEMORY_PER_ROW_BYTE = 3
 
 
 class CustomProbe(UnqoverProbe):
@@ -35,6 +38,33 @@ class CustomProbe(UnqoverProbe):
         self.path = Path(path)
         self.definition = read_probe_file(self.path)
         super().__init__(self.definition.name, f"custom probe {self.definition.name} ({self.path.name})")
+
+    def check_config(self, run: RunOptions, settings: dict) -> None:
+        """Also refuse, before any model loads, rows too large for this machine's memory: every run of a custom
+        probe (a quick one too: its estimates are of the whole set) generates all its rows first."""
+        super().check_config(run, settings)
+        if not run.dataset:
+            self.check_memory(run.config or "qa")
+
+    def check_memory(self, config: str) -> None:
+        """Refuse generating rows that would not fit in the memory available now, with their count."""
+        from unqover.env import available_memory
+        from unqover.generate.custom import custom_plan, row_bytes
+        from unqover.report.format import fmt_count, plural
+
+        available = available_memory()
+        if available is None:
+            return
+        plan = custom_plan(self.definition, config)
+        needed = plan.num_rows * row_bytes(plan) * MEMORY_PER_ROW_BYTE
+        if needed > available:
+            d = self.definition
+            raise UnqoverError(
+                f"{self.path}: its {fmt_count(plan.num_rows)} rows ({plural(len(d.subjects), 'subject')}, "
+                f"{plural(len(d.templates), 'template')}, {plural(len(d.attributes), 'attribute')}) need about {needed / 2**30:.1f} GB of memory, more "
+                f"than the {available / 2**30:.1f} GB available: every run, a quick one too, generates all the "
+                "rows first; use fewer subjects, templates or attributes"
+            )
 
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         from unqover.generate.custom import custom_plan, custom_rows
