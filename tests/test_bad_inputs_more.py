@@ -372,3 +372,19 @@ def test_available_memory_is_read_from_the_machine():
 
     free = available_memory()
     assert free is not None and free > 0
+
+
+def test_publish_results_with_a_folder_in_the_way_of_a_file_names_it(religion, tmp_path, capsys):
+    in_the_way = tmp_path / ".eval_results" / "unqover_religion_mu.yaml"
+    in_the_way.mkdir(parents=True)
+    argv = [
+        "publish-results",
+        str(religion["results"]),
+        "--model-repo",
+        "me/model",
+        "--output",
+        str(tmp_path),
+    ]
+    line = refused(argv, capsys, "")
+    assert line == f"unqover publish-results: error: --output {in_the_way} is a folder: give a file name"
+    assert sorted(p.name for p in (tmp_path / ".eval_results").iterdir()) == ["unqover_religion_mu.yaml"]

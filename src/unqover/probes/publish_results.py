@@ -181,6 +181,10 @@ def publish_results(
     files = eval_result_files(entries)
     published = PublishedResults(files, skipped)
     if output is not None:
+        from unqover.files import check_writable
+
+        for name in files:  # a folder in the way of a file is named, not the temporary file beside it
+            check_writable(Path(output) / name, folder=False)
         published.written = write_eval_results(files, output)
         return published
     tasks = ", ".join(dict.fromkeys(e.task_id for e in entries))
