@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -336,8 +337,6 @@ def _big_probe(path: Path, subjects: int, attributes: int) -> Path:
 def test_a_custom_probe_beyond_memory_is_refused_with_its_count_before_the_model(
     tmp_path, monkeypatch, capsys
 ):
-    import re
-
     import unqover.env
 
     monkeypatch.setattr(unqover.env, "available_memory", lambda: 4 * 2**30)  # a machine with 4 GB free
@@ -388,3 +387,34 @@ def test_publish_results_with_a_folder_in_the_way_of_a_file_names_it(religion, t
     line = refused(argv, capsys, "")
     assert line == f"unqover publish-results: error: --output {in_the_way} is a folder: give a file name"
     assert sorted(p.name for p in (tmp_path / ".eval_results").iterdir()) == ["unqover_religion_mu.yaml"]
+
+
+def test_measure_with_a_probe_file_beyond_memory_is_refused_with_its_count(
+    pets, tmp_path, monkeypatch, capsys
+):
+    import unqover.env
+
+    monkeypatch.setattr(
+        unqover.env, "available_memory", lambda: 2**20
+    )  # 1 MB free: the 4,500 rows do not fit
+    big = _big_probe(tmp_path / "crowd.yaml", 10, 25).read_text(encoding="utf-8").replace("crowd", "pets")
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(big, encoding="utf-8")
+    argv = ["measure", str(pets["predictions"]), "--probe", str(edited), "--output", str(tmp_path / "m.json")]
+    line = refused(argv, capsys, "")
+    assert re.fullmatch(
+        re.escape(
+            f"unqover: error: {edited}: its 4,500 rows (10 subjects, 1 template, 25 attributes) need about "
+        )
+        + r"\d+ MB of memory, more than the 1 MB available: every run, a quick one too, generates all the rows "
+        r"first; use fewer subjects, templates or attributes",
+        line,
+    ), line
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_memory_in_words():
+    from unqover.report.format import fmt_bytes
+
+    assert fmt_bytes(22.9 * 2**30) == "22.9 GB" and fmt_bytes(350 * 2**20) == "350 MB"
+    assert fmt_bytes(12 * 2**10) == "12 kB" and fmt_bytes(100) == "100 bytes" and fmt_bytes(None) == "—"

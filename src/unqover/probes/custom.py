@@ -50,7 +50,7 @@ class CustomProbe(UnqoverProbe):
         """Refuse generating rows that would not fit in the memory available now, with their count."""
         from unqover.env import available_memory
         from unqover.generate.custom import custom_plan, row_bytes
-        from unqover.report.format import fmt_count, plural
+        from unqover.report.format import fmt_bytes, fmt_count, plural
 
         available = available_memory()
         if available is None:
@@ -61,8 +61,8 @@ class CustomProbe(UnqoverProbe):
             d = self.definition
             raise UnqoverError(
                 f"{self.path}: its {fmt_count(plan.num_rows)} rows ({plural(len(d.subjects), 'subject')}, "
-                f"{plural(len(d.templates), 'template')}, {plural(len(d.attributes), 'attribute')}) need about {needed / 2**30:.1f} GB of memory, more "
-                f"than the {available / 2**30:.1f} GB available: every run, a quick one too, generates all the "
+                f"{plural(len(d.templates), 'template')}, {plural(len(d.attributes), 'attribute')}) need about {fmt_bytes(needed)} of memory, more than "
+                f"the {fmt_bytes(available)} available: every run, a quick one too, generates all the "
                 "rows first; use fewer subjects, templates or attributes"
             )
 
@@ -72,7 +72,7 @@ class CustomProbe(UnqoverProbe):
 
         if run.dataset:
             return super().rows(run, settings, config)
-
+        self.check_memory(config)  # also for `unqover measure` and `compare`, which make the rows again
         count = custom_plan(self.definition, config).num_rows  # known before any row is made
         many = count >= MANY_ROWS
         if run.progress or many:

@@ -169,6 +169,19 @@ def fmt_size(n: object) -> str:
     return f"{v:,.0f}"
 
 
+def fmt_bytes(n: object) -> str:
+    """An amount of memory: ``22.9 GB``, ``350 MB``, ``12 kB`` (binary units: 1 GB = 2^30 bytes)."""
+    v = number(n)
+    if v is None:
+        return MISSING
+    if abs(v) >= 2**30:
+        return f"{v / 2**30:,.1f} GB"
+    for scale, unit in ((2**20, "MB"), (2**10, "kB")):
+        if abs(v) >= scale:
+            return f"{v / scale:,.0f} {unit}"
+    return f"{v:,.0f} bytes"
+
+
 def fmt_seconds(seconds: object) -> str:
     """A wall time: ``0.4 s``, ``12.3 s``, ``1,234.5 s``; "—" when missing."""
     v = number(seconds)
