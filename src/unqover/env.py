@@ -22,16 +22,34 @@ def offline() -> bool:
         return False
 
 
+#: cgroup v2 and v1 files of a container's memory limit and use
+_CGROUP_MEMORY = (
+    ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+    ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+)
+
+
 def available_memory() -> int | None:
-    """Bytes of memory this machine can give a new allocation now (Linux: ``MemAvailable``), or None if unknown."""
+    """Bytes of memory this process can still allocate (Linux: ``MemAvailable``, or less where a container's
+    memory limit leaves less), or None if unknown."""
+    free = None
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for line in meminfo:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+    if free is None:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    for limit_file, usage_file in _CGROUP_MEMORY:
+        try:
+            with open(limit_file, encoding="ascii") as limit, open(usage_file, encoding="ascii") as usage:
+                left = int(limit.read().strip()) - int(usage.read().strip())
+        except (OSError, ValueError):  # no such cgroup, or "max": no limit
+            continue
+        return max(0, min(free, left))
+    return free
