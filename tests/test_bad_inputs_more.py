@@ -418,3 +418,16 @@ def test_memory_in_words():
 
     assert fmt_bytes(22.9 * 2**30) == "22.9 GB" and fmt_bytes(350 * 2**20) == "350 MB"
     assert fmt_bytes(12 * 2**10) == "12 kB" and fmt_bytes(100) == "100 bytes" and fmt_bytes(None) == "—"
+
+
+def test_a_few_shot_run_is_refused_in_one_line(capsys):
+    pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
+    from unqover.probes.lm_eval_hooks import UnqoverTask
+
+    task = SimpleNamespace(config=SimpleNamespace(task="unqover_religion"))
+    with pytest.raises(SystemExit) as exit:
+        UnqoverTask.fewshot_context(task, {"context": "c", "question": "q"}, num_fewshot=1)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "unqover: error: unqover_religion is zero-shot (its questions have no right answer): leave out --num_fewshot"
+    ]
