@@ -256,6 +256,32 @@ def test_the_rows_are_the_spaces_own_whatever_folder_a_results_file_names(space,
     assert WITH_INTERVALS in text
 
 
+def test_dataset_paths_are_compared_as_text_not_looked_up(space, world, evil, monkeypatch, tmp_path):
+    """Two runs whose dataset folders differ as text but are one folder on the server (a link): the Space does
+    not look them up (it would tell where the link leads), so they are different datasets; equal texts compare."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (tmp_path / "link").symlink_to(folder)
+
+    def source(text: str):
+        def edit(provenance: dict, run: Path) -> None:
+            provenance["dataset"] = {**provenance["dataset"], "source": text, "fingerprint": None}
+
+        return edit
+
+    first = evil("first", source(str(folder)))
+    linked = evil("linked", source(str(tmp_path / "link")))
+    text = space.compare("", first, linked)
+    assert text == (
+        f"⚠️ the runs measured different datasets: {first} 'folder a path on the server', {linked} 'folder a path on "
+        "the server'; their numbers are not comparable"
+    )
+    same = evil("same", source(str(folder) + "/"))
+    text = space.compare("", first, same)
+    assert text.startswith("# UnQover comparison") and WITH_INTERVALS in text, text
+    assert_no_server_path(text, world)
+
+
 # ------------------------------------------------------------------------------------------------ Hub repos
 
 
@@ -313,6 +339,16 @@ def test_messages_of_the_results_tab_hold_no_server_path(space, world, evil):
     assert status == (
         "⚠️ no folder 'no-such' in the Space's results folder, and no Hub dataset repo id (owner/name)"
     )
+
+
+def test_the_runs_table_names_no_folder_of_the_server(space, world, evil):
+    name = evil(
+        "elsewhere", lambda provenance, folder: provenance["dataset"].update(source="/srv/data/religion")
+    )
+    _, table, *_ = space.load_results("")
+    datasets = dict(zip(table["run"], table["dataset"], strict=True))
+    assert datasets[world["a"]] == "generated from the Space's word lists / qa"
+    assert datasets[name] == "a path on the server / qa"
 
 
 def test_hide_paths_names_folders_by_their_names_and_hides_the_rest():

@@ -232,13 +232,17 @@ class Space:
             location or self.results_location, self.results_root, self.token, self.results_repos
         )
 
-    def _message(self, err: BaseException) -> str:
-        """A failure of the Results tab as the page shows it: no path of the server (a file in the results
-        folder by its name there)."""
+    def _hidden(self, text: str) -> str:
+        """``text`` with no path of the server: a file in the results folder by its name there, the Space's
+        folders by their names (:func:`unqover.space.results.hide_paths`)."""
         folders = {self.results_root: "the Space's results folder", self.cache_dir: "the Space's cache"}
         if self.word_lists is not None:
             folders[self.word_lists] = "the Space's word lists"
-        return f"⚠️ {results.hide_paths(live.friendly(err), folders)}"
+        return results.hide_paths(text, folders)
+
+    def _message(self, err: BaseException) -> str:
+        """A failure of the Results tab as the page shows it, with no path of the server."""
+        return f"⚠️ {self._hidden(live.friendly(err))}"
 
     def load_results(self, location: str):
         """(status, table of runs, run choices for the viewer and the comparison)."""
@@ -252,9 +256,11 @@ class Space:
         names = list(runs)
         second = names[1] if len(names) > 1 else names[0]
         notes = "".join(f"\n\n> {note}" for note in runs.notes)
+        table = results.runs_table(runs)
+        table["dataset"] = table["dataset"].map(self._hidden)  # a dataset built from a folder of the server
         return (
             f"✅ {plural(len(names), 'run')} loaded.{notes}",
-            results.runs_table(runs),
+            table,
             gr.update(choices=names, value=names[0]),
             gr.update(choices=names, value=names[0]),
             gr.update(choices=names, value=second),

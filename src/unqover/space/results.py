@@ -57,6 +57,7 @@ __all__ = [
     "results_folder",
     "run_predictions",
     "runs_table",
+    "source_as_text",
 ]
 
 RESULTS = "results.json"
@@ -425,6 +426,20 @@ def own_rows(results: Mapping, predictions: Path, word_lists: str | os.PathLike 
     return {**results, "provenance": provenance}
 
 
+def source_as_text(results: Mapping) -> Mapping:
+    """``results`` whose dataset source, where it is a path (absolute, ``~`` or ``.``), is text that names no
+    file (``folder /normalized/path``): the comparison's check that two runs measured the same dataset then
+    compares the texts, and no path a results file names is looked at on disk (it would tell whether a file is
+    there, or where a link leads)."""
+    provenance = results.get("provenance")
+    dataset = provenance.get("dataset") if isinstance(provenance, Mapping) else None
+    source = dataset.get("source") if isinstance(dataset, Mapping) else None
+    if not isinstance(source, str) or not (_absolute(source) or source.startswith(".")):
+        return results
+    text = "folder " + os.path.normpath(source)
+    return {**results, "provenance": {**provenance, "dataset": {**dataset, "source": text}}}
+
+
 #: a path of the server in a message: a ``/`` that starts a word (not one inside a URL, an id or a fraction)
 _SERVER_PATH = re.compile(r"(?<![\w:/.\\~-])(?:~/|/)(?=[\w.@+~-])[^\s'\"`()<>\[\]|,;*]+")
 ON_THE_SERVER = "a path on the server"
@@ -464,6 +479,7 @@ def comparison(
     a, b = runs[name_a], runs[name_b]
     offered_probe(a, name_a)
     offered_probe(b, name_b)
+    a, b = source_as_text(a), source_as_text(b)
     from unqover.probes.compare import compare_runs
 
     paths, why = None, None
