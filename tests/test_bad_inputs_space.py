@@ -354,11 +354,13 @@ def test_the_runs_table_names_no_folder_of_the_server(space, world, evil):
 def test_hide_paths_names_folders_by_their_names_and_hides_the_rest():
     folders = {"/srv/results": "the Space's results folder", "/srv/lists": "the Space's word lists"}
     text = (
-        "read /srv/results/cache/run/predictions.parquet and /srv/lists and /srv/results, "
+        "read /srv/results/cache/run/predictions.parquet and /srv/lists and /srv/results, /srv/results2/x "
         "'/etc/passwd' (~/x) see https://aclanthology.org/2020.findings-emnlp.311 for B/A 1/2 and owner/name"
     )
+    assert results.hide_paths("from / to /etc", {"/": "the root"}) == "from / to a path on the server"
     assert results.hide_paths(text, folders) == (
-        "read cache/run/predictions.parquet and the Space's word lists and the Space's results folder, "
+        "read cache/run/predictions.parquet and the Space's word lists and the Space's results folder, a path on "
+        "the server "
         "'a path on the server' (a path on the server) see https://aclanthology.org/2020.findings-emnlp.311 for "
         "B/A 1/2 and owner/name"
     )

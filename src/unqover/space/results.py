@@ -452,9 +452,12 @@ def hide_paths(text: str, folders: Mapping[str | os.PathLike, str] | None = None
     named: dict[str, str] = {}
     for folder, label in (folders or {}).items():
         for form in {str(Path(folder)), str(Path(folder).resolve())}:
-            named[form] = named[form.replace("_", "\\_")] = label  # also as Markdown escapes it
+            if form != os.sep:  # a folder "/" would name every path
+                named[form] = named[form.replace("_", "\\_")] = label  # also as Markdown escapes it
     for form in sorted(named, key=len, reverse=True):
-        text = text.replace(form + os.sep, "").replace(form, named[form])
+        # the folder itself, or a path below it (not a longer name that starts alike: /srv2 is not in /srv)
+        pattern = re.compile(re.escape(form) + r"(/|\\|(?![\w.@+~-]))")
+        text = pattern.sub(lambda m, label=named[form]: "" if m.group(1) else label, text)
     return _SERVER_PATH.sub(ON_THE_SERVER, text)
 
 
