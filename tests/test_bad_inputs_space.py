@@ -302,7 +302,7 @@ def test_hub_repos_are_read_only_from_the_allowed_owners(space, world):
     assert status == "⚠️ this Space reads no results from the Hub: type a folder inside its results folder"
 
 
-def test_the_allowed_repos_come_from_the_operator(world, monkeypatch):
+def test_the_allowed_repos_come_from_the_operator(world, monkeypatch, caplog):
     def repos() -> tuple[str, ...]:
         return Space(None, world["root"] / "cache", results_root=world["root"]).results_repos
 
@@ -315,6 +315,12 @@ def test_the_allowed_repos_come_from_the_operator(world, monkeypatch):
     assert repos() == ("lab", "other/results")
     monkeypatch.setenv("UNQOVER_SPACE_RESULTS_REPOS", "none")
     assert repos() == ()
+    monkeypatch.setenv("UNQOVER_SPACE_RESULTS_REPOS", "lab")
+    with caplog.at_level("WARNING", logger="unqover.space.app"):
+        Space(None, world["root"] / "cache", results_root=world["root"], results_location="someone/results")
+    assert (
+        "UNQOVER_SPACE_RESULTS is a Hub repo that UNQOVER_SPACE_RESULTS_REPOS does not allow" in caplog.text
+    )
     allowed = ("lab", "other/results", "third/*")
     assert results.allowed_repo("Lab/anything", allowed) and results.allowed_repo("other/Results", allowed)
     assert results.allowed_repo("third/x", allowed)

@@ -114,6 +114,15 @@ class Space:
             log.warning(
                 "UNQOVER_SPACE_RESULTS is outside UNQOVER_SPACE_RESULTS_ROOT: the results box refuses it"
             )
+        elif (
+            results.DATASET_ID.fullmatch(self.results_location)
+            and not (self.results_root / self.results_location).is_dir()
+            and not results.allowed_repo(self.results_location, self.results_repos)
+        ):
+            log.warning(
+                "UNQOVER_SPACE_RESULTS is a Hub repo that UNQOVER_SPACE_RESULTS_REPOS does not allow: the results "
+                "box refuses it"
+            )
         env_timeout = os.environ.get("UNQOVER_SPACE_TIMEOUT")
         self.timeout = timeout if timeout is not None else (float(env_timeout) if env_timeout else None)
         self.max_parameters = max_parameters
