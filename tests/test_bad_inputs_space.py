@@ -233,6 +233,50 @@ def test_predictions_that_are_no_path_are_refused(space, world, evil):
     assert f"the run '{name}' names its predictions file with something that is no path; {READS}" in text
 
 
+def test_the_page_gets_the_same_answers_over_http(world, evil):
+    """The served app (gradio_client, as a web user calls it): a run naming /etc/passwd, and a link out."""
+    import socket
+
+    from gradio_client import Client
+
+    from unqover.space.app import build_app
+
+    passwd = evil("passwd", recording("/etc/passwd"))
+
+    def link(provenance: dict, folder: Path) -> None:
+        (folder / "predictions.parquet").unlink()
+        (folder / "predictions.parquet").symlink_to("/etc/passwd")
+
+    linked = evil("linked", link)
+    demo = build_app(
+        None,
+        world["root"] / "cache",
+        word_lists=world["lists"],
+        results_root=world["root"],
+        local_models=False,
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        assert client.predict("", api_name="/load_results")[0].startswith("✅")
+        text = client.predict("", world["a"], passwd, api_name="/compare")
+        assert f"the run '{passwd}' names its predictions file by an absolute path; {READS}" in text
+        text = client.predict("", world["a"], linked, api_name="/compare")
+        assert (
+            f"the run '{linked}' names a predictions file that leads outside the results folder; {READS}"
+            in text
+        )
+        assert_no_server_path(text, world)
+        status, *_ = client.predict("someone/results", api_name="/load_results")
+        assert status.startswith("⚠️ the Space reads results only from the Hub dataset repos of unqover")
+        client.close()
+    finally:
+        demo.close()
+
+
 # ------------------------------------------------------------------------------------------------ dataset rows
 
 
