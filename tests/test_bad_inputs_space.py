@@ -408,6 +408,11 @@ def test_hide_paths_names_folders_by_their_names_and_hides_the_rest():
         "'/etc/passwd' (~/x) see https://aclanthology.org/2020.findings-emnlp.311 for B/A 1/2 and owner/name"
     )
     assert results.hide_paths("from / to /etc", {"/": "the root"}) == "from / to a path on the server"
+    kept = "S(x1)/S(x2), a/b, μ/η, [0.1, 0.2]/2, https://huggingface.co/datasets/unqover/religion"
+    assert results.hide_paths(kept) == kept
+    assert results.hide_paths("(/etc/passwd) [/proc/self] =/x '~/.cache/hf'") == (
+        "(a path on the server) [a path on the server] =a path on the server 'a path on the server'"
+    )
     assert results.hide_paths(text, folders) == (
         "read cache/run/predictions.parquet and the Space's word lists and the Space's results folder, a path on "
         "the server "

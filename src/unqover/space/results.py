@@ -440,8 +440,9 @@ def source_as_text(results: Mapping) -> Mapping:
     return {**results, "provenance": {**provenance, "dataset": {**dataset, "source": text}}}
 
 
-#: a path of the server in a message: a ``/`` that starts a word (not one inside a URL, an id or a fraction)
-_SERVER_PATH = re.compile(r"(?<![\w:/.\\~-])(?:~/|/)(?=[\w.@+~-])[^\s'\"`()<>\[\]|,;*]+")
+#: a path of the server in a message: a ``/`` (or ``~/``) that starts a word, after a space, a quote, a bracket or
+#: ``=`` (not one inside a URL, an id, a fraction or a formula)
+_SERVER_PATH = re.compile(r"(?<![^\s'\"`(\[=])(?:~/|/)(?=[\w.@+~-])[^\s'\"`()<>\[\]|,;*]+")
 ON_THE_SERVER = "a path on the server"
 
 
