@@ -287,7 +287,7 @@ def run_folder(tmp_path: Path, measure_json: Path, name: str) -> Path:
 
 
 def test_cli_compare_writes_shift_intervals_for_measure_files_and_run_folders(
-    religion, rows, world, models, tmp_path, capsys
+    religion, rows, world, models, tmp_path, capsys, upstream_word_lists_path
 ):
     first = measured(tmp_path, religion, rows, models["A cells"], "first", sample=0.5, seed=3)
     second = measured(tmp_path, religion, rows, models["B cells"], "second", sample=0.6, seed=3)
@@ -322,7 +322,9 @@ def test_cli_compare_writes_shift_intervals_for_measure_files_and_run_folders(
     # the Space's results browser compares the same run folders with the same intervals
     from unqover.space import results as space_results
 
-    page = space_results.comparison(space_results.find_runs(tmp_path), "run-a", "run-b", tmp_path)
+    # (over its own rows: those of its word lists, which built the runs' dataset)
+    runs = space_results.find_runs(tmp_path)
+    page = space_results.comparison(runs, "run-a", "run-b", tmp_path, upstream_word_lists_path)
     assert "| p | how |" in page and "paired over the 19,250 groups" in page
     assert f"{data['shifts']['mu']['p_value']:.4f}" in page or "< 0.0001" in page
     markdown = tmp_path / "comparison.md"

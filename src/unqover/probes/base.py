@@ -297,11 +297,18 @@ class ProbeDefinition:
         raise NotImplementedError
 
     def compare(
-        self, a: dict, b: dict, names: tuple[str, str], paths: tuple[Path, Path] | None = None, top: int = 10
+        self,
+        a: dict,
+        b: dict,
+        names: tuple[str, str],
+        paths: tuple[Path, Path] | None = None,
+        top: int = 10,
+        no_shifts: str | None = None,
     ) -> Comparison:
         """``unqover compare``: two runs of this probe (results dicts: provenance and result), shifts B − A.
         ``paths`` are the run folders or results files they were read from (None where the caller has none: no
-        predictions are read), ``top`` the rows per table.
+        predictions are read; ``no_shifts`` then says why, where a probe's shifts could have intervals), ``top``
+        the rows per table.
 
         The default sets :meth:`headline` of both runs side by side with the shifts of the values, without
         intervals; runs of different dataset configs are refused, different row selections get a warning.

@@ -54,11 +54,13 @@ def compare_runs(
     name_b: str,
     paths: tuple[Path, Path] | None = None,
     top: int = 10,
+    no_shifts: str | None = None,
 ) -> Comparison:
     """Compare two runs (results dicts as :func:`unqover.report.compare_checks.load_results` reads them), B − A.
 
     ``paths`` are the run folders or results files the runs were read from: with them, a probe may read the runs'
-    predictions (the UnQover probes' shift intervals); ``top`` is the rows per table. Raises
+    predictions (the UnQover probes' shift intervals); without them, ``no_shifts`` says why the shifts have no
+    intervals (the Space's reason for not reading a run's files); ``top`` is the rows per table. Raises
     :class:`UnqoverError` when the runs were written by different probes or are not comparable.
     """
     (probe_a, known_a), (probe_b, known_b) = _probe(a, name_a), _probe(b, name_b)
@@ -68,7 +70,7 @@ def compare_runs(
         raise UnqoverError(f"{name_a} and {name_b} were written by different probes")
     if not (known_a and known_b):
         paths = None
-    return probe_a.compare(a, b, (name_a, name_b), paths, top)
+    return probe_a.compare(a, b, (name_a, name_b), paths, top, no_shifts=no_shifts)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -328,7 +328,13 @@ class UnqoverProbe(ProbeDefinition):
         return {name: (result.get(name), intervals.get(name)) for name in names}
 
     def compare(
-        self, a: dict, b: dict, names: tuple[str, str], paths: tuple[Path, Path] | None = None, top: int = 10
+        self,
+        a: dict,
+        b: dict,
+        names: tuple[str, str],
+        paths: tuple[Path, Path] | None = None,
+        top: int = 10,
+        no_shifts: str | None = None,
     ) -> Comparison:
         """Two UnQover runs in full: the headline with both runs' intervals, the subjects and the subject–attribute
         and cluster cells that moved (:func:`unqover.report.compare.compare_results`, which refuses runs of
@@ -343,7 +349,8 @@ class UnqoverProbe(ProbeDefinition):
             return self.compared_scores(dict(dataset), [Path(p) for p in predictions])
 
         name_a, name_b = names
-        comparison = compare_results(a, b, name_a, name_b, top=top)  # refuses runs that are not comparable
+        # refuses runs that are not comparable
+        comparison = compare_results(a, b, name_a, name_b, top=top, no_shifts=no_shifts)
         if paths is not None:
             shifts, why = shifts_between(paths, a, b, tuple(comparison["names"]), scores_of, top=top)
             if shifts is not None or why is not None:

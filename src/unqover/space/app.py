@@ -3,7 +3,9 @@
 
 ``UNQOVER_SPACE_MODELS`` (comma-separated curated list), ``UNQOVER_SPACE_CACHE`` (run-folder cache),
 ``UNQOVER_SPACE_RESULTS_ROOT`` (the only folder the results box reads; default: the cache),
-``UNQOVER_SPACE_RESULTS`` (default results folder inside it, or Hub dataset repo), ``UNQOVER_SPACE_LOCAL_MODELS``
+``UNQOVER_SPACE_RESULTS`` (default results folder inside it, or Hub dataset repo),
+``UNQOVER_SPACE_RESULTS_REPOS`` (the Hub dataset repos or owners the results box reads; default: ``unqover`` and the
+Space's own owner; ``none``: no Hub repo), ``UNQOVER_SPACE_LOCAL_MODELS``
 (``1``: folders on the server may be typed as models; default: Hub ids only), ``UNQOVER_SPACE_TIMEOUT`` (seconds
 per probe request), ``UNQOVER_WORD_LISTS`` (word lists to build UnQover rows from), ``HF_TOKEN`` (gated models).
 
@@ -59,6 +61,16 @@ def _env_list(name: str) -> list[str] | None:
     return [m.strip() for m in value.split(",") if m.strip()] or None
 
 
+def _results_repos() -> tuple[str, ...]:
+    """The Hub dataset repos (or owners) the results box reads: ``UNQOVER_SPACE_RESULTS_REPOS`` (``none``: no
+    repo), else the project's namespace and the owner of the Space itself (``SPACE_AUTHOR_NAME`` on the Hub)."""
+    listed = _env_list("UNQOVER_SPACE_RESULTS_REPOS")
+    if listed is not None:
+        return () if [e.lower() for e in listed] == ["none"] else tuple(listed)
+    author = os.environ.get("SPACE_AUTHOR_NAME", "").strip()
+    return tuple(dict.fromkeys([*results.DEFAULT_REPO_OWNERS, *([author] if author else [])]))
+
+
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -74,6 +86,7 @@ class Space:
         word_lists: str | os.PathLike | None = None,
         results_location: str | None = None,
         results_root: str | os.PathLike | None = None,
+        results_repos: Sequence[str] | None = None,
         local_models: bool | None = None,
         timeout: float | None = None,
         max_parameters: int = MAX_PARAMETERS,
@@ -89,6 +102,8 @@ class Space:
         # the results box reads only inside this folder (and Hub dataset repos)
         root = results_root or os.environ.get("UNQOVER_SPACE_RESULTS_ROOT") or self.cache_dir
         self.results_root = Path(root).expanduser().resolve()
+        # ... and only these Hub dataset repos (ids, or owners for all their repos)
+        self.results_repos = tuple(results_repos) if results_repos is not None else _results_repos()
         # folders on the server typed as models: only where the operator allows them
         self.local_models = (
             local_models if local_models is not None else _env_flag("UNQOVER_SPACE_LOCAL_MODELS")
@@ -98,6 +113,15 @@ class Space:
         ).resolve().is_relative_to(self.results_root):
             log.warning(
                 "UNQOVER_SPACE_RESULTS is outside UNQOVER_SPACE_RESULTS_ROOT: the results box refuses it"
+            )
+        elif (
+            results.DATASET_ID.fullmatch(self.results_location)
+            and not (self.results_root / self.results_location).is_dir()
+            and not results.allowed_repo(self.results_location, self.results_repos)
+        ):
+            log.warning(
+                "UNQOVER_SPACE_RESULTS is a Hub repo that UNQOVER_SPACE_RESULTS_REPOS does not allow: the results "
+                "box refuses it"
             )
         env_timeout = os.environ.get("UNQOVER_SPACE_TIMEOUT")
         self.timeout = timeout if timeout is not None else (float(env_timeout) if env_timeout else None)
@@ -213,7 +237,21 @@ class Space:
 
     def _runs(self, location: str) -> tuple[results.Runs, results.Location]:
         """The runs the results box points to: inside the results folder, or a Hub dataset repo."""
-        return results.open_results(location or self.results_location, self.results_root, self.token)
+        return results.open_results(
+            location or self.results_location, self.results_root, self.token, self.results_repos
+        )
+
+    def _hidden(self, text: str) -> str:
+        """``text`` with no path of the server: a file in the results folder by its name there, the Space's
+        folders by their names (:func:`unqover.space.results.hide_paths`)."""
+        folders = {self.results_root: "the Space's results folder", self.cache_dir: "the Space's cache"}
+        if self.word_lists is not None:
+            folders[self.word_lists] = "the Space's word lists"
+        return results.hide_paths(text, folders)
+
+    def _message(self, err: BaseException) -> str:
+        """A failure of the Results tab as the page shows it, with no path of the server."""
+        return f"⚠️ {self._hidden(live.friendly(err))}"
 
     def load_results(self, location: str):
         """(status, table of runs, run choices for the viewer and the comparison)."""
@@ -223,13 +261,15 @@ class Space:
             runs, _ = self._runs(location)
         except Exception as err:
             empty = gr.update(choices=[], value=None)
-            return f"⚠️ {live.friendly(err)}", pd.DataFrame(columns=results.columns()), empty, empty, empty
+            return self._message(err), pd.DataFrame(columns=results.columns()), empty, empty, empty
         names = list(runs)
         second = names[1] if len(names) > 1 else names[0]
         notes = "".join(f"\n\n> {note}" for note in runs.notes)
+        table = results.runs_table(runs)
+        table["dataset"] = table["dataset"].map(self._hidden)  # a dataset built from a folder of the server
         return (
             f"✅ {plural(len(names), 'run')} loaded.{notes}",
-            results.runs_table(runs),
+            table,
             gr.update(choices=names, value=names[0]),
             gr.update(choices=names, value=names[0]),
             gr.update(choices=names, value=second),
@@ -244,16 +284,16 @@ class Space:
             results.offered_probe(runs[name], name)
             return render.view(runs[name])
         except Exception as err:
-            return f"⚠️ {live.friendly(err)}", render.empty_pairs(), ""
+            return self._message(err), render.empty_pairs(), ""
 
     def compare(self, location: str, name_a: str, name_b: str) -> str:
         try:
             name_a = inputs.text(name_a, "run A", inputs.MAX_RUN_CHARS)
             name_b = inputs.text(name_b, "run B", inputs.MAX_RUN_CHARS)
             runs, where = self._runs(location)
-            return results.comparison(runs, name_a, name_b, where.folder)
+            return results.comparison(runs, name_a, name_b, where, self.word_lists)
         except Exception as err:
-            return f"⚠️ {live.friendly(err)}"
+            return self._message(err)
 
 
 def _gr_error(message: str):

@@ -6,11 +6,20 @@ The Space is a public server, so its results box reads only:
 * folders inside its **results folder** (``UNQOVER_SPACE_RESULTS_ROOT``; default: its own cache of live-probe runs):
   a path outside it is refused before the disk is looked at, ``..`` is refused, symbolic links are resolved before
   the check, and a link inside the folder that leads out of it is neither followed nor read;
-* **Hub dataset repos** (``owner/name``): their ``results.json`` files only, downloaded to the Hub cache.
+* **Hub dataset repos** (``owner/name``) of the owners the operator allows (``UNQOVER_SPACE_RESULTS_REPOS``;
+  default: the project's ``unqover`` namespace and the Space's own owner): their ``results.json`` files only,
+  downloaded to the Hub cache.
+
+A results file names other files (its predictions, its dataset): the Space opens none of them where they say. A
+comparison reads a run's predictions only inside the results folder (its run folder's ``predictions.parquet``, or
+a path the results file records relative to the results folder; absolute paths, ``..`` and links that lead out
+are refused, :func:`run_predictions`), and the dataset rows are the Space's own (:func:`own_rows`), never a folder
+a results file names.
 
 Every walk is bounded (:data:`MAX_DEPTH` folder levels, :data:`MAX_ENTRIES` files and folders looked at,
 :data:`MAX_RUNS` runs, :data:`MAX_RESULTS_BYTES` per file); the runs found within the bounds are shown, with a note
-that says which bound was hit. Messages name the location as it was typed, never a path of the server.
+that says which bound was hit. Messages name the location as it was typed or a run by its name, and
+:func:`hide_paths` takes any path of the server out of what is shown.
 """
 
 from __future__ import annotations
@@ -19,9 +28,9 @@ import json
 import os
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pandas as pd
 
@@ -37,16 +46,24 @@ __all__ = [
     "INTERVAL_ESTIMATE",
     "Location",
     "Runs",
+    "allowed_repo",
     "columns",
     "comparison",
     "find_runs",
+    "hide_paths",
     "offered_probe",
     "open_results",
+    "own_rows",
     "results_folder",
+    "run_predictions",
     "runs_table",
+    "source_as_text",
 ]
 
 RESULTS = "results.json"
+PREDICTIONS = "predictions.parquet"
+#: the Hub owners whose dataset repos the results box reads when the operator names none: the project's namespace
+DEFAULT_REPO_OWNERS = ("unqover",)
 #: the columns every run fills in
 SHARED_COLUMNS = ["run", "model", "probe", "dataset"]
 #: run folders are looked for at most this many folder levels below the folder loaded
@@ -65,6 +82,12 @@ OUTSIDE = (
     "its results folder (as the runs table names them) or a Hub dataset repo id (owner/name)"
 )
 PARENT = "a results folder cannot go up with '..': type a folder inside the Space's results folder (no '..')"
+NO_HUB = "this Space reads no results from the Hub: type a folder inside its results folder"
+#: how the Space finds a run's predictions (the end of every refusal of a predictions file)
+READS = (
+    "the Space reads a run's predictions only inside its results folder (the run folder's predictions.parquet, or "
+    "a path relative to the results folder)"
+)
 
 
 def columns() -> list[str]:
@@ -79,18 +102,45 @@ def columns() -> list[str]:
 
 @dataclass(frozen=True)
 class Location:
-    """A folder to walk for runs, the folder its files must lie in (links resolved), and its name for messages."""
+    """A folder to walk for runs, the folder its files must lie in (links resolved), its name for messages, and
+    the folder that paths recorded in its results files are relative to (the results folder; a Hub repo's
+    snapshot)."""
 
     folder: Path
     boundary: Path
     name: str
     notes: tuple[str, ...] = ()
+    base: Path | None = None
 
 
-def results_folder(location: str, root: str | os.PathLike, token: str | None = None) -> Location:
+def allowed_repo(repo: str, repos: Sequence[str]) -> bool:
+    """Whether the results box may download the Hub dataset repo ``repo``: ``repos`` lists repo ids
+    (``owner/name``) and owners (``owner`` or ``owner/*``: all their repos); Hub ids ignore case."""
+    wanted = repo.lower()
+    owner = wanted.split("/")[0]
+    return any(entry.strip().lower() in (wanted, owner, f"{owner}/*") for entry in repos)
+
+
+def _hub_refusal(repos: Sequence[str]) -> str:
+    """The message for a Hub dataset repo the Space does not read."""
+    if not repos:
+        return NO_HUB
+    return (
+        f"the Space reads results only from the Hub dataset repos of {', '.join(repos)}: type one of those "
+        "(owner/name) or a folder inside its results folder"
+    )
+
+
+def results_folder(
+    location: str,
+    root: str | os.PathLike,
+    token: str | None = None,
+    repos: Sequence[str] = DEFAULT_REPO_OWNERS,
+) -> Location:
     """Where the results box points: a folder inside ``root`` (relative to it, or an absolute path that resolves
-    into it; empty: ``root`` itself), else a Hub dataset repo id (its results files downloaded). Anything else is
-    refused before it is looked at on disk."""
+    into it; empty: ``root`` itself), else the id of a Hub dataset repo that ``repos`` allows
+    (:func:`allowed_repo`; its results files downloaded). Anything else is refused before it is looked at on disk
+    or on the Hub."""
     text = inputs.text(location, "results folder", inputs.MAX_LOCATION_CHARS)
     root = Path(root).resolve()
     if ".." in re.split(r"[\\/]+", text):
@@ -106,8 +156,10 @@ def results_folder(location: str, root: str | os.PathLike, token: str | None = N
         raise UnqoverError(OUTSIDE)
     name = text or "the Space's results folder"
     if folder.is_dir():
-        return Location(folder, root, name)
+        return Location(folder, root, name, base=root)
     if not typed.is_absolute() and DATASET_ID.fullmatch(text) and ".." not in text:
+        if not allowed_repo(text, repos):
+            raise UnqoverError(_hub_refusal(repos))
         return _hub_location(text, token)
     if not text:
         raise UnqoverError(
@@ -140,7 +192,7 @@ def _hub_location(repo: str, token: str | None) -> Location:
             f"{plural(MAX_DEPTH, 'folder')} deep) are read",
         )
     # the snapshot's files link into the repo's cache folder (snapshots/<commit>/… -> blobs/…)
-    return Location(folder, folder.parents[1], repo, notes)
+    return Location(folder, folder.parents[1], repo, notes, base=folder)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -148,13 +200,16 @@ def _hub_location(repo: str, token: str | None) -> Location:
 
 
 class Runs(dict):
-    """Runs by name (their folder relative to the folder loaded), with notes on what the walk left out."""
+    """Runs by name (their folder relative to the folder loaded), with notes on what the walk left out and the
+    folder each run was read from (:attr:`folders`)."""
 
     notes: list[str]
+    folders: dict[str, Path]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.notes = []
+        self.folders = {}
 
 
 @dataclass
@@ -223,6 +278,7 @@ def find_runs(
             continue
         key = str(path.parent.relative_to(folder)) if path.parent != folder else folder.name
         runs[key] = {"provenance": provenance, "result": result}
+        runs.folders[key] = path.parent
         if isinstance(data.get("probe"), str):
             runs[key]["probe"] = data["probe"]
     where = name or folder.name
@@ -248,9 +304,14 @@ def find_runs(
     return runs
 
 
-def open_results(location: str, root: str | os.PathLike, token: str | None = None) -> tuple[Runs, Location]:
+def open_results(
+    location: str,
+    root: str | os.PathLike,
+    token: str | None = None,
+    repos: Sequence[str] = DEFAULT_REPO_OWNERS,
+) -> tuple[Runs, Location]:
     """The runs the results box points to (see :func:`results_folder`) and where they were read."""
-    where = results_folder(location, root, token)
+    where = results_folder(location, root, token, repos)
     runs = find_runs(where.folder, boundary=where.boundary, name=where.name)
     runs.notes[:0] = where.notes
     return runs, where
@@ -308,20 +369,134 @@ def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=header)
 
 
-def comparison(runs: Mapping[str, Mapping], name_a: str, name_b: str, folder: Path | None = None) -> str:
+# ---------------------------------------------------------------------------------------------------------------
+# the files a results file names
+
+
+def _absolute(text: str) -> bool:
+    """Whether a recorded path is absolute on any system (``/x``, ``\\x``, ``C:x``, ``~``)."""
+    return (
+        PurePosixPath(text).is_absolute() or bool(PureWindowsPath(text).drive) or text.startswith(("\\", "~"))
+    )
+
+
+def run_predictions(runs: Runs, name: str, where: Location) -> Path:
+    """The predictions file of the run ``name``, resolved (links too) inside ``where.boundary``: the path its
+    results file records, taken relative to the results folder (``where.base``), else its run folder's
+    ``predictions.parquet``. An absolute path, ``..`` or a path that leads outside is refused whether or not a
+    file is there; the messages name the run, never a path."""
+    provenance = runs[name].get("provenance")
+    recorded = provenance.get("predictions") if isinstance(provenance, Mapping) else None
+    what = f"the run {name!r}"
+    if recorded not in (None, ""):
+        if not isinstance(recorded, str) or "\x00" in recorded:
+            raise UnqoverError(f"{what} names its predictions file with something that is no path; {READS}")
+        if _absolute(recorded):
+            raise UnqoverError(f"{what} names its predictions file by an absolute path; {READS}")
+        if ".." in re.split(r"[\\/]+", recorded):
+            raise UnqoverError(f"{what} names its predictions file with '..'; {READS}")
+        path = (where.base or where.boundary) / recorded
+    else:
+        path = runs.folders[name] / PREDICTIONS
+    try:
+        resolved = path.resolve()
+        inside = resolved.is_relative_to(where.boundary)
+        found = inside and resolved.is_file()
+    except (OSError, RuntimeError, ValueError):  # a loop of links, a name too long
+        inside = found = False
+    if not inside:
+        raise UnqoverError(f"{what} names a predictions file that leads outside the results folder; {READS}")
+    if not found:
+        raise UnqoverError(f"the predictions of the run {name!r} are missing; {READS}")
+    return resolved
+
+
+def own_rows(results: Mapping, predictions: Path, word_lists: str | os.PathLike | None) -> dict:
+    """``results`` with its predictions file (found by :func:`run_predictions`) and the Space's own dataset rows
+    of its probe: generated from the Space's ``word_lists``, else the probe's own dataset (as the live probe
+    reads them). No folder the results file names is opened; rows that are not the run's fail to match its ids,
+    and its shifts then get no intervals."""
+    provenance = dict(results.get("provenance") or {})
+    recorded = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
+    generator = {"bias": offered_probe(results).name}
+    if word_lists is not None:
+        generator["word_lists"] = str(Path(word_lists).resolve())
+    provenance["predictions"] = str(predictions)
+    provenance["dataset"] = {**recorded, "generator": generator}
+    return {**results, "provenance": provenance}
+
+
+def source_as_text(results: Mapping) -> Mapping:
+    """``results`` whose dataset source, where it is a path (absolute, ``~`` or ``.``), is text that names no
+    file (``folder /normalized/path``): the comparison's check that two runs measured the same dataset then
+    compares the texts, and no path a results file names is looked at on disk (it would tell whether a file is
+    there, or where a link leads)."""
+    provenance = results.get("provenance")
+    dataset = provenance.get("dataset") if isinstance(provenance, Mapping) else None
+    source = dataset.get("source") if isinstance(dataset, Mapping) else None
+    if not isinstance(source, str) or not (_absolute(source) or source.startswith(".")):
+        return results
+    text = "folder " + os.path.normpath(source)
+    return {**results, "provenance": {**provenance, "dataset": {**dataset, "source": text}}}
+
+
+#: a path of the server in a message: a ``/`` (or ``~/``) that starts a word, after a space, a quote, a bracket or
+#: ``=`` (not one inside a URL, an id, a fraction or a formula)
+_SERVER_PATH = re.compile(r"(?<![^\s'\"`(\[=])(?:~/|/)(?=[\w.@+~-])[^\s'\"`()<>\[\]|,;*]+")
+ON_THE_SERVER = "a path on the server"
+
+
+def hide_paths(text: str, folders: Mapping[str | os.PathLike, str] | None = None) -> str:
+    """``text`` with no path of the server: a path inside one of ``folders`` (folder -> how the page names it) as
+    its part below the folder (a run's name in the results folder), the folder itself by its name, any other
+    absolute path as :data:`ON_THE_SERVER`."""
+    named: dict[str, str] = {}
+    for folder, label in (folders or {}).items():
+        for form in {str(Path(folder)), str(Path(folder).resolve())}:
+            if form != os.sep:  # a folder "/" would name every path
+                named[form] = named[form.replace("_", "\\_")] = label  # also as Markdown escapes it
+    for form in sorted(named, key=len, reverse=True):
+        # the folder itself, or a path below it (not a longer name that starts alike: /srv2 is not in /srv)
+        pattern = re.compile(re.escape(form) + r"(/|\\|(?![\w.@+~-]))")
+        text = pattern.sub(lambda m, label=named[form]: "" if m.group(1) else label, text)
+    return _SERVER_PATH.sub(ON_THE_SERVER, text)
+
+
+def comparison(
+    runs: Mapping[str, Mapping],
+    name_a: str,
+    name_b: str,
+    folder: Location | str | os.PathLike | None = None,
+    word_lists: str | os.PathLike | None = None,
+) -> str:
     """Markdown comparison of two runs of one probe on the same dataset (B − A), via
-    :func:`unqover.probes.compare.compare_runs`; with the results ``folder`` the runs were found in, the shifts get
-    intervals from the runs' predictions."""
+    :func:`unqover.probes.compare.compare_runs`. With the ``folder`` the runs were found in (the
+    :class:`Location` of :func:`open_results`, or a results folder), the shifts get intervals from the runs'
+    predictions inside it (:func:`run_predictions`) over the Space's own rows (:func:`own_rows`, from
+    ``word_lists``); else the comparison says why they have none."""
+    where = folder
+    if where is not None and not isinstance(where, Location):
+        inside = Path(where).resolve()
+        where = Location(Path(where), inside, inside.name, base=inside)
     if name_a not in runs or name_b not in runs:
         raise UnqoverError("choose two loaded runs to compare")
     a, b = runs[name_a], runs[name_b]
     offered_probe(a, name_a)
     offered_probe(b, name_b)
+    a, b = source_as_text(a), source_as_text(b)
     from unqover.probes.compare import compare_runs
 
-    paths = None
-    if folder is not None:
-        paths = tuple(
-            Path(folder) / name if name != Path(folder).name else Path(folder) for name in (name_a, name_b)
-        )
-    return live.web_text(compare_runs(a, b, name_a, name_b, paths=paths).markdown)
+    paths, why = None, None
+    if where is not None and isinstance(runs, Runs):
+        try:
+            found = [run_predictions(runs, name, where) for name in (name_a, name_b)]
+        except UnqoverError as err:
+            why = str(err)
+        else:
+            a, b = (own_rows(run, path, word_lists) for run, path in zip((a, b), found, strict=True))
+            paths = (runs.folders[name_a], runs.folders[name_b])
+    compared = compare_runs(a, b, name_a, name_b, paths=paths, no_shifts=why)
+    folders = {} if where is None else {where.boundary: "the results folder"}
+    if word_lists is not None:
+        folders[word_lists] = "the Space's word lists"
+    return hide_paths(live.web_text(compared.markdown), folders)
