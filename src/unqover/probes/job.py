@@ -39,6 +39,7 @@ from unqover.probe.placement import Placement, check_device
 from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.probe.sampling import check_seed
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
+from unqover.probes.identity import run_selection
 from unqover.report.format import fmt_count, fmt_duration
 
 #: A run of this many rows on the CPU says how long it will take (the full gender set, 5,488,000 rows, takes
@@ -298,7 +299,7 @@ def finish(
     """Write predictions, measure, write results.json and the reports."""
     provenance = {
         **identity,
-        "selection": loaded.selection,  # a precision run adds where its rounds stopped
+        "selection": run_selection(loaded.selection),  # a precision run adds where its rounds stopped
         "model": {**identity["model"], **model.provenance()},
         "batch_size": recorded_batch_size(folder, shard),
         "versions": library_versions(),
