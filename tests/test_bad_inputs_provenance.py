@@ -36,8 +36,8 @@ LORA = {
 }
 
 
-def _rows(religion: Path) -> pa.Table:  # noqa: F811
-    return pq.read_table(sorted((religion / "data" / "qa").glob("*.parquet")))
+def _rows(dataset: Path) -> pa.Table:
+    return pq.read_table(sorted((dataset / "data" / "qa").glob("*.parquet")))
 
 
 def _scores(ids: pa.Array) -> pa.Table:
@@ -46,26 +46,25 @@ def _scores(ids: pa.Array) -> pa.Table:
 
 
 def _measured(
-    folder: Path, religion: Path, about: dict | None, groups: int | None = None, *extra: str
+    folder: Path, dataset: Path, about: dict | None, groups: int | None = None, *extra: str
 ) -> Path:
     """Predictions of every row (or of the ``groups`` the design keeps with seed 0), with ``about`` as their
     provenance (None: none), measured by `unqover measure`; the results file."""
-    rows = _rows(religion)
+    rows = _rows(dataset)
     if groups is not None:
         rows = select_groups(rows, limit=groups, seed=0)
     predictions = folder / "predictions.parquet"
     write_predictions(predictions, _scores(rows["id"].combine_chunks()), about or {})
     output = folder / "results.json"
-    dataset = [] if about else ["--bias", "religion", "--dataset", str(religion), "--config", "qa"]
+    bare = [] if about else ["--bias", "religion", "--dataset", str(dataset), "--config", "qa"]
     assert (
-        main(["measure", str(predictions), *dataset, "--output", str(output), "--resamples", "20", *extra])
-        == 0
+        main(["measure", str(predictions), *bare, "--output", str(output), "--resamples", "20", *extra]) == 0
     )
     return output
 
 
-def _about(religion: Path, model: dict | None = None, **more) -> dict:  # noqa: F811
-    about = {"probe": "religion", "dataset": {"source": str(religion), "config": "qa", "split": "test"}}
+def _about(dataset: Path, model: dict | None = None, **more) -> dict:
+    about = {"probe": "religion", "dataset": {"source": str(dataset), "config": "qa", "split": "test"}}
     return {**about, **({"model": model} if model else {}), **more}
 
 

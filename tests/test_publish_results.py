@@ -129,10 +129,12 @@ def test_a_run_folder_is_read_like_its_results_file(full_run, tmp_path):
     (folder / "results.json").write_text(full_run.read_text())
     (folder / "run.json").write_text(json.dumps({"probe": "religion"}))
     assert (
-        main(["publish-results", str(full_run), "--model-repo", "me/model", "--output", str(tmp_path / "a")]) == 0
+        main(["publish-results", str(full_run), "--model-repo", "me/model", "--output", str(tmp_path / "a")])
+        == 0
     )
     assert (
-        main(["publish-results", str(folder), "--model-repo", "me/model", "--output", str(tmp_path / "b")]) == 0
+        main(["publish-results", str(folder), "--model-repo", "me/model", "--output", str(tmp_path / "b")])
+        == 0
     )
     a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
     assert [[e["value"] for e in entries] for entries in a.values()] == [
@@ -182,7 +184,8 @@ def test_missing_numbers_are_left_out_with_a_note(full_run, tmp_path, capsys):
 
     edited = _edited(tmp_path, full_run, drop_eta)
     assert (
-        main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "o")]) == 0
+        main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "o")])
+        == 0
     )
     assert "unqover_religion_eta.yaml" not in _files(tmp_path / "o")
     assert f"{edited}: eta is missing; not published" in capsys.readouterr().out
@@ -193,7 +196,8 @@ def test_missing_numbers_are_left_out_with_a_note(full_run, tmp_path, capsys):
 
     edited = _edited(tmp_path, full_run, drop_all)
     assert (
-        main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "p")]) == 2
+        main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "p")])
+        == 2
     )
     assert "holds no headline number to publish" in _error(capsys)
 
@@ -245,7 +249,10 @@ def test_bad_inputs_are_refused_in_one_line(full_run, tmp_path, capsys):
     assert "not found" in _error(capsys)
     not_results = tmp_path / "not-results.json"
     not_results.write_text(json.dumps({"hello": 1}))
-    assert main(["publish-results", str(not_results), "--model-repo", "me/model", "--output", str(tmp_path)]) == 2
+    assert (
+        main(["publish-results", str(not_results), "--model-repo", "me/model", "--output", str(tmp_path)])
+        == 2
+    )
     _error(capsys)
     edited = _edited(tmp_path, full_run, other_model)
     assert main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path)]) == 2
