@@ -149,6 +149,9 @@ def test_a_quick_run_is_the_sample_task_and_both_task_ids_are_the_lm_eval_tasks_
     assert main([*argv, "--output", str(tmp_path)]) == 0
     files = _files(tmp_path)
     assert len(files) == 8
+    selections = [json.loads(run.read_text())["provenance"]["selection"] for run in (full_run, quick_run)]
+    assert selections[0] == {"kind": "full"}
+    assert selections[1] == {"sample": 0.3, "seed": 3, "design": "stratified-prn-v1", "kind": "design"}
     quick = json.loads(quick_run.read_text())["result"]
     [entry] = files["unqover_religion_sample_mu.yaml"]
     assert entry["dataset"]["task_id"] == "unqover_religion_sample"
