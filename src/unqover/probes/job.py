@@ -299,7 +299,7 @@ def finish(
     """Write predictions, measure, write results.json and the reports."""
     provenance = {
         **identity,
-        "selection": run_selection(loaded.selection),  # a precision run adds where its rounds stopped
+        "selection": loaded.selection,  # a precision run adds where its rounds stopped
         "model": {**identity["model"], **model.provenance()},
         "batch_size": recorded_batch_size(folder, shard),
         "versions": library_versions(),
@@ -309,6 +309,8 @@ def finish(
     measured = probe.measure(loaded, scores, extra, run, settings)
     for name, table in measured.tables.items():
         write_predictions(folder / name, table, provenance, schema=table.schema)
+    # results.json says which rows: every row or the probe's seeded design (``unqover.probes.identity``)
+    provenance = {**provenance, "selection": run_selection(loaded.selection)}
     results = {
         "probe": probe.name,
         "provenance": provenance,
