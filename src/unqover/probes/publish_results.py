@@ -4,7 +4,10 @@ results of the model (``.eval_results/*.yaml`` in the model repo), by pull reque
 Each run is read as ``unqover compare`` reads it (a run folder or a results JSON); the probe that wrote it (the
 registry) gives its headline numbers (:meth:`~unqover.probes.base.ProbeDefinition.headline`) and its task ids
 (those of its lm-evaluation-harness tasks): ``unqover_<probe>`` for a run on every row, ``unqover_<probe>_sample``
-for a quick run. The dataset is named by its Hub id: a run on a Hub dataset names it; a run on a folder that
+for a number from part of the rows (the seeded design sample, or a subset, its notes saying which: the recorded
+selection, :mod:`unqover.probes.identity`). Only a run of exactly the model ``--model-repo`` is published
+(:func:`check_model`): not another Hub model, not one with an adapter (unless ``--model-repo`` is the adapter's
+own repo, made for that base), not a local folder unless it is a Hub-cache snapshot of that repo. The dataset is named by its Hub id: a run on a Hub dataset names it; a run on a folder that
 ``unqover build-datasets`` made names the Hub dataset that folder is a build of (its card says so); anything else
 needs ``--dataset-id``. A number that is missing or not finite (a measure the run declined) is left out with a
 note; a run with none left is refused. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
