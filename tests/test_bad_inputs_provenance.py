@@ -282,3 +282,31 @@ def test_yaml_of_a_design_sample_names_its_seed(logged, tmp_path):
             "a quick run's estimate of the whole dataset's value (the seeded design sample, seed 0; "
             in entry["notes"]
         )
+
+
+@pytest.mark.parametrize(
+    ("model_args", "repo", "message"),
+    [
+        (
+            "pretrained=me/base,peft=someone/lora",
+            "me/base",
+            "was measured on me/base with the adapter someone/lora, not me/base: an adapted model's numbers",
+        ),
+        (
+            {"pretrained": "openai/gpt2", "revision": "abc"},
+            "me/model",
+            "was measured on openai/gpt2, not me/model",
+        ),
+    ],
+    ids=["peft adapter", "model_args as a mapping"],
+)
+def test_lm_eval_model_arguments_name_the_model(logged, tmp_path, capsys, model_args, repo, message):
+    (samples,) = logged.glob("samples_*.jsonl")
+    copied = tmp_path / samples.name
+    copied.write_bytes(samples.read_bytes())
+    stamp = samples.stem.rsplit("_", 1)[-1]
+    (tmp_path / f"results_{stamp}.json").write_text(json.dumps({"config": {"model_args": model_args}}))
+    measured = tmp_path / "measured.json"
+    assert main(["measure", str(copied), "--output", str(measured), "--resamples", "20"]) == 0
+    assert json.loads(measured.read_text())["provenance"]["model"]["lm_eval_model_args"] == model_args
+    refused(_publish(measured, repo, tmp_path / "o"), capsys, f"{measured} {message}")

@@ -110,8 +110,8 @@ def lm_eval_arguments(model_args: object) -> dict[str, str]:
 
 def lm_eval_model(lm_eval: Mapping) -> dict | None:
     """The model lm-eval scored, from the model arguments its results file records: ``pretrained`` (a Hub id,
-    or a local folder with the SHA-256 of its weights), ``revision`` and a ``peft`` adapter; None when its
-    results file was not found or names no ``pretrained``."""
+    or a local folder with the SHA-256 of its weights), ``revision`` and a ``peft`` adapter (or ``delta``
+    weights); None when its results file was not found or names no ``pretrained``."""
     from unqover.probe.weights import weights_sha256
 
     arguments = lm_eval_arguments(lm_eval.get("model_args"))
@@ -123,8 +123,7 @@ def lm_eval_model(lm_eval: Mapping) -> dict | None:
     if local.is_dir():
         model["path"] = str(local.resolve())
         model["weights_sha256"] = weights_sha256(local)
-    if arguments.get("peft"):
-        model["adapter"] = {"id": arguments["peft"], "revision": None}
-    if arguments.get("delta"):
-        model["delta"] = arguments["delta"]
+    for key in ("peft", "delta"):  # a PEFT adapter, or delta weights added to the pretrained ones
+        if arguments.get(key):
+            model["adapter"] = {"id": arguments[key], "revision": None, "lm_eval_argument": key}
     return {**model, "lm_eval_model": lm_eval.get("model"), "lm_eval_model_args": lm_eval.get("model_args")}
