@@ -310,3 +310,21 @@ def test_lm_eval_model_arguments_name_the_model(logged, tmp_path, capsys, model_
     assert main(["measure", str(copied), "--output", str(measured), "--resamples", "20"]) == 0
     assert json.loads(measured.read_text())["provenance"]["model"]["lm_eval_model_args"] == model_args
     refused(_publish(measured, repo, tmp_path / "o"), capsys, f"{measured} {message}")
+
+
+def test_the_design_s_groups_with_some_dropped_are_a_subset(logged, tmp_path):
+    """lm-eval --limit 150 on the 50-group sample task (200 documents) scores some groups in part; measured with
+    --drop-incomplete they are dropped, so the rows are no longer the design's sample: a subset, the `_sample`
+    task."""
+    (samples,) = logged.glob("samples_*.jsonl")
+    cut = tmp_path / samples.name
+    cut.write_text("".join(samples.read_text().splitlines(keepends=True)[:150]))
+    measured = tmp_path / "measured.json"
+    argv = ["measure", str(cut), "--output", str(measured), "--resamples", "20", "--drop-incomplete"]
+    assert main(argv) == 0
+    results = json.loads(measured.read_text())
+    dropped = results["result"]["dropped_groups"]
+    assert dropped > 0
+    selection = results["provenance"]["selection"]
+    assert selection["kind"] == "subset"
+    assert selection["why"] == f"{dropped:,} groups scored in part were dropped (--drop-incomplete)"
