@@ -108,6 +108,7 @@ def check_model(provenance: Mapping, model_repo: str, where: str) -> None:
     that is no snapshot of it, a model with an adapter (unless ``model_repo`` is that adapter's Hub repo, made
     for this base), or no model recorded."""
     model = provenance.get("model")
+    model = {"id": model} if isinstance(model, str) else model  # a results file that names it alone
     model_id = model.get("id") or model.get("name") if isinstance(model, Mapping) else None
     if not isinstance(model_id, str) or not model_id:
         if isinstance(provenance.get("lm_eval"), Mapping):
