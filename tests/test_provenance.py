@@ -5,11 +5,13 @@ cannot load says to give a local folder."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from test_probes import pets  # noqa: F401  (fixture)
 from test_report_tables_quick import _eec, _nli, eec_world, nli_world  # noqa: F401  (fixtures)
 from unqover.cli import main
+from unqover.probe.weights import hub_snapshot, weights_sha256
 from unqover.report.eec import eec_html, eec_markdown
 from unqover.report.nli import nli_html, nli_markdown
 from unqover.report.page import markdown_page
@@ -56,6 +58,14 @@ def test_a_run_records_a_local_model_by_its_resolved_path_and_reports_it(pets, t
     )
     recorded = json.loads((out / "run.json").read_text())["model"]
     assert recorded["id"] == str(link) and recorded["path"] == str(model.resolve())
+    # results.json: the weights' SHA-256 (each weight file's name and SHA-256), every row selected
+    provenance = json.loads((out / "results.json").read_text())["provenance"]
+    files = sorted(model.glob("*.safetensors"))
+    expected = hashlib.sha256(
+        b"".join(f"{p.name}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\n".encode() for p in files)
+    )
+    assert files and provenance["model"]["weights_sha256"] == expected.hexdigest()
+    assert provenance["selection"]["kind"] == "full"
     markdown, page = (out / "report.md").read_text(), (out / "report.html").read_text()
     assert "## Provenance" in markdown and str(model.resolve()) in markdown[markdown.index("## Provenance") :]
     assert "Provenance" in page and str(model.resolve()) in page
@@ -90,3 +100,28 @@ def test_offline_a_hub_id_that_cannot_load_says_to_give_a_local_folder(monkeypat
     )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "give a local model folder instead" in err
+
+
+def test_a_hub_cache_snapshot_s_weights_hash_is_read_from_its_blob_names(tmp_path):
+    """A snapshot's files link to blobs named by their SHA-256: the same hash as the bytes', none of them read
+    (a blob named by another hash gives that hash); the snapshot names its repo and commit."""
+    weights = b"weights" * 1000
+    blob = hashlib.sha256(weights).hexdigest()
+    repo = tmp_path / "hub" / "models--me--model"
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "blobs" / blob).write_bytes(weights)
+    snapshot = repo / "snapshots" / ("c" * 40)
+    snapshot.mkdir(parents=True)
+    (snapshot / "model.safetensors").symlink_to(repo / "blobs" / blob)
+    (snapshot / "config.json").write_text("{}")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "model.safetensors").write_bytes(weights)
+    assert weights_sha256(snapshot) == weights_sha256(plain) is not None
+    other = "d" * 64
+    (repo / "blobs" / other).write_bytes(weights)
+    (snapshot / "model.safetensors").unlink()
+    (snapshot / "model.safetensors").symlink_to(repo / "blobs" / other)
+    assert weights_sha256(snapshot) == hashlib.sha256(f"model.safetensors\0{other}\n".encode()).hexdigest()
+    assert hub_snapshot(snapshot) == ("me/model", "c" * 40) and hub_snapshot(plain) is None
+    assert weights_sha256(tmp_path / "hub") is None  # no weight files

@@ -41,6 +41,7 @@ def _measure(folder: Path, religion: Path, name: str, **selection) -> Path:
     scores = rng.random((2, rows.num_rows)) * np.linspace(0.8, 1.0, rows.num_rows)
     table = pa.table({"id": rows["id"].take(keep), "score_1": scores[0][keep], "score_2": scores[1][keep]})
     about = {"dataset": {"source": str(religion), "config": "qa", "split": "test"}, "probe": "religion"}
+    about["model"] = {"id": "me/model", "revision": "0" * 40, "family": "qa"}
     if selection:
         about["selection"] = {**selection, "design": "stratified-prn-v1"}
     predictions = folder / f"{name}.parquet"
@@ -128,10 +129,12 @@ def test_a_run_folder_is_read_like_its_results_file(full_run, tmp_path):
     (folder / "results.json").write_text(full_run.read_text())
     (folder / "run.json").write_text(json.dumps({"probe": "religion"}))
     assert (
-        main(["publish-results", str(full_run), "--model-repo", "me/m", "--output", str(tmp_path / "a")]) == 0
+        main(["publish-results", str(full_run), "--model-repo", "me/model", "--output", str(tmp_path / "a")])
+        == 0
     )
     assert (
-        main(["publish-results", str(folder), "--model-repo", "me/m", "--output", str(tmp_path / "b")]) == 0
+        main(["publish-results", str(folder), "--model-repo", "me/model", "--output", str(tmp_path / "b")])
+        == 0
     )
     a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
     assert [[e["value"] for e in entries] for entries in a.values()] == [
@@ -146,6 +149,9 @@ def test_a_quick_run_is_the_sample_task_and_both_task_ids_are_the_lm_eval_tasks_
     assert main([*argv, "--output", str(tmp_path)]) == 0
     files = _files(tmp_path)
     assert len(files) == 8
+    selections = [json.loads(run.read_text())["provenance"]["selection"] for run in (full_run, quick_run)]
+    assert selections[0] == {"kind": "full"}
+    assert selections[1] == {"sample": 0.3, "seed": 3, "design": "stratified-prn-v1", "kind": "design"}
     quick = json.loads(quick_run.read_text())["result"]
     [entry] = files["unqover_religion_sample_mu.yaml"]
     assert entry["dataset"]["task_id"] == "unqover_religion_sample"
@@ -181,7 +187,8 @@ def test_missing_numbers_are_left_out_with_a_note(full_run, tmp_path, capsys):
 
     edited = _edited(tmp_path, full_run, drop_eta)
     assert (
-        main(["publish-results", str(edited), "--model-repo", "me/m", "--output", str(tmp_path / "o")]) == 0
+        main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "o")])
+        == 0
     )
     assert "unqover_religion_eta.yaml" not in _files(tmp_path / "o")
     assert f"{edited}: eta is missing; not published" in capsys.readouterr().out
@@ -192,7 +199,8 @@ def test_missing_numbers_are_left_out_with_a_note(full_run, tmp_path, capsys):
 
     edited = _edited(tmp_path, full_run, drop_all)
     assert (
-        main(["publish-results", str(edited), "--model-repo", "me/m", "--output", str(tmp_path / "p")]) == 2
+        main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "p")])
+        == 2
     )
     assert "holds no headline number to publish" in _error(capsys)
 
@@ -206,7 +214,7 @@ def test_a_run_on_a_hub_dataset_names_it(full_run, tmp_path, source, expected):
         data["provenance"]["dataset"]["source"] = source
 
     edited = _edited(tmp_path, full_run, on_hub)
-    assert main(["publish-results", str(edited), "--model-repo", "me/m", "--output", str(tmp_path)]) == 0
+    assert main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path)]) == 0
     assert {e[0]["dataset"]["id"] for e in _files(tmp_path).values()} == {expected}
 
 
@@ -220,7 +228,7 @@ def test_rows_that_are_no_hub_dataset_are_refused_unless_named(full_run, tmp_pat
             data["provenance"]["dataset"]["source"] = source
 
         edited = _edited(tmp_path, full_run, local)
-        argv = ["publish-results", str(edited), "--model-repo", "me/m", "--output", str(tmp_path / "o")]
+        argv = ["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "o")]
         assert main(argv) == 2
         assert "--dataset-id OWNER/NAME" in _error(capsys)
         assert main([*argv, "--dataset-id", "me/my-religion"]) == 0
@@ -240,15 +248,18 @@ def test_bad_inputs_are_refused_in_one_line(full_run, tmp_path, capsys):
         assert main(["publish-results", str(full_run), *extra, "--output", str(tmp_path)]) == 2
         assert message in _error(capsys)
     missing = tmp_path / "nowhere.json"
-    assert main(["publish-results", str(missing), "--model-repo", "me/m", "--output", str(tmp_path)]) == 2
+    assert main(["publish-results", str(missing), "--model-repo", "me/model", "--output", str(tmp_path)]) == 2
     assert "not found" in _error(capsys)
     not_results = tmp_path / "not-results.json"
     not_results.write_text(json.dumps({"hello": 1}))
-    assert main(["publish-results", str(not_results), "--model-repo", "me/m", "--output", str(tmp_path)]) == 2
+    assert (
+        main(["publish-results", str(not_results), "--model-repo", "me/model", "--output", str(tmp_path)])
+        == 2
+    )
     _error(capsys)
     edited = _edited(tmp_path, full_run, other_model)
-    assert main(["publish-results", str(edited), "--model-repo", "me/m", "--output", str(tmp_path)]) == 2
-    assert "measured the model someone/else, not me/m" in _error(capsys)
+    assert main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path)]) == 2
+    assert "was measured on someone/else, not me/model" in _error(capsys)
     assert (
         main(["publish-results", str(edited), "--model-repo", "someone/else", "--output", str(tmp_path)]) == 0
     )

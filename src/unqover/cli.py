@@ -154,7 +154,9 @@ def _add_publish_results(commands) -> None:
         help="a run's headline numbers as the model's evaluation results on the Hub (a pull request)",
         description="Write the headline numbers of each run as the Hub's evaluation results of the model "
         "(.eval_results/<task>_<metric>.yaml: dataset id, task id, value, date, source, notes) and open a pull "
-        "request on the model repo; with --output DIR, write the same files under DIR instead (no network).",
+        "request on the model repo; with --output DIR, write the same files under DIR instead (no network). "
+        "Only runs of exactly the model --model-repo are published (not with an adapter, not of a local folder); "
+        "numbers from part of the rows as the _sample task.",
     )
     command.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder or results JSON")
     command.add_argument("--model-repo", required=True, metavar="OWNER/NAME", help="the model's Hub repo")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
 from unqover.probe.adapters import apply_adapter, find_adapter
+from unqover.probe.weights import weights_sha256
 
 FAMILIES = ("qa", "mlm", "causal")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -32,6 +33,7 @@ class LoadedModel:
     path: str | None = None  # a local folder, resolved (None for a Hub model: its revision says which)
     adapter: dict | None = None  # the PEFT adapter merged into the weights (``Adapter.record``)
     model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
+    weights_sha256: str | None = None  # a local folder's weight files (``unqover.probe.weights``)
 
     def provenance(self) -> dict:
         return {
@@ -41,6 +43,7 @@ class LoadedModel:
             "dtype": self.dtype,
             "device": self.device,
             **({"path": self.path} if self.path else {}),
+            **({"weights_sha256": self.weights_sha256} if self.weights_sha256 else {}),
             **loading_record(self.adapter, self.model_args),
         }
 
@@ -338,6 +341,7 @@ def load_model(
         source.path,
         adapter=None if found is None else found.record(),
         model_args=dict(model_args) if model_args else None,
+        weights_sha256=weights_sha256(source.path),
     )
 
 

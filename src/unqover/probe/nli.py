@@ -29,6 +29,7 @@ from unqover.probe.models import (
     model_source,
     place_model,
 )
+from unqover.probe.weights import weights_sha256
 
 LABELS = ("entailment", "neutral", "contradiction")
 # spellings seen in configs: ENTAILMENT, entailment, Entailed; CONTRADICTION, Contradict; NEUTRAL
@@ -134,6 +135,7 @@ class LoadedNLIModel:
     path: str | None = None  # a local folder, resolved (None for a Hub model)
     adapter: dict | None = None  # the PEFT adapter merged into the weights
     model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
+    weights_sha256: str | None = None  # a local folder's weight files (``unqover.probe.weights``)
 
     def provenance(self) -> dict:
         return {
@@ -146,6 +148,7 @@ class LoadedNLIModel:
             "label_source": self.label_source,
             "id2label": {str(k): v for k, v in self.id2label.items()},
             **({"path": self.path} if self.path else {}),
+            **({"weights_sha256": self.weights_sha256} if self.weights_sha256 else {}),
             **loading_record(self.adapter, self.model_args),
         }
 
@@ -199,6 +202,7 @@ def load_nli_model(
         path=source.path,
         adapter=None if found is None else found.record(),
         model_args=dict(model_args) if model_args else None,
+        weights_sha256=weights_sha256(source.path),
     )
 
 

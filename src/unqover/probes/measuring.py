@@ -10,6 +10,7 @@ from typing import Any
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic
 from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.probes.identity import lm_eval_model, measured_selection
 
 
 def measure_predictions(
@@ -49,5 +50,11 @@ def measure_predictions(
     # the probe that measured, whatever the file recorded (a file without provenance: --bias), and the file
     # (`unqover compare` reads both from the provenance)
     provenance = {**provenance, "probe": probe.name, "predictions": str(predictions.resolve())}
-    write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": result.to_dict()})
+    measured = result.to_dict()
+    provenance["selection"] = measured_selection(probe, measured, provenance.get("selection"))
+    if not isinstance(provenance.get("model"), Mapping) and isinstance(provenance.get("lm_eval"), Mapping):
+        model = lm_eval_model(provenance["lm_eval"])  # logged samples: the model lm-eval's results file names
+        if model is not None:
+            provenance["model"] = model
+    write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": measured})
     return probe, result, output

@@ -4,7 +4,10 @@ results of the model (``.eval_results/*.yaml`` in the model repo), by pull reque
 Each run is read as ``unqover compare`` reads it (a run folder or a results JSON); the probe that wrote it (the
 registry) gives its headline numbers (:meth:`~unqover.probes.base.ProbeDefinition.headline`) and its task ids
 (those of its lm-evaluation-harness tasks): ``unqover_<probe>`` for a run on every row, ``unqover_<probe>_sample``
-for a quick run. The dataset is named by its Hub id: a run on a Hub dataset names it; a run on a folder that
+for a number from part of the rows (the seeded design sample, or a subset, its notes saying which: the recorded
+selection, :mod:`unqover.probes.identity`). Only a run of exactly the model ``--model-repo`` is published
+(:func:`check_model`): not another Hub model, not one with an adapter (unless ``--model-repo`` is the adapter's
+own repo, made for that base), not a local folder unless it is a Hub-cache snapshot of that repo. The dataset is named by its Hub id: a run on a Hub dataset names it; a run on a folder that
 ``unqover build-datasets`` made names the Hub dataset that folder is a build of (its card says so); anything else
 needs ``--dataset-id``. A number that is missing or not finite (a measure the run declined) is left out with a
 note; a run with none left is refused. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
@@ -22,6 +25,7 @@ from unqover.errors import UnqoverError
 from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_request, write_eval_results
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
+from unqover.probes.identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.probes.lm_eval_tasks import task_names
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
@@ -75,22 +79,104 @@ def hub_dataset_id(dataset: Mapping, given: str | None, where: str) -> str:
     raise UnqoverError(f"{where} measured {source}, not a Hub dataset; {hint}")
 
 
-def _check_model(provenance: Mapping, model_repo: str, where: str) -> None:
-    """Refuse a run of another Hub model than ``model_repo`` (a local model, or a run that names none, passes)."""
-    model = provenance.get("model") if isinstance(provenance.get("model"), Mapping) else {}
-    model_id = model.get("id") or model.get("name")
-    if not isinstance(model_id, str) or model.get("path") or Path(model_id).exists():
-        return
-    adapter = model.get("adapter")
-    adapter_id = adapter.get("id") if isinstance(adapter, Mapping) else adapter
-    ids = {str(i).split("@")[0].lower() for i in (model_id, adapter_id) if i}
-    if "/" in model_id and model_repo.lower() not in ids:
+def _remeasure(run: Path, provenance: Mapping) -> str:
+    """The command that measures a run's predictions again, writing today's provenance over its results."""
+    predictions = provenance.get("predictions")
+    if not isinstance(predictions, str):
+        predictions = str(run / "predictions.parquet") if run.is_dir() else "PREDICTIONS"
+    return f"unqover measure {predictions} --output {_results_file(run)}"
+
+
+def _hub_model(model: Mapping) -> str | None:
+    """The Hub repo a recorded model is: its Hub id, or the repo of a Hub-cache snapshot folder; None for any
+    other local model (a folder is tied to no repo: its files can be anything)."""
+    from unqover.probe.models import is_hub_id
+    from unqover.probe.weights import hub_snapshot
+
+    model_id = str(model.get("id") or model.get("name"))
+    folder = model.get("path") or (model_id if Path(model_id).expanduser().exists() else None)
+    if folder is not None:
+        found = hub_snapshot(str(folder))
+        return None if found is None else found[0]
+    repo = model_id.split("@")[0]
+    local = repo.startswith((".", "/", "~")) or not is_hub_id(repo)
+    return None if local else repo
+
+
+def check_model(provenance: Mapping, model_repo: str, where: str) -> None:
+    """Refuse a run whose model is not exactly the Hub model ``model_repo``: another Hub model, a local folder
+    that is no snapshot of it, a model with an adapter (unless ``model_repo`` is that adapter's Hub repo, made
+    for this base), or no model recorded."""
+    model = provenance.get("model")
+    model = {"id": model} if isinstance(model, str) else model  # a results file that names it alone
+    model_id = model.get("id") or model.get("name") if isinstance(model, Mapping) else None
+    if not isinstance(model_id, str) or not model_id:
+        if isinstance(provenance.get("lm_eval"), Mapping):
+            raise UnqoverError(
+                f"{where} records no model: lm-eval's results file (results_*.json, which names it) was not "
+                "beside the logged samples when they were measured; measure them again with it beside them"
+            )
         raise UnqoverError(
-            f"{where} measured the model {model_id}, not {model_repo}; publish it on its own repo"
+            f"{where} records no model, so it cannot be tied to {model_repo}: publish the results of `unqover "
+            f"probe {model_repo}` or of predictions that record their model"
         )
+    same = model_repo.lower()
+    hub = _hub_model(model)
+    adapter = model.get("adapter")
+    if adapter:
+        adapter = adapter if isinstance(adapter, Mapping) else {"id": str(adapter)}
+        adapter_id = str(adapter.get("id"))
+        adapter_hub = None if adapter.get("path") else _hub_model(adapter)
+        base = adapter.get("base_model")
+        if (
+            adapter_hub is not None
+            and adapter_hub.lower() == same
+            and hub is not None
+            and isinstance(base, str)
+            and base.lower() == hub.lower()
+        ):
+            return
+        raise UnqoverError(
+            f"{where} was measured on {model_id} with the adapter {adapter_id}, not {model_repo}: an adapted "
+            "model's numbers are not its base model's; they go only on the adapter's own Hub repo (made for "
+            "that base model)"
+        )
+    if hub is None:
+        raise UnqoverError(
+            f"{where} was measured on the local model {model_id}, not {model_repo}: a local folder is tied to no "
+            f"Hub repo; probe {model_repo} by its Hub id (offline: from the Hub cache) to publish on it"
+        )
+    if hub.lower() != same:
+        raise UnqoverError(f"{where} was measured on {hub}, not {model_repo}; publish it on its own repo")
 
 
-def _notes(metric: str, interval: object, confidence: object, dataset: Mapping, selection: object) -> str:
+def check_selection(
+    provenance: Mapping, quick_run: str | None, where: str, again: str
+) -> tuple[str, str | None]:
+    """The recorded selection's (kind, why), refused when absent (an older unqover's results) or when it
+    contradicts the numbers (every row recorded, a quick run's estimates measured)."""
+    found = selection_kind(provenance)
+    if found is None:
+        raise UnqoverError(
+            f"{where} records no row selection (full, design sample or subset): an older unqover wrote it; "
+            f"measure it again (`{again}`) and publish that"
+        )
+    if found[0] == FULL and quick_run is not None:
+        raise UnqoverError(
+            f"{where} records every row, but its numbers are estimates from part of them; measure it again "
+            f"(`{again}`) and publish that"
+        )
+    return found
+
+
+def _notes(
+    metric: str,
+    interval: object,
+    confidence: object,
+    dataset: Mapping,
+    selection: Mapping,
+    quick_run: str | None,
+) -> str:
     parts = [metric]
     if fmt_interval(interval) != fmt_interval(None):
         level = fmt_level(confidence)
@@ -98,8 +184,20 @@ def _notes(metric: str, interval: object, confidence: object, dataset: Mapping, 
     config, split = dataset.get("config"), dataset.get("split")
     if config or split:
         parts.append(", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v))
-    if selection:
-        parts.append("a quick run's estimate of the whole dataset's value")
+    kind = selection.get("kind")
+    if kind == DESIGN:
+        seed = selection.get("seed")
+        parts.append(
+            "a quick run's estimate of the whole dataset's value (the seeded design sample"
+            + (f", seed {seed}" if seed is not None else "")
+            + (f"; {quick_run}" if quick_run else "")
+            + ")"
+        )
+    elif kind == SUBSET:
+        parts.append(
+            "an estimate of the whole dataset's value from a subset of the rows that is no seeded design sample "
+            f"({selection.get('why')}" + (f"; {quick_run}" if quick_run else "") + ")"
+        )
     return "; ".join(parts)
 
 
@@ -119,11 +217,13 @@ def run_results(
     headline = probe.headline(results)
     check_numbers(headline, where)
     provenance = results.get("provenance") or {}
-    _check_model(provenance, model_repo, where)
+    check_model(provenance, model_repo, where)
+    quick_run = probe.quick_run_line(results["result"])
+    kind, _ = check_selection(provenance, quick_run, where, _remeasure(Path(run), provenance))
+    selection = provenance["selection"]
     recorded = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
     hub_id = hub_dataset_id(recorded, dataset_id, where)
-    selection = provenance.get("selection")
-    task = task_names(probe)["sample" if selection else "full"]
+    task = task_names(probe)["full" if kind == FULL else "sample"]
     result = results["result"]
     confidence = (result.get("bootstrap") or {}).get("confidence") if isinstance(result, Mapping) else None
     mtime = _results_file(Path(run)).stat().st_mtime
@@ -144,7 +244,7 @@ def run_results(
                 date=date,
                 source_url=source_url or f"{HUB}/datasets/{hub_id}",
                 source_name=f"unqover {__version__}, {probe.title}",
-                notes=_notes(metric, interval, confidence, dataset_of(provenance), selection),
+                notes=_notes(metric, interval, confidence, dataset_of(provenance), selection, quick_run),
             )
         )
     if not entries:
