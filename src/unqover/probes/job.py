@@ -39,7 +39,7 @@ from unqover.probe.placement import Placement, check_device
 from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.probe.sampling import check_seed
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
-from unqover.probes.identity import run_selection
+from unqover.probes.result_identity import run_selection
 from unqover.report.format import fmt_count, fmt_duration
 
 #: A run of this many rows on the CPU says how long it will take (the full gender set, 5,488,000 rows, takes
@@ -309,7 +309,7 @@ def finish(
     measured = probe.measure(loaded, scores, extra, run, settings)
     for name, table in measured.tables.items():
         write_predictions(folder / name, table, provenance, schema=table.schema)
-    # results.json says which rows: every row or the probe's seeded design (``unqover.probes.identity``)
+    # results.json says which rows: every row or the probe's seeded design (``unqover.probes.result_identity``)
     provenance = {**provenance, "selection": run_selection(loaded.selection)}
     results = {
         "probe": probe.name,

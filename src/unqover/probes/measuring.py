@@ -10,7 +10,7 @@ from typing import Any
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic
 from unqover.probes.base import ProbeDefinition, RunOptions
-from unqover.probes.identity import lm_eval_model, measured_selection
+from unqover.probes.result_identity import lm_eval_model, measured_selection
 
 
 def measure_predictions(

@@ -5,7 +5,7 @@ Each run is read as ``unqover compare`` reads it (a run folder or a results JSON
 registry) gives its headline numbers (:meth:`~unqover.probes.base.ProbeDefinition.headline`) and its task ids
 (those of its lm-evaluation-harness tasks): ``unqover_<probe>`` for a run on every row, ``unqover_<probe>_sample``
 for a number from part of the rows (the seeded design sample, or a subset, its notes saying which: the recorded
-selection, :mod:`unqover.probes.identity`). Only a run of exactly the model ``--model-repo`` is published
+selection, :mod:`unqover.probes.result_identity`). Only a run of exactly the model ``--model-repo`` is published
 (:func:`check_model`): not another Hub model, not one with an adapter (unless ``--model-repo`` is the adapter's
 own repo, made for that base), not a local folder unless it is a Hub-cache snapshot of that repo. The dataset is named by its Hub id: a run on a Hub dataset names it; a run on a folder that
 ``unqover build-datasets`` made names the Hub dataset that folder is a build of (its card says so); anything else
@@ -25,7 +25,7 @@ from unqover.errors import UnqoverError
 from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_request, write_eval_results
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
-from unqover.probes.identity import DESIGN, FULL, SUBSET, selection_kind
+from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.probes.lm_eval_tasks import task_names
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
