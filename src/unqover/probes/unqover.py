@@ -387,16 +387,21 @@ class UnqoverProbe(ProbeDefinition):
         """Join a predictions file to its dataset rows by ``id`` and measure. Predictions that cover part of the
         dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
         from unqover.hub.load import source_name
-        from unqover.predictions import read_predictions
-        from unqover.probes.unqover_rows import measure_predictions
+        from unqover.predictions import check_logged_documents, logged_documents, read_predictions
+        from unqover.probes.unqover_rows import REQUIRED_COLUMNS, measure_predictions
 
         scores, provenance = read_predictions(predictions)
         if scores.num_rows == 0:
             raise UnqoverError(f"the predictions file {predictions} has no rows: there is nothing to measure")
         recorded = provenance.get("dataset", {})
+        logged = (
+            predictions.suffix == ".jsonl"
+        )  # lm-eval's samples: their documents are checked against the rows
         rows, source, config, split = self.recorded_rows(
-            recorded, run, options.pop("split", None), predictions
+            recorded, run, options.pop("split", None), predictions, all_columns=logged
         )
+        if logged:
+            check_logged_documents(predictions, logged_documents(predictions), rows, REQUIRED_COLUMNS[1:])
         where = f"{source} ({config}/{split})"
         result = measure_predictions(
             rows, scores, provenance, where, resamples=run.resamples, seed=run.seed, **options
@@ -405,6 +410,10 @@ class UnqoverProbe(ProbeDefinition):
             **provenance,
             "dataset": {**recorded, "source": source_name(source), "config": config, "split": split},
         }
+        sample = getattr(result, "sample", None) or {}
+        if sample.get("kind") == "subset":  # not the selection recorded (kept as "drawn_from"): part of it
+            why, drawn = sample["why"], provenance.get("selection")
+            provenance["selection"] = {"kind": "subset", "why": why, "drawn_from": drawn}
         return result, provenance
 
     def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:

@@ -129,12 +129,32 @@ def add_warnings(result: UnqoverBias, scores: pa.Table, coverage: dict | None) -
     return result
 
 
-def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict) -> dict:
+def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict, subset: str | None = None) -> dict:
     """How the scored rows were drawn: this project's design with a known seed (checked exactly), or a subset
-    whose strata at least hold their proportional shares (the design's property for any seed)."""
+    whose strata at least hold their proportional shares (the design's property for any seed). ``subset``: why
+    the rows are a subset that matches no design whatever their strata (lm-eval's ``--limit``). Only whole
+    groups count: those of which a row is missing are not measured (``--drop-incomplete``)."""
     groups = find_groups(rows)
-    kept = np.zeros(groups.num_groups, dtype=bool)
-    kept[groups.row_group[observed]] = True
+    size = np.bincount(groups.row_group, minlength=groups.num_groups)
+    kept = np.bincount(groups.row_group[observed], minlength=groups.num_groups) == size
+    drawn = selection.get("groups")
+    if (
+        subset is None
+        and isinstance(drawn, int)
+        and selection.get("design") == DESIGN
+        and kept.sum() != drawn
+    ):
+        subset = f"{int(kept.sum()):,} of the sample's {drawn:,} groups were scored whole"
+    if subset is not None:
+        return {
+            "design": None,
+            "seed": None,
+            "matches_design": False,
+            "kind": "subset",
+            "why": subset,
+            "warning": f"{subset}, which are no design's sample; the intervals assume an equal-probability "
+            "random sample",
+        }
     seed = selection.get("seed")
     if (
         isinstance(seed, int)
@@ -192,6 +212,8 @@ def measure_predictions(
 ) -> UnqoverBias:
     """``unqover measure``: scores joined to their dataset rows by ``id`` and measured. Scores that cover part of
     the rows (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
+    from unqover.predictions import lm_eval_subset
+
     position = match_ids(scores["id"], rows["id"])
     if (position < 0).any():
         unknown = np.flatnonzero(position < 0)
@@ -203,6 +225,8 @@ def measure_predictions(
     if scores.num_rows < rows.num_rows:
         observed = np.zeros(rows.num_rows, dtype=bool)
         observed[position] = True
-        sample_info = describe_sample(rows, observed, provenance.get("selection") or {})
+        sample_info = describe_sample(
+            rows, observed, provenance.get("selection") or {}, lm_eval_subset(provenance)
+        )
     result = measure_scores(rows, scores, resamples=resamples, seed=seed, sample_info=sample_info, **options)
     return add_warnings(result, scores, provenance.get("coverage"))
