@@ -274,6 +274,20 @@ def lm_eval_subset(provenance: Mapping) -> str | None:
     return f"lm-eval's --limit {limit} scored {of}"
 
 
+def _differing(values: list, expected: pa.ChunkedArray | None) -> np.ndarray:
+    """Positions where ``values`` (a field of logged documents) differ from ``expected`` (the rows' values):
+    compared as Arrow arrays where both are plain scalars of one type, else value by value."""
+    if expected is None:
+        return np.arange(len(values))
+    if not pa.types.is_nested(expected.type) and _ABSENT not in values:
+        try:
+            same = pc.equal(pa.array(values).cast(expected.type), expected)
+            return np.flatnonzero(~pc.fill_null(same, False).to_numpy(zero_copy_only=False))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            pass  # values of another type: compared one by one below
+    return np.flatnonzero([a != b for a, b in zip(values, expected.to_pylist(), strict=True)])
+
+
 def logged_documents(path: Path) -> dict[str, list]:
     """The logged documents of an lm-eval samples file, as columns: ``id``, ``line`` (in the file) and each of
     ``LOGGED_FIELDS`` (a field a document lacks holds a marker that equals no value)."""
@@ -290,14 +304,16 @@ def check_logged_documents(
     known = np.flatnonzero(position >= 0)
     first, differ = None, []
     for field in fields:
-        values = rows[field].take(position[known]).to_pylist() if field in rows.column_names else None
-        for index, expected in zip(known, values or [_ABSENT] * len(known), strict=True):
-            if logged[field][index] != expected or expected is _ABSENT:
-                if first is None or index < first:
-                    first, differ = index, [field]
-                elif index == first:
-                    differ.append(field)
-                break
+        values = [logged[field][i] for i in known]
+        expected = rows[field].take(position[known]) if field in rows.column_names else None
+        wrong = _differing(values, expected)
+        if not len(wrong):
+            continue
+        index = int(known[wrong[0]])
+        if first is None or index < first:
+            first, differ = index, [field]
+        elif index == first:
+            differ.append(field)
     if first is None:
         return
     raise UnqoverError(

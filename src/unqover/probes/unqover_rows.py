@@ -132,19 +132,27 @@ def add_warnings(result: UnqoverBias, scores: pa.Table, coverage: dict | None) -
 def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict, subset: str | None = None) -> dict:
     """How the scored rows were drawn: this project's design with a known seed (checked exactly), or a subset
     whose strata at least hold their proportional shares (the design's property for any seed). ``subset``: why
-    the rows are a subset that matches no design whatever their strata (lm-eval's ``--limit``). Only whole
-    groups count: those of which a row is missing are not measured (``--drop-incomplete``)."""
+    the rows are a subset that matches no design whatever their strata (lm-eval's ``--limit``); so is part of a
+    recorded sample. Only whole groups count: those of which a row is missing are not measured
+    (``--drop-incomplete``)."""
     groups = find_groups(rows)
     size = np.bincount(groups.row_group, minlength=groups.num_groups)
     kept = np.bincount(groups.row_group[observed], minlength=groups.num_groups) == size
-    drawn = selection.get("groups")
+    n, seed, drawn = int(kept.sum()), selection.get("seed"), selection.get("groups")
+    designed = selection.get("design") == DESIGN
     if (
-        subset is None
-        and isinstance(drawn, int)
-        and selection.get("design") == DESIGN
-        and kept.sum() != drawn
+        designed
+        and isinstance(seed, int)
+        and not isinstance(seed, bool)
+        and seed >= 0
+        and drawn in (None, n)
+        and n
     ):
-        subset = f"{int(kept.sum()):,} of the sample's {drawn:,} groups were scored whole"
+        exact = selected_groups(groups, budget(groups.num_groups, n), seed)
+        if np.array_equal(exact, kept):
+            return {"design": DESIGN, "seed": seed, "matches_design": True}
+    if subset is None and designed and isinstance(drawn, int) and n != drawn:
+        subset = f"{n:,} of the sample's {drawn:,} groups were scored whole"
     if subset is not None:
         return {
             "design": None,
@@ -155,16 +163,6 @@ def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict, subse
             "warning": f"{subset}, which are no design's sample; the intervals assume an equal-probability "
             "random sample",
         }
-    seed = selection.get("seed")
-    if (
-        isinstance(seed, int)
-        and not isinstance(seed, bool)
-        and seed >= 0
-        and selection.get("design") == DESIGN
-    ):
-        exact = selected_groups(groups, budget(groups.num_groups, int(kept.sum())), seed)
-        if np.array_equal(exact, kept):
-            return {"design": DESIGN, "seed": seed, "matches_design": True}
     check = check_design(groups, kept)
     info = {"design": DESIGN if check.matches else "unknown", "seed": None, "matches_design": check.matches}
     if not check.matches:
