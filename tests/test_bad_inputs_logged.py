@@ -52,10 +52,10 @@ def lm_eval(folder: Path, model: Path, output: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
-def copy_run(samples: Path, folder: Path, lines: list[str], results: dict | None) -> Path:
-    """The samples ``lines`` (and ``results``, if any) under ``folder`` with lm-eval's file names."""
+def copy_run(samples: Path, folder: Path, lines: list[str], results: dict | None, task: str = TASK) -> Path:
+    """The samples ``lines`` of ``task`` (and ``results``, if any) under ``folder`` with lm-eval's file names."""
     folder.mkdir(parents=True)
-    copied = folder / samples.name
+    copied = folder / samples.name.replace(TASK, task)
     copied.write_text("\n".join(lines) + "\n")
     if results is not None:
         stamp = samples.stem.rsplit("_", 1)[-1]
@@ -106,20 +106,40 @@ def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict:
     w["limited"] = copy_run(samples, root / "limited", first, limited)
     # the same without the results file (left behind when the samples were copied)
     w["limited_alone"] = copy_run(samples, root / "limited_alone", first, None)
-    # an emotion task's documents (what lm-eval logs: the hooks' load_docs) with two ids swapped
+    # a limit at or above the task's size, from an lm-eval that records no n-samples: every document scored
+    w["limit_all"] = copy_run(
+        samples, root / "limit_all", lines, {"config": results["config"] | {"limit": 1e4}}
+    )
+    # documents as lm-eval logs them (the hooks' load_docs), with made-up log-likelihoods: the full religion
+    # task cut by --limit LIMIT, and an emotion sample task with two ids swapped, then cut by --limit 3
     from unqover.probes.lm_eval_hooks import load_docs
 
+    full = load_docs(tasks, "full")["test"].select(range(LIMIT)).to_list()
+    cut = {"config": results["config"] | {"limit": float(LIMIT)}}
+    cut["n-samples"] = {"unqover_religion": {"original": 154000, "effective": LIMIT}}
+    w["full_limited"] = copy_run(samples, root / "full_limited", as_lines(full), cut, "unqover_religion")
     emotion = root / "emotion-tasks"
     assert main(["lm-eval-tasks", "--bias", "eec-emotion", "--groups", "2", "--output", str(emotion)]) == 0
     documents = load_docs(emotion, "sample")["test"].to_list()
+    name = "unqover_eec_emotion_sample"
+    cut = {"config": results["config"] | {"limit": 3.0}}
+    cut["n-samples"] = {name: {"original": len(documents), "effective": 3}}
+    w["emotion_documents"] = len(documents)
+    w["emotion_limited"] = copy_run(samples, root / "emotion_limited", as_lines(documents[:3]), cut, name)
     documents[0]["id"], documents[1]["id"] = documents[1]["id"], documents[0]["id"]
-    emotion_lines = []
-    for i, doc in enumerate(documents):
-        resps = [[str(-1.0 - 0.1 * k), "False"] for k in range(len(doc["sentences"]))]
-        emotion_lines.append(json.dumps({"doc_id": i, "doc": doc, "filtered_resps": resps}))
-    w["emotion_shuffled"] = copy_run(samples, root / "emotion", emotion_lines, None)
+    w["emotion_shuffled"] = copy_run(samples, root / "emotion", as_lines(documents), None, name)
     w["emotion_ids"] = [doc["id"] for doc in documents]
     return w
+
+
+def as_lines(documents: list[dict]) -> list[str]:
+    """Documents as lm-eval logs them, each choice with a made-up log-likelihood."""
+    lines = []
+    for i, doc in enumerate(documents):
+        count = len(doc["sentences"]) if "sentences" in doc else 2
+        resps = [[str(-1.0 - 0.1 * k - 0.01 * (i % 7)), "False"] for k in range(count)]
+        lines.append(json.dumps({"doc_id": i, "doc": doc, "filtered_resps": resps}))
+    return lines
 
 
 def whole_groups(docs: list[dict]) -> int:
@@ -235,3 +255,36 @@ def test_the_results_file_missing_or_foreign_changes_nothing_else(world, tmp_pat
     assert main(["measure", str(copied), "--output", str(out)]) == 0
     assert json.loads(out.read_text())["result"]["sample"]["matches_design"] is True
     shutil.rmtree(folder)
+
+
+def test_a_limit_that_left_nothing_out_is_the_design_s_sample(world, tmp_path):
+    out = tmp_path / "m.json"
+    assert main(["measure", str(world["limit_all"]), "--output", str(out)]) == 0
+    sample = json.loads(out.read_text())["result"]["sample"]
+    assert sample["matches_design"] is True and (sample["design"], sample["seed"]) == (DESIGN, 0)
+
+
+def test_the_full_task_cut_by_lm_eval_limit_is_refused_naming_the_limit(world, tmp_path, monkeypatch, capsys):
+    """The full task's first documents (lm-eval --limit on `unqover_religion`) hold no whole group."""
+    monkeypatch.chdir(tmp_path)
+    path = world["full_limited"]
+    why = f"lm-eval's --limit {LIMIT} scored the first {LIMIT} of the task's 154,000 documents"
+    message = (
+        f"none of the dataset's groups was scored ({why}); for a quick run use the _sample task (unqover "
+        "lm-eval-tasks --groups N)"
+    )
+    case = Case(lambda w, d: ["measure", str(path), "--drop-incomplete"], message)
+    assert_refused_once(case, world, tmp_path, capsys)
+
+
+def test_an_emotion_task_cut_by_lm_eval_limit_is_refused_naming_the_limit(
+    world, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    path = world["emotion_limited"]
+    message = (
+        f"{path} does not score every choice sentence of its questions (lm-eval's --limit 3 scored the first 3 of "
+        f"the task's {world['emotion_documents']:,} documents): run the task without --limit (its _sample task is "
+        "the quick run)"
+    )
+    assert_refused_once(Case(lambda w, d: ["measure", str(path)], message), world, tmp_path, capsys)

@@ -316,7 +316,19 @@ class EECProbe(ProbeDefinition):
         sentences = self.choice_rows(questions)
         position = pc.index_in(sentences["id"], value_set=table["id"])
         if position.null_count:
-            raise UnqoverError(f"{what} does not score every choice sentence of its questions")
+            from unqover.predictions import lm_eval_subset
+
+            why = lm_eval_subset(
+                provenance
+            )  # the tests need every question: name lm-eval's --limit if it cut
+            raise UnqoverError(
+                f"{what} does not score every choice sentence of its questions"
+                + (
+                    f" ({why}): run the task without --limit (its _sample task is the quick run)"
+                    if why
+                    else ""
+                )
+            )
         scores = table.take(position).rename_columns(["id", "question_id", "choice", "score_1", "score_2"])
         result, _ = self.rank_and_measure(
             questions, sentences, scores, run, settings, selection or None, paper

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.measure.pairing import PairingError
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.probe.sampling import DESIGN, budget, check_design, find_groups, selected_groups
 from unqover.report.diagnostics import design_warning, unqover_warnings
@@ -226,5 +227,15 @@ def measure_predictions(
         sample_info = describe_sample(
             rows, observed, provenance.get("selection") or {}, lm_eval_subset(provenance)
         )
-    result = measure_scores(rows, scores, resamples=resamples, seed=seed, sample_info=sample_info, **options)
+    try:
+        result = measure_scores(
+            rows, scores, resamples=resamples, seed=seed, sample_info=sample_info, **options
+        )
+    except PairingError as err:  # groups scored in part: name lm-eval's --limit when it cut them
+        why = lm_eval_subset(provenance)
+        if why is None:
+            raise
+        raise UnqoverError(
+            f"{err} ({why}); for a quick run use the _sample task (unqover lm-eval-tasks --groups N)"
+        ) from None
     return add_warnings(result, scores, provenance.get("coverage"))
