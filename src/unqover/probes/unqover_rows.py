@@ -236,6 +236,7 @@ def measure_predictions(
         if why is None:
             raise
         raise UnqoverError(
-            f"{err} ({why}); for a quick run use the _sample task (unqover lm-eval-tasks --groups N)"
+            f"{str(err).rstrip('.')} ({why}); for a quick run use the _sample task "
+            "(unqover lm-eval-tasks --groups N)"
         ) from None
     return add_warnings(result, scores, provenance.get("coverage"))
