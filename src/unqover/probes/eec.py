@@ -318,17 +318,12 @@ class EECProbe(ProbeDefinition):
         if position.null_count:
             from unqover.predictions import lm_eval_subset
 
-            why = lm_eval_subset(
-                provenance
-            )  # the tests need every question: name lm-eval's --limit if it cut
-            raise UnqoverError(
-                f"{what} does not score every choice sentence of its questions"
-                + (
-                    f" ({why}): run the task without --limit (its _sample task is the quick run)"
-                    if why
-                    else ""
-                )
+            # the tests need every question: name lm-eval's --limit where it cut some out
+            why = lm_eval_subset(provenance)
+            hint = (
+                f" ({why}): run the task without --limit (its _sample task is the quick run)" if why else ""
             )
+            raise UnqoverError(f"{what} does not score every choice sentence of its questions{hint}")
         scores = table.take(position).rename_columns(["id", "question_id", "choice", "score_1", "score_2"])
         result, _ = self.rank_and_measure(
             questions, sentences, scores, run, settings, selection or None, paper

@@ -394,9 +394,8 @@ class UnqoverProbe(ProbeDefinition):
         if scores.num_rows == 0:
             raise UnqoverError(f"the predictions file {predictions} has no rows: there is nothing to measure")
         recorded = provenance.get("dataset", {})
-        logged = (
-            predictions.suffix == ".jsonl"
-        )  # lm-eval's samples: their documents are checked against the rows
+        # lm-eval's logged samples: their documents are checked against the rows of their ids
+        logged = predictions.suffix == ".jsonl"
         rows, source, config, split = self.recorded_rows(
             recorded, run, options.pop("split", None), predictions, all_columns=logged
         )
