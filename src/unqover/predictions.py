@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from unqover.errors import UnqoverError
 from unqover.files import atomic_path
-from unqover.generate.ids import count_distinct
+from unqover.generate.ids import count_distinct, match_ids
 
 PREDICTION_SCHEMA = pa.schema([("id", pa.string()), ("score_1", pa.float64()), ("score_2", pa.float64())])
 #: ``unqover sample``'s file: the row ids to score, with the selection and dataset as provenance.
@@ -155,9 +155,30 @@ def sentence_log_likelihoods(
     return pa.table(columns, schema=LM_EVAL_SENTENCE_SCHEMA)
 
 
+#: the fields of a logged document that its prompt and choices are built from (``unqover.probes.lm_eval_hooks``)
+#: and that name its row: UnQover tasks' subjects, attribute, template, polarity and text; emotion and person
+#: tasks' choice sentences. ``unqover measure`` checks them against the dataset row of the document's id.
+LOGGED_FIELDS = (
+    "subject_1",
+    "subject_2",
+    "template_id",
+    "attribute",
+    "polarity",
+    "context",
+    "question",
+    "subject_1_span",
+    "subject_2_span",
+    "sentences",
+    "sentence_ids",
+    "sentence_choices",
+)
+_ABSENT = object()  # a field a logged document lacks (None is a value: a missing cluster)
+
+
 @functools.lru_cache(maxsize=2)  # read_provenance and read_predictions read it once
-def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str]:
+def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str, dict[str, list]]:
     documents, log_likelihoods, about = [], {}, set()
+    logged: dict[str, list] = {"id": [], "line": [], **{field: [] for field in LOGGED_FIELDS}}
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -173,6 +194,10 @@ def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str]
                     raise ValueError(f"the document {doc['id']!r} is logged twice")
                 log_likelihoods[doc["id"]] = values
                 documents.append({k: doc[k] for k in ("id", "sentence_ids", "sentence_choices") if k in doc})
+                logged["id"].append(doc["id"])
+                logged["line"].append(number)
+                for field in LOGGED_FIELDS:
+                    logged[field].append(doc.get(field, _ABSENT))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
                 raise UnqoverError(
                     f"{path}, line {number}: not a logged sample of an lm-eval task from `unqover lm-eval-tasks` "
@@ -186,8 +211,13 @@ def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str]
     if bad:
         raise UnqoverError(f"{path}: {bad:,} samples have a log-likelihood that is not a finite number")
     if "sentence_ids" in documents[0]:
-        return sentence_log_likelihoods(documents, log_likelihoods), about.pop()
-    return subject_scores(log_likelihoods), about.pop()
+        return sentence_log_likelihoods(documents, log_likelihoods), about.pop(), logged
+    return subject_scores(log_likelihoods), about.pop(), logged
+
+
+def _cached_samples(path: Path) -> tuple[pa.Table, str, dict[str, list]]:
+    stat = path.stat()
+    return _lm_eval_samples(path.resolve(), (stat.st_mtime_ns, stat.st_size))
 
 
 def read_lm_eval_samples(path: Path) -> tuple[pa.Table, dict]:
@@ -195,23 +225,99 @@ def read_lm_eval_samples(path: Path) -> tuple[pa.Table, dict]:
     its documents carry (probe, dataset and, for a sample task, the selection), the file, and lm-eval's model from
     the results file beside it. UnQover tasks: id, S = exp(log-likelihood) of the two subjects; emotion and person
     tasks: each choice sentence's log-likelihood (``LM_EVAL_SENTENCE_SCHEMA``)."""
-    stat = path.stat()
-    table, about = _lm_eval_samples(path.resolve(), (stat.st_mtime_ns, stat.st_size))
+    table, about, _ = _cached_samples(path)
     provenance = json.loads(about)
-    provenance["lm_eval"] = {"samples": str(path.resolve()), **_lm_eval_run(path)}
+    task = provenance.get("lm_eval_task") if isinstance(provenance, dict) else None
+    provenance["lm_eval"] = {"samples": str(path.resolve()), **_lm_eval_run(path, task)}
     return table, provenance
 
 
-def _lm_eval_run(samples: Path) -> dict:
-    """lm-eval's model and model arguments, from the results file written with the samples (if it is there)."""
+def _lm_eval_run(samples: Path, task: object) -> dict:
+    """lm-eval's model, model arguments and ``--limit`` (with the task's documents: ``original``, and those
+    scored: ``effective``), from the results file written with the samples (if it is there)."""
     stamp = samples.stem.rsplit("_", 1)[-1]
     results = samples.with_name(f"results_{stamp}.json")
     try:
-        config = json.loads(results.read_text())["config"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        written = json.loads(results.read_text())
+        config = written["config"]
+        counts = (written.get("n-samples") or {}).get(task)
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return {}
+    if not isinstance(config, dict):
         return {}
     return {
         "results": str(results.resolve()),
         "model": config.get("model"),
         "model_args": config.get("model_args"),
+        "limit": config.get("limit"),
+        "documents": counts if isinstance(counts, dict) else None,
     }
+
+
+def lm_eval_subset(provenance: Mapping) -> str | None:
+    """Why lm-eval's logged samples are a subset of their task that matches no sampling design (its ``--limit``
+    scored the task's first documents), or None when lm-eval scored the whole task (or says nothing)."""
+    run = provenance.get("lm_eval")
+    if not isinstance(run, Mapping) or run.get("limit") is None:
+        return None
+    counts = run.get("documents") if isinstance(run.get("documents"), Mapping) else {}
+    original, effective = counts.get("original"), counts.get("effective")
+    if isinstance(original, int) and isinstance(effective, int) and effective >= original:
+        return None  # a limit at or above the task's size scores every document
+    limit = run["limit"]
+    limit = int(limit) if isinstance(limit, float) and limit.is_integer() and limit >= 1 else limit
+    of = (
+        f"the first {effective:,} of the task's {original:,} documents"
+        if isinstance(original, int) and isinstance(effective, int)
+        else "the task's first documents"
+    )
+    return f"lm-eval's --limit {limit} scored {of}"
+
+
+def _differing(values: list, expected: pa.ChunkedArray | None) -> np.ndarray:
+    """Positions where ``values`` (a field of logged documents) differ from ``expected`` (the rows' values):
+    compared as Arrow arrays where both are plain scalars of one type, else value by value."""
+    if expected is None:
+        return np.arange(len(values))
+    if not pa.types.is_nested(expected.type) and _ABSENT not in values:
+        try:
+            same = pc.equal(pa.array(values).cast(expected.type), expected)
+            return np.flatnonzero(~pc.fill_null(same, False).to_numpy(zero_copy_only=False))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            pass  # values of another type: compared one by one below
+    return np.flatnonzero([a != b for a, b in zip(values, expected.to_pylist(), strict=True)])
+
+
+def logged_documents(path: Path) -> dict[str, list]:
+    """The logged documents of an lm-eval samples file, as columns: ``id``, ``line`` (in the file) and each of
+    ``LOGGED_FIELDS`` (a field a document lacks holds a marker that equals no value)."""
+    return _cached_samples(path)[2]
+
+
+def check_logged_documents(
+    path: Path, logged: Mapping[str, list], rows: pa.Table, fields: Sequence[str]
+) -> None:
+    """Refuse logged documents that contradict the row of their id in ``rows`` (the dataset the samples are
+    measured against) in any of ``fields``: edited or shuffled ids would give one row's scores to another row.
+    Ids that ``rows`` lacks are left to the caller (its error names them)."""
+    position = match_ids(pa.chunked_array([pa.array(logged["id"], pa.string())]), rows["id"])
+    known = np.flatnonzero(position >= 0)
+    first, differ = None, []
+    for field in fields:
+        values = [logged[field][i] for i in known]
+        expected = rows[field].take(position[known]) if field in rows.column_names else None
+        wrong = _differing(values, expected)
+        if not len(wrong):
+            continue
+        index = int(known[wrong[0]])
+        if first is None or index < first:
+            first, differ = index, [field]
+        elif index == first:
+            differ.append(field)
+    if first is None:
+        return
+    raise UnqoverError(
+        f"{path}, line {logged['line'][first]}: the logged document {logged['id'][first]!r} does not match the "
+        f"dataset row of its id (it differs in {', '.join(differ)}): its scores would be "
+        "measured as another row's; measure the samples file lm-eval wrote, unedited, against its task's dataset"
+    )

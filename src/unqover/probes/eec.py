@@ -269,16 +269,26 @@ class EECProbe(ProbeDefinition):
         from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions
         from unqover.probes.eec_rows import SENTENCE_SCHEMA, without_token_counts
 
+        logged = None
         if predictions.suffix == ".jsonl":  # lm-eval's logged samples: no token counts
             table, provenance = read_predictions(predictions, LM_EVAL_SENTENCE_SCHEMA)
-            table = without_token_counts(table)
+            table, logged = without_token_counts(table), predictions
         else:
             table, provenance = read_predictions(predictions, SENTENCE_SCHEMA)
-        return self.measure_sentences(table, provenance, run, str(predictions), **options)
+        return self.measure_sentences(table, provenance, run, str(predictions), logged=logged, **options)
 
-    def measure_sentences(self, table: pa.Table, provenance: dict, run: RunOptions, what: str, **options):
+    def measure_sentences(
+        self,
+        table: pa.Table,
+        provenance: dict,
+        run: RunOptions,
+        what: str,
+        logged: Path | None = None,
+        **options,
+    ):
         """Sentence scores (id, question_id, choice, log_likelihood, tokens) against their questions, ranked and
-        measured with the scoring mode and length rule their provenance records."""
+        measured with the scoring mode and length rule their provenance records; ``logged``: lm-eval's samples
+        file, whose documents must hold their questions' choice sentences."""
         import pyarrow.compute as pc
 
         recorded = provenance.get("dataset", {})
@@ -297,10 +307,23 @@ class EECProbe(ProbeDefinition):
         selection = provenance.get("selection") or {}
         if selection.get("limit") is not None:
             questions, _ = self.select(questions, selection["limit"], selection.get("seed", 0))
+        if logged is not None:
+            from unqover.predictions import check_logged_documents, logged_documents
+            from unqover.probes.eec_rows import CHOICE_FIELDS, with_sentences
+
+            expected = with_sentences(self, questions)
+            check_logged_documents(logged, logged_documents(logged), expected, CHOICE_FIELDS)
         sentences = self.choice_rows(questions)
         position = pc.index_in(sentences["id"], value_set=table["id"])
         if position.null_count:
-            raise UnqoverError(f"{what} does not score every choice sentence of its questions")
+            from unqover.predictions import lm_eval_subset
+
+            # the tests need every question: name lm-eval's --limit where it cut some out
+            why = lm_eval_subset(provenance)
+            hint = (
+                f" ({why}): run the task without --limit (its _sample task is the quick run)" if why else ""
+            )
+            raise UnqoverError(f"{what} does not score every choice sentence of its questions{hint}")
         scores = table.take(position).rename_columns(["id", "question_id", "choice", "score_1", "score_2"])
         result, _ = self.rank_and_measure(
             questions, sentences, scores, run, settings, selection or None, paper

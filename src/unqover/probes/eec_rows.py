@@ -34,6 +34,23 @@ SENTENCE_SCHEMA = pa.schema(
 )
 
 
+#: an lm-eval document's choice columns (``with_sentences``): what its choices are built from
+CHOICE_FIELDS = ("sentence_ids", "sentences", "sentence_choices")
+
+
+def with_sentences(probe, questions: pa.Table) -> pa.Table:
+    """Each question with its choice sentences, their ids and choices, in the order its choices are scored (the
+    documents of ``unqover lm-eval-tasks``; ``probe``: the emotion or person probe)."""
+    sentences = probe.choice_rows(questions).to_pylist()
+    by_question: dict[str, list[dict]] = {}
+    for sentence in sentences:
+        by_question.setdefault(sentence["question_id"], []).append(sentence)
+    for column, key in zip(CHOICE_FIELDS, ("id", "sentence", "choice"), strict=True):
+        values = [[s[key] for s in by_question.get(q, [])] for q in questions["id"].to_pylist()]
+        questions = questions.append_column(column, pa.array(values, pa.list_(pa.string())))
+    return questions
+
+
 def without_token_counts(table: pa.Table) -> pa.Table:
     """Sentence log-likelihoods whose token counts were not logged (lm-eval's samples) in ``SENTENCE_SCHEMA``:
     tokens NaN, which only ``--length-rule mean`` would read (such files are measured with ``sum``)."""

@@ -134,6 +134,7 @@ def write_tasks(
 def _documents(probe: ProbeDefinition, record: dict):
     """The full task's documents (every column) and where they came from: an UnQover dataset's rows, or the
     emotion/person questions with their choice sentences."""
+    from unqover.probes.eec_rows import with_sentences
     from unqover.probes.unqover_rows import check_columns, check_rows_fit_family
 
     if record["kind"] == "subjects":
@@ -149,22 +150,7 @@ def _documents(probe: ProbeDefinition, record: dict):
     source = (record.get("dataset") or {}).get("source")
     given = source if source and Path(source).is_dir() else record["given_dataset"]
     questions, about = probe.load_questions(given, None, False)
-    return _with_sentences(probe, questions), about
-
-
-def _with_sentences(probe: ProbeDefinition, questions):
-    """Each question with its choice sentences, their ids and choices, in the order its choices are scored."""
-    import pyarrow as pa
-
-    sentences = probe.choice_rows(questions).to_pylist()
-    by_question: dict[str, list[dict]] = {}
-    for sentence in sentences:
-        by_question.setdefault(sentence["question_id"], []).append(sentence)
-    columns = {"sentence_ids": "id", "sentences": "sentence", "sentence_choices": "choice"}
-    for column, key in columns.items():
-        values = [[s[key] for s in by_question.get(q, [])] for q in questions["id"].to_pylist()]
-        questions = questions.append_column(column, pa.array(values, pa.list_(pa.string())))
-    return questions
+    return with_sentences(probe, questions), about
 
 
 def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: int):

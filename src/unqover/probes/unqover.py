@@ -399,16 +399,21 @@ class UnqoverProbe(ProbeDefinition):
         """Join a predictions file to its dataset rows by ``id`` and measure. Predictions that cover part of the
         dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
         from unqover.hub.load import source_name
-        from unqover.predictions import read_predictions
-        from unqover.probes.unqover_rows import measure_predictions
+        from unqover.predictions import check_logged_documents, logged_documents, read_predictions
+        from unqover.probes.result_identity import subset_selection
+        from unqover.probes.unqover_rows import REQUIRED_COLUMNS, measure_predictions
 
         scores, provenance = read_predictions(predictions)
         if scores.num_rows == 0:
             raise UnqoverError(f"the predictions file {predictions} has no rows: there is nothing to measure")
         recorded = provenance.get("dataset", {})
+        # lm-eval's logged samples: their documents are checked against the rows of their ids
+        logged = predictions.suffix == ".jsonl"
         rows, source, config, split = self.recorded_rows(
-            recorded, run, options.pop("split", None), predictions
+            recorded, run, options.pop("split", None), predictions, all_columns=logged
         )
+        if logged:
+            check_logged_documents(predictions, logged_documents(predictions), rows, REQUIRED_COLUMNS[1:])
         where = f"{source} ({config}/{split})"
         result = measure_predictions(
             rows, scores, provenance, where, resamples=run.resamples, seed=run.seed, **options
@@ -416,7 +421,12 @@ class UnqoverProbe(ProbeDefinition):
         dataset = {**recorded, "source": source_name(source), "config": config, "split": split}
         if run.dataset is None and (recorded.get("generator") or {}).get("probe_file"):
             dataset["generator"] = {**recorded["generator"], "probe_file": source}  # the file measured with
-        return result, {**provenance, "dataset": dataset}
+        provenance = {**provenance, "dataset": dataset}
+        sample = getattr(result, "sample", None) or {}
+        if sample.get("kind") == "subset":  # not the selection recorded (kept as "drawn_from"): part of it
+            drawn = provenance.get("selection")
+            provenance["selection"] = subset_selection(sample["why"], {"drawn_from": drawn})
+        return result, provenance
 
     def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
         from unqover.hub.build import check_configs

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.measure.pairing import PairingError
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.probe.sampling import DESIGN, budget, check_design, find_groups, selected_groups
 from unqover.report.diagnostics import design_warning, unqover_warnings
@@ -129,22 +130,40 @@ def add_warnings(result: UnqoverBias, scores: pa.Table, coverage: dict | None) -
     return result
 
 
-def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict) -> dict:
+def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict, subset: str | None = None) -> dict:
     """How the scored rows were drawn: this project's design with a known seed (checked exactly), or a subset
-    whose strata at least hold their proportional shares (the design's property for any seed)."""
+    whose strata at least hold their proportional shares (the design's property for any seed). ``subset``: why
+    the rows are a subset that matches no design whatever their strata (lm-eval's ``--limit``); so is part of a
+    recorded sample. Only whole groups count: those of which a row is missing are not measured
+    (``--drop-incomplete``)."""
     groups = find_groups(rows)
-    kept = np.zeros(groups.num_groups, dtype=bool)
-    kept[groups.row_group[observed]] = True
-    seed = selection.get("seed")
+    size = np.bincount(groups.row_group, minlength=groups.num_groups)
+    kept = np.bincount(groups.row_group[observed], minlength=groups.num_groups) == size
+    n, seed, drawn = int(kept.sum()), selection.get("seed"), selection.get("groups")
+    designed = selection.get("design") == DESIGN
     if (
-        isinstance(seed, int)
+        designed
+        and isinstance(seed, int)
         and not isinstance(seed, bool)
         and seed >= 0
-        and selection.get("design") == DESIGN
+        and drawn in (None, n)
+        and n
     ):
-        exact = selected_groups(groups, budget(groups.num_groups, int(kept.sum())), seed)
+        exact = selected_groups(groups, budget(groups.num_groups, n), seed)
         if np.array_equal(exact, kept):
             return {"design": DESIGN, "seed": seed, "matches_design": True}
+    if subset is None and designed and isinstance(drawn, int) and n != drawn:
+        subset = f"{n:,} of the sample's {drawn:,} groups were scored whole"
+    if subset is not None:
+        return {
+            "design": None,
+            "seed": None,
+            "matches_design": False,
+            "kind": "subset",
+            "why": subset,
+            "warning": f"{subset}, which are no design's sample; the intervals assume an equal-probability "
+            "random sample",
+        }
     check = check_design(groups, kept)
     info = {"design": DESIGN if check.matches else "unknown", "seed": None, "matches_design": check.matches}
     if not check.matches:
@@ -192,6 +211,8 @@ def measure_predictions(
 ) -> UnqoverBias:
     """``unqover measure``: scores joined to their dataset rows by ``id`` and measured. Scores that cover part of
     the rows (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
+    from unqover.predictions import lm_eval_subset
+
     position = match_ids(scores["id"], rows["id"])
     if (position < 0).any():
         unknown = np.flatnonzero(position < 0)
@@ -203,6 +224,19 @@ def measure_predictions(
     if scores.num_rows < rows.num_rows:
         observed = np.zeros(rows.num_rows, dtype=bool)
         observed[position] = True
-        sample_info = describe_sample(rows, observed, provenance.get("selection") or {})
-    result = measure_scores(rows, scores, resamples=resamples, seed=seed, sample_info=sample_info, **options)
+        sample_info = describe_sample(
+            rows, observed, provenance.get("selection") or {}, lm_eval_subset(provenance)
+        )
+    try:
+        result = measure_scores(
+            rows, scores, resamples=resamples, seed=seed, sample_info=sample_info, **options
+        )
+    except PairingError as err:  # groups scored in part: name lm-eval's --limit when it cut them
+        why = lm_eval_subset(provenance)
+        if why is None:
+            raise
+        raise UnqoverError(
+            f"{str(err).rstrip('.')} ({why}); for a quick run use the _sample task "
+            "(unqover lm-eval-tasks --groups N)"
+        ) from None
     return add_warnings(result, scores, provenance.get("coverage"))
