@@ -25,9 +25,9 @@ from unqover.errors import UnqoverError
 from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_request, write_eval_results
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
-from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.probes.lm_eval_tasks import task_names
 from unqover.probes.registry import dataset_names, results_probe
+from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
 from unqover.report.format import fmt_interval, fmt_level
 
