@@ -200,7 +200,13 @@ def test_the_unedited_samples_measure_as_the_design_s_sample(world, tmp_path):
     sample = written["result"]["sample"]
     assert sample["matches_design"] is True and (sample["design"], sample["seed"]) == (DESIGN, 0)
     assert sample["groups"] == GROUPS and "kind" not in sample
-    assert written["provenance"]["selection"] == {"design": DESIGN, "seed": 0, "groups": GROUPS, "of": 38500}
+    assert written["provenance"]["selection"] == {
+        "design": DESIGN,
+        "seed": 0,
+        "groups": GROUPS,
+        "of": 38500,
+        "kind": "design",
+    }
     assert written["provenance"]["lm_eval"]["limit"] is None
 
 

@@ -40,6 +40,11 @@ def religion(tmp_path_factory, upstream_word_lists_path) -> dict[str, Path]:
     about = {
         "dataset": {"source": str(root / "religion"), "config": "qa", "split": "test"},
         "probe": "religion",
+        "model": {
+            "id": "me/model",
+            "revision": "0" * 40,
+            "family": "qa",
+        },  # publish-results ties it to me/model
     }
     table = pa.table({"id": rows["id"], "score_1": scores[0], "score_2": scores[1]})
     write_predictions(predictions, table, about)

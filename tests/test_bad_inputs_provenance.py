@@ -327,4 +327,4 @@ def test_the_design_s_groups_with_some_dropped_are_a_subset(logged, tmp_path):
     assert dropped > 0
     selection = results["provenance"]["selection"]
     assert selection["kind"] == "subset"
-    assert selection["why"] == f"{dropped:,} groups scored in part were dropped (--drop-incomplete)"
+    assert selection["why"] == f"{50 - dropped:,} of the sample's 50 groups were scored whole"

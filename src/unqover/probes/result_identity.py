@@ -74,11 +74,6 @@ def measured_selection(probe: Any, result: Mapping, recorded: Mapping | None) ->
         return subset_selection(str(recorded.get("why") or "part of the rows"), recorded)
     sample = result.get("sample") if isinstance(result.get("sample"), Mapping) else None
     seed = _seed(recorded.get("seed"))
-    dropped = result.get("dropped_groups")
-    if sample is not None and isinstance(dropped, int) and dropped > 0:  # the design's groups, some dropped
-        return subset_selection(
-            f"{dropped:,} groups scored in part were dropped (--drop-incomplete)", recorded
-        )
     if sample is not None:  # the UnQover probes check the groups against the design's draw of the seed
         if sample.get("matches_design") and _seed(sample.get("seed")) is not None:
             return design_selection({**recorded, "seed": sample["seed"], "design": sample.get("design")})
