@@ -105,7 +105,8 @@ def choose_dtype(dtype: str, device: str) -> str:
 class ModelSource:
     """Where a model comes from (a local folder or a Hub id), and its safe loaders with one clear error each.
 
-    Every loader passes ``trust_remote_code=False``; weights are safetensors unless ``allow_pickle``.
+    Every loader passes ``trust_remote_code=False``; weights are safetensors unless ``allow_pickle``, which allows
+    pickled (.bin) weights too and never forbids safetensors (a folder with both loads its safetensors).
     """
 
     model_id: str
@@ -203,7 +204,8 @@ class ModelSource:
             return auto_class.from_pretrained(
                 self.location,
                 dtype=getattr(torch, dtype),
-                use_safetensors=not allow_pickle,
+                # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
+                use_safetensors=None if allow_pickle else True,
                 **kwargs,
                 **model_args,
                 **self.options,
