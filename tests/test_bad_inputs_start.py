@@ -374,3 +374,17 @@ def test_allow_pickle_loads_pickled_model_weights_and_they_score_as_the_safetens
     assert main([*argv, "--allow-pickle"]) == 0, capsys.readouterr().err
     assert main(probe_args(models["gpt2"], lists, "--output", str(tmp_path / "safe"))) == 0
     assert np.allclose(scores(tmp_path / "bin"), scores(tmp_path / "safe"), rtol=1e-6, atol=0)
+
+
+def test_a_template_that_writes_the_messages_as_json_or_escaped_is_used(
+    models, upstream_word_lists_path, tmp_path, capsys
+):
+    """Not a false refusal: a template may write the content through ``tojson`` or ``escape``."""
+    for name, text in {"json": "{{ messages | map(attribute='content') | list | tojson }}",
+                       "escaped": "{% for m in messages %}{{ m.content | e }}{% endfor %}"}.items():  # fmt: skip
+        template = tmp_path / f"{name}.jinja"
+        template.write_text(text, encoding="utf-8")
+        argv = probe_args(models["gpt2"], upstream_word_lists_path, "--chat-template", str(template))
+        assert main([*argv, "--system-prompt", SYSTEM, "--output", str(tmp_path / name)]) == 0, (
+            capsys.readouterr().err
+        )

@@ -110,6 +110,23 @@ def chat_renderer(tokenizer, chat_template: str) -> ChatRenderer | None:
     return render
 
 
+def shows(prompt: str, text: str) -> bool:
+    """Whether a rendered prompt holds ``text`` as is, or as a template's ``tojson`` or ``escape`` writes it."""
+    import json
+
+    from jinja2.utils import htmlsafe_json_dumps  # chat templates render with jinja2
+    from markupsafe import escape
+
+    forms = (
+        text,
+        json.dumps(text)[1:-1],
+        json.dumps(text, ensure_ascii=False)[1:-1],
+        str(htmlsafe_json_dumps(text))[1:-1],
+        str(escape(text)),
+    )
+    return any(form in prompt for form in forms)
+
+
 #: how many of the rows longest in characters are encoded to find the longest prompt in tokens
 LONGEST_CANDIDATES = 16
 
@@ -185,7 +202,7 @@ class CausalScorer:
             ("the context", context),
             ("the question", question),
         )
-        missing = [name for name, text in parts if text and text.strip() not in prompt]
+        missing = [name for name, text in parts if text and not shows(prompt, text.strip())]
         if missing:
             raise UnqoverError(
                 f"the chat template ignores the messages: its prompt for a row lacks {missing[0]} "
