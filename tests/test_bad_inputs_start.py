@@ -257,6 +257,10 @@ MODEL_ARGS = {
         ("--model-arg", "n_layer=true"),
         "--model-arg n_layer=true cannot be used: Field 'n_layer' expected int, got bool (value: True)",
     ),
+    "a switch that makes from_pretrained give no model": (
+        ("--model-arg", "output_loading_info=true"),
+        "--model-arg output_loading_info=true cannot be used: from_pretrained then gives a tuple, not a model",
+    ),
     "text for a switch": (
         ("--model-arg", "ignore_mismatched_sizes=abc"),
         "--model-arg ignore_mismatched_sizes=abc cannot be used: ignore_mismatched_sizes takes true or false",

@@ -207,7 +207,7 @@ class ModelSource:
         check_model_args(model_args)
         check_switches(model_args)
         try:
-            return auto_class.from_pretrained(
+            model = auto_class.from_pretrained(
                 self.location,
                 dtype=getattr(torch, dtype),
                 # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
@@ -216,6 +216,9 @@ class ModelSource:
                 **model_args,
                 **self.options,
             )
+            if model_args and not isinstance(model, torch.nn.Module):  # e.g. output_loading_info=true
+                raise TypeError(f"from_pretrained then gives a {type(model).__name__}, not a model")
+            return model
         except (TypeError, ImportError, KeyError, AttributeError) as err:
             if not model_args:
                 raise
