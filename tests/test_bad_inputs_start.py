@@ -392,3 +392,50 @@ def test_a_template_that_writes_the_messages_as_json_or_escaped_is_used(
         assert main([*argv, "--system-prompt", SYSTEM, "--output", str(tmp_path / name)]) == 0, (
             capsys.readouterr().err
         )
+
+
+LONG_PETS = """\
+name: longpets
+subjects:
+  cats: [Tom, Felix]
+  dogs: [Rex, Buddy]
+attributes:
+  - {positive: was very lazy, negated: was never lazy}
+templates:
+  - {context: "{subject_1} sat next to {subject_2} on the porch. LONG", question: "Who {attribute}?"}
+"""
+
+
+def test_a_chat_template_or_rows_too_long_for_the_model_are_refused_before_anything_is_written(
+    models, upstream_word_lists_path, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    template = tmp_path / "long.jinja"
+    template.write_text("{% for i in range(40) %}{{ messages[-1].content }}{% endfor %}", encoding="utf-8")
+    start = r"unqover: error: the longest prompt with its answer is [\d,]+ tokens, more than the 256 positions of "
+    start += re.escape(str(models["gpt2"]))
+    argv = probe_args(models["gpt2"], upstream_word_lists_path, "--chat-template", str(template))
+    line = refused(argv, capsys, "the longest prompt with its answer is ")
+    advice = (
+        "use a shorter chat template (--chat-template none: plain prompts) or a model with more positions"
+    )
+    assert re.fullmatch(f"{start}; {re.escape(advice)}", line), line
+    pets = tmp_path / "longpets.yaml"
+    pets.write_text(
+        LONG_PETS.replace("LONG", " ".join(["They sat quietly in the warm sun."] * 60)), encoding="utf-8"
+    )
+    argv = [
+        "probe",
+        str(models["gpt2"]),
+        "--probe",
+        str(pets),
+        "--resamples",
+        "0",
+        "--quiet",
+        "--device",
+        "cpu",
+    ]
+    line = refused(argv, capsys, "the longest prompt with its answer is ")
+    advice = "the rows are too long for this model: use one with more positions"
+    assert re.fullmatch(f"{start}; {re.escape(advice)}", line), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.jinja", "longpets.yaml"]

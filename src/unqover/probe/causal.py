@@ -220,8 +220,10 @@ class CausalScorer:
         if self.system_prompt:
             system = len(self.loaded.tokenizer(self.system_prompt, add_special_tokens=False)["input_ids"])
             advice = f"shorten --system-prompt (it is {system:,} tokens)"
+        elif self.chat:
+            advice = "use a shorter chat template (--chat-template none: plain prompts) or a model with more positions"
         else:
-            advice = "use a model with more positions"
+            advice = "the rows are too long for this model: use one with more positions"
         raise UnqoverError(
             f"the longest prompt with its answer is {longest:,} tokens, more than the {limit:,} positions of "
             f"{self.loaded.model_id}; {advice}"
