@@ -66,7 +66,8 @@ def models(tmp_path_factory, religion) -> dict[str, Path]:
     torch.save(load_file(pickled / "model.safetensors"), pickled / "pytorch_model.bin")
     (pickled / "model.safetensors").unlink()
     assert (pickled / "pytorch_model.bin").is_file() and not (pickled / "model.safetensors").exists()
-    return {"gpt2": gpt2, "own-template": own, "pickled": pickled}
+    qa = tiny_models.bert_qa(root / "qa", [*texts, "Tom Felix Rex Buddy They sat quietly in the warm sun."])
+    return {"gpt2": gpt2, "own-template": own, "pickled": pickled, "qa": qa}
 
 
 def probe_args(model: Path, lists: Path, *extra: str) -> list[str]:
@@ -438,4 +439,9 @@ def test_a_chat_template_or_rows_too_long_for_the_model_are_refused_before_anyth
     line = refused(argv, capsys, "the longest prompt with its answer is ")
     advice = "the rows are too long for this model: use one with more positions"
     assert re.fullmatch(f"{start}; {re.escape(advice)}", line), line
+    argv[1] = str(models["qa"])  # an extractive QA model: its inputs are checked too
+    line = refused(argv, capsys, "an input is ")
+    assert re.fullmatch(
+        rf"unqover: error: an input is \d+ tokens, more than the model's 256; {advice}", line
+    ), line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.jinja", "longpets.yaml"]

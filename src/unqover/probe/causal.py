@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError, first_line
 from unqover.probe.mlm import surfaces
 from unqover.probe.models import LoadedModel
-from unqover.probe.qa import text_key
+from unqover.probe.qa import LONGEST_CANDIDATES, longest_rows, text_key
 from unqover.probe.shared_prefix import answer_log_probs, cache_kind
 
 INSTRUCTION = "Answer with the name or group from the text."
@@ -125,26 +125,6 @@ def shows(prompt: str, text: str) -> bool:
         str(escape(text)),
     )
     return any(form in prompt for form in forms)
-
-
-#: how many of the rows longest in characters are encoded to find the longest prompt in tokens
-LONGEST_CANDIDATES = 16
-
-
-def longest_rows(rows: pa.Table, count: int) -> pa.Table:
-    """The ``count`` rows whose context, question and longer subject are the longest in characters."""
-
-    def chars(column: str) -> np.ndarray:
-        return pc.utf8_length(rows[column]).to_numpy(zero_copy_only=False).astype(np.int64)
-
-    def span(k: int) -> np.ndarray:
-        ends = [pc.list_element(rows[f"subject_{k}_span"], i).to_numpy(zero_copy_only=False) for i in (0, 1)]
-        return ends[1].astype(np.int64) - ends[0]
-
-    total = chars("context") + chars("question") + np.maximum(span(1), span(2))
-    if len(total) <= count:
-        return rows
-    return rows.take(np.argpartition(-total, count - 1)[:count])
 
 
 class CausalScorer:
