@@ -48,8 +48,8 @@ def first_row(religion) -> dict:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory, religion) -> dict[str, Path]:
-    """A tiny GPT-2 (256 positions, no chat template), the same with a chat template of its own that raises, and
-    the same with pickled (.bin) weights only."""
+    """A tiny GPT-2 (256 positions, no chat template), the same with a chat template of its own that raises, the
+    same with pickled (.bin) weights only, and a QA model and a masked LM (256 positions each)."""
     texts = sorted(set(religion["context"].to_pylist()[:400]) | set(religion["question"].to_pylist()[:400]))
     root = tmp_path_factory.mktemp("start-models")
     gpt2 = tiny_models.causal_lm(root / "gpt2", texts, "gpt2")
@@ -66,8 +66,9 @@ def models(tmp_path_factory, religion) -> dict[str, Path]:
     torch.save(load_file(pickled / "model.safetensors"), pickled / "pytorch_model.bin")
     (pickled / "model.safetensors").unlink()
     assert (pickled / "pytorch_model.bin").is_file() and not (pickled / "model.safetensors").exists()
-    qa = tiny_models.bert_qa(root / "qa", [*texts, "Tom Felix Rex Buddy They sat quietly in the warm sun."])
-    return {"gpt2": gpt2, "own-template": own, "pickled": pickled, "qa": qa}
+    pets = [*texts, "Tom Felix Rex Buddy They sat quietly in the warm sun."]
+    qa, mlm = tiny_models.bert_qa(root / "qa", pets), tiny_models.bert_mlm(root / "mlm", pets)
+    return {"gpt2": gpt2, "own-template": own, "pickled": pickled, "qa": qa, "mlm": mlm}
 
 
 def probe_args(model: Path, lists: Path, *extra: str) -> list[str]:
@@ -439,9 +440,9 @@ def test_a_chat_template_or_rows_too_long_for_the_model_are_refused_before_anyth
     line = refused(argv, capsys, "the longest prompt with its answer is ")
     advice = "the rows are too long for this model: use one with more positions"
     assert re.fullmatch(f"{start}; {re.escape(advice)}", line), line
-    argv[1] = str(models["qa"])  # an extractive QA model: its inputs are checked too
-    line = refused(argv, capsys, "an input is ")
-    assert re.fullmatch(
-        rf"unqover: error: an input is \d+ tokens, more than the model's 256; {advice}", line
-    ), line
+    for family in ("qa", "mlm"):  # an extractive QA model's inputs and a masked LM's are checked too
+        argv[1] = str(models[family])
+        line = refused(argv, capsys, "an input is ")
+        expected = rf"unqover: error: an input is \d+ tokens, more than the model's 256; {re.escape(advice)}"
+        assert re.fullmatch(expected, line), line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.jinja", "longpets.yaml"]
