@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.probe.models import LoadedModel
-from unqover.probe.qa import LONGEST_CANDIDATES, char_length, longest_rows
+from unqover.probe.qa import LONGEST_CANDIDATES, char_length, check_input_length, input_limit, longest_rows
 
 TOP_K_PAPER = 10
 
@@ -232,18 +232,7 @@ class MLMScorer:
         self.check_length(max(len(i) for i in ids))
 
     def check_length(self, tokens: int) -> None:
-        """An input longer than the model's positions (and its tokenizer's ``model_max_length``, e.g. 512 of
-        RoBERTa's 514 positions) would fail inside the model."""
-        limits = (
-            getattr(self.loaded.model.config, "max_position_embeddings", None),
-            getattr(self.loaded.tokenizer, "model_max_length", None),
-        )
-        limit = min((n for n in limits if isinstance(n, int) and n < 1_000_000), default=None)
-        if limit is not None and tokens > limit:
-            raise UnqoverError(
-                f"an input is {tokens} tokens, more than the model's {limit}; the rows are too long for this "
-                "model: use one with more positions"
-            )
+        check_input_length(tokens, input_limit(self.loaded))
 
     def score(self, rows: pa.Table) -> np.ndarray:
         import torch

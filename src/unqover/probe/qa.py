@@ -76,6 +76,25 @@ def longest_rows(rows: pa.Table, count: int) -> pa.Table:
     return rows.take(np.argpartition(-total, count - 1)[:count])
 
 
+def input_limit(loaded: LoadedModel) -> int | None:
+    """The most tokens an input may have: the model's positions, or its tokenizer's ``model_max_length`` where
+    that is smaller (RoBERTa takes 512 of its 514 positions); None when neither says."""
+    limits = (
+        getattr(loaded.model.config, "max_position_embeddings", None),
+        getattr(loaded.tokenizer, "model_max_length", None),
+    )
+    return min((n for n in limits if isinstance(n, int) and 0 < n < 1_000_000), default=None)
+
+
+def check_input_length(tokens: int, limit: int | None) -> None:
+    """Refuse an input longer than the model takes (it would fail inside the model), in one line."""
+    if limit is not None and tokens > limit:
+        raise UnqoverError(
+            f"an input is {tokens} tokens, more than the model's {limit}; the rows are too long for this model: "
+            "use one with more positions"
+        )
+
+
 def _spans(rows: pa.Table, k: int) -> np.ndarray:
     return np.array(rows[f"subject_{k}_span"].to_pylist(), dtype=np.int64).reshape(-1, 2)
 
@@ -103,7 +122,7 @@ class QAScorer:
         if mode not in ("default", "paper"):
             raise UnqoverError(f"scoring mode must be default or paper, got {mode!r}")
         self.loaded, self.mode = loaded, mode
-        self.max_length = getattr(loaded.model.config, "max_position_embeddings", None) or 512
+        self.max_length = input_limit(loaded) or 512
         if mode == "paper":
             self._paper = _PaperRules(loaded)
 
@@ -125,11 +144,7 @@ class QAScorer:
         self.check_length(max(len(i) for i in ids))
 
     def check_length(self, tokens: int) -> None:
-        if tokens > self.max_length:
-            raise UnqoverError(
-                f"an input is {tokens} tokens, more than the model's {self.max_length}; the rows are too long for "
-                "this model: use one with more positions"
-            )
+        check_input_length(tokens, self.max_length)
 
     def score(self, rows: pa.Table) -> np.ndarray:
         if self.mode == "paper":
