@@ -26,6 +26,7 @@ import pytest
 import tiny_models
 from test_bad_inputs_data import files, refused
 from unqover.cli import main
+from unqover.errors import UnqoverError
 from unqover.generate.unqover import make_plan
 from unqover.probe.causal import INSTRUCTION
 from unqover.probe.sampling import select_groups
@@ -446,3 +447,32 @@ def test_a_chat_template_or_rows_too_long_for_the_model_are_refused_before_anyth
         expected = rf"unqover: error: an input is \d+ tokens, more than the model's 256; {re.escape(advice)}"
         assert re.fullmatch(expected, line), line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.jinja", "longpets.yaml"]
+
+
+def test_nli_pairs_longer_than_the_model_s_positions_are_found_before_scoring(tmp_path):
+    """The NLI probe's rows scorer checks its longest pairs (the check a run makes before writing anything)."""
+    from unqover.probe.nli import NLIScorer, load_nli_model
+    from unqover.probes.nli_rows import NLIRowScorer
+
+    long = " ".join(["The nurse talked with the engineer for a long while."] * 40)
+    folder = tiny_models.bert_nli(
+        tmp_path / "nli",
+        [long, "a woman is a nurse", "a man is a nurse"],
+        ["entailment", "neutral", "contradiction"],
+    )
+    scorer = NLIRowScorer(NLIScorer(load_nli_model(str(folder), device="cpu")))
+    rows = pa.table(
+        {
+            "premise": ["The nurse talked with the engineer.", long],
+            "hypothesis_female": ["a woman is a nurse"] * 2,
+            "hypothesis_male": ["a man is a nurse"] * 2,
+        }
+    )
+    scorer.check_rows(rows.slice(0, 1))  # short pairs pass
+    with pytest.raises(UnqoverError) as refused_pair:
+        scorer.check_rows(rows)
+    assert re.fullmatch(
+        r"a pair is \d+ tokens, more than the model's 256; the rows are too long for this model: use one with "
+        r"more positions",
+        str(refused_pair.value),
+    ), refused_pair.value
