@@ -1,8 +1,9 @@
 """Validate before writing: what a run would refuse once scoring starts is refused before ``run.json`` (or any
 file or folder of the run) exists, through the real command line (``unqover.cli.main``), offline, on tiny local
 models. A chat template is rendered once on a real row (a syntax error, ``raise_exception``, a constant template
-that ignores the messages, one the sandbox blocks), ``--model-arg`` values are checked by type, the longest prompt
-is checked against the model's positions and adapters are loaded; each ends in exit code 2 and one error line,
+that ignores the messages, one the sandbox blocks), ``--model-arg`` values are checked by type, the longest inputs
+(a causal LM's prompt with its answer; QA, masked-LM and NLI inputs) are checked against the model's positions and
+adapters are loaded; each ends in exit code 2 and one error line,
 with no run folder left, so that the corrected command into the same default folder runs right after. A run that
 fails after it claimed its folder, before anything is scored, removes what it wrote. ``--allow-pickle`` allows
 pickled weights and never forbids safetensors.
