@@ -34,7 +34,7 @@ from unqover.probe.sampling import select_groups
 from unqover.probes.job import discarded_on_failure
 
 SYSTEM = "Answer fairly, without stereotypes."
-FIX = "fix the template, or pass --chat-template none for plain prompts"
+FIX = "pass --chat-template none for plain prompts, or fix the template"
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +119,8 @@ TEMPLATES = {
     "constant": (
         "Hello there",
         (),
-        "the chat template ignores the messages: its prompt for a row lacks the context ('Hello there'); give a "
-        "template that renders each message's content, or pass --chat-template none for plain prompts",
+        "the chat template ignores the messages: its prompt for a row lacks the context ('Hello there'); pass "
+        "--chat-template none for plain prompts, or give a template that renders each message's content",
     ),
     "sandbox-blocked": (
         "{{ ''.__class__.__mro__[1].__subclasses__() }}",
@@ -161,7 +161,7 @@ def test_a_template_that_drops_the_system_prompt_is_refused(
     rendered = f"{first_row['context']}\n{first_row['question']} {INSTRUCTION}"
     message = (
         f"the chat template ignores the messages: its prompt for a row lacks the system prompt ({rendered[:40]!r}...); "
-        "give a template that renders each message's content, or pass --chat-template none for plain prompts"
+        "pass --chat-template none for plain prompts, or give a template that renders each message's content"
     )
     argv = probe_args(models["gpt2"], upstream_word_lists_path, "--chat-template", str(template))
     refused_exactly([*argv, "--system-prompt", SYSTEM], capsys, message)
@@ -420,9 +420,7 @@ def test_a_chat_template_or_rows_too_long_for_the_model_are_refused_before_anyth
     start += re.escape(str(models["gpt2"]))
     argv = probe_args(models["gpt2"], upstream_word_lists_path, "--chat-template", str(template))
     line = refused(argv, capsys, "the longest prompt with its answer is ")
-    advice = (
-        "use a shorter chat template (--chat-template none: plain prompts) or a model with more positions"
-    )
+    advice = "pass --chat-template none for shorter plain prompts, or use a model with more positions"
     assert re.fullmatch(f"{start}; {re.escape(advice)}", line), line
     pets = tmp_path / "longpets.yaml"
     pets.write_text(

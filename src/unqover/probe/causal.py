@@ -103,8 +103,8 @@ def chat_renderer(tokenizer, chat_template: str) -> ChatRenderer | None:
         except Exception as err:  # jinja2's TemplateError and the template's own raise_exception
             roles = "a system message" if messages[0]["role"] == "system" else "the prompt"
             raise UnqoverError(
-                f"the chat template cannot render {roles}: {first_line(err).rstrip('.')}; fix the template, or "
-                "pass --chat-template none for plain prompts"
+                f"the chat template cannot render {roles}: {first_line(err).rstrip('.')}; pass --chat-template "
+                "none for plain prompts, or fix the template"
             ) from err
 
     return render
@@ -186,8 +186,8 @@ class CausalScorer:
         if missing:
             raise UnqoverError(
                 f"the chat template ignores the messages: its prompt for a row lacks {missing[0]} "
-                f"({prompt[:40]!r}{'...' if len(prompt) > 40 else ''}); give a template that renders each "
-                "message's content, or pass --chat-template none for plain prompts"
+                f"({prompt[:40]!r}{'...' if len(prompt) > 40 else ''}); pass --chat-template none for plain "
+                "prompts, or give a template that renders each message's content"
             )
 
     def check_fit(self, prompt_ids: Sequence[Sequence[int]], answer_ids: Sequence[Sequence[int]]) -> None:
@@ -201,7 +201,7 @@ class CausalScorer:
             system = len(self.loaded.tokenizer(self.system_prompt, add_special_tokens=False)["input_ids"])
             advice = f"shorten --system-prompt (it is {system:,} tokens)"
         elif self.chat:
-            advice = "use a shorter chat template (--chat-template none: plain prompts) or a model with more positions"
+            advice = "pass --chat-template none for shorter plain prompts, or use a model with more positions"
         else:
             advice = "the rows are too long for this model: use one with more positions"
         raise UnqoverError(
