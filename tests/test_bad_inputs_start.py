@@ -475,3 +475,16 @@ def test_nli_pairs_longer_than_the_model_s_positions_are_found_before_scoring(tm
         r"more positions",
         str(refused_pair.value),
     ), refused_pair.value
+
+
+def test_python_m_unqover_is_the_command_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    argv = [sys.executable, "-m", "unqover", "probe", "./nope", "--bias", "religion"]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == ["unqover: error: model folder not found: ./nope"], done.stderr
