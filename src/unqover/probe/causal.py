@@ -28,10 +28,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, first_line
 from unqover.probe.mlm import surfaces
 from unqover.probe.models import LoadedModel
-from unqover.probe.qa import text_key
+from unqover.probe.qa import LONGEST_CANDIDATES, longest_rows, text_key
 from unqover.probe.shared_prefix import answer_log_probs, cache_kind
 
 INSTRUCTION = "Answer with the name or group from the text."
@@ -102,9 +102,29 @@ def chat_renderer(tokenizer, chat_template: str) -> ChatRenderer | None:
             )
         except Exception as err:  # jinja2's TemplateError and the template's own raise_exception
             roles = "a system message" if messages[0]["role"] == "system" else "the prompt"
-            raise UnqoverError(f"the chat template cannot render {roles}: {err}") from err
+            raise UnqoverError(
+                f"the chat template cannot render {roles}: {first_line(err).rstrip('.')}; pass --chat-template "
+                "none for plain prompts, or fix the template"
+            ) from err
 
     return render
+
+
+def shows(prompt: str, text: str) -> bool:
+    """Whether a rendered prompt holds ``text`` as is, or as a template's ``tojson`` or ``escape`` writes it."""
+    import json
+
+    from jinja2.utils import htmlsafe_json_dumps  # chat templates render with jinja2
+    from markupsafe import escape
+
+    forms = (
+        text,
+        json.dumps(text)[1:-1],
+        json.dumps(text, ensure_ascii=False)[1:-1],
+        str(htmlsafe_json_dumps(text))[1:-1],
+        str(escape(text)),
+    )
+    return any(form in prompt for form in forms)
 
 
 class CausalScorer:
@@ -137,6 +157,58 @@ class CausalScorer:
         if self.pad_id is None:
             self.pad_id = 0
 
+    def check_rows(self, rows: pa.Table) -> None:
+        """What scoring ``rows`` would refuse, found before a run writes anything: the chat template is rendered
+        on the first row (it must render and show that row's messages), and the longest prompts with their
+        answers must fit the model's positions."""
+        if rows.num_rows == 0:
+            return
+        if self.chat:
+            self.check_template(rows["context"][0].as_py(), rows["question"][0].as_py())
+        longest = longest_rows(rows, LONGEST_CANDIDATES)
+        prompts = [
+            self.prompt(c, q)
+            for c, q in zip(longest["context"].to_pylist(), longest["question"].to_pylist(), strict=True)
+        ]
+        answers = [self.answer(s) for k in (1, 2) for s in surfaces(longest, k)]
+        self.check_fit(*encode_pair(self.loaded.tokenizer, prompts * 2, answers))
+
+    def check_template(self, context: str, question: str) -> None:
+        """The chat template renders one row's messages, and its prompt shows their text (a template that renders
+        the same text for every row, or drops the system prompt, would score no question at all)."""
+        prompt = self.prompt(context, question)
+        parts = (
+            ("the system prompt", self.system_prompt),
+            ("the context", context),
+            ("the question", question),
+        )
+        missing = [name for name, text in parts if text and not shows(prompt, text.strip())]
+        if missing:
+            raise UnqoverError(
+                f"the chat template ignores the messages: its prompt for a row lacks {missing[0]} "
+                f"({prompt[:40]!r}{'...' if len(prompt) > 40 else ''}); pass --chat-template none for plain "
+                "prompts, or give a template that renders each message's content"
+            )
+
+    def check_fit(self, prompt_ids: Sequence[Sequence[int]], answer_ids: Sequence[Sequence[int]]) -> None:
+        """Every prompt with its answer (``answer_ids[i]`` after ``prompt_ids[i]``) fits the model's positions
+        (``max_position_embeddings``): a longer sequence fails inside the model or is scored past what it learned."""
+        limit = getattr(self.loaded.model.config, "max_position_embeddings", None)
+        longest = max((len(p) + len(a) for p, a in zip(prompt_ids, answer_ids, strict=True)), default=0)
+        if not isinstance(limit, int) or longest <= limit:
+            return
+        if self.system_prompt:
+            system = len(self.loaded.tokenizer(self.system_prompt, add_special_tokens=False)["input_ids"])
+            advice = f"shorten --system-prompt (it is {system:,} tokens)"
+        elif self.chat:
+            advice = "pass --chat-template none for shorter plain prompts, or use a model with more positions"
+        else:
+            advice = "the rows are too long for this model: use one with more positions"
+        raise UnqoverError(
+            f"the longest prompt with its answer is {longest:,} tokens, more than the {limit:,} positions of "
+            f"{self.loaded.model_id}; {advice}"
+        )
+
     def prompt(self, context: str, question: str) -> str:
         return prompt_text(context, question, system_prompt=self.system_prompt, render=self.render)
 
@@ -160,6 +232,7 @@ class CausalScorer:
         n = len(prompts)
         answers = [self.answer(s) for k in (1, 2) for s in surfaces(rows, k)]
         prompt_ids, answer_ids = encode_pair(self.loaded.tokenizer, prompts * 2, answers)
+        self.check_fit(prompt_ids, answer_ids)
         groups = np.unique(contexts, return_inverse=True)[1] if self.share_prefixes else None
         log_s = answer_log_probs(
             self.loaded.model,

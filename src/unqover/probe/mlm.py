@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.probe.models import LoadedModel
-from unqover.probe.qa import char_length
+from unqover.probe.qa import LONGEST_CANDIDATES, char_length, check_input_length, input_limit, longest_rows
 
 TOP_K_PAPER = 10
 
@@ -223,11 +223,23 @@ class MLMScorer:
     def length_key(self, rows: pa.Table) -> np.ndarray:
         return np.zeros(len(rows), dtype=np.int64) if self.mode == "paper" else char_length(rows)
 
+    def check_rows(self, rows: pa.Table) -> None:
+        """The longest inputs fit the model's positions: checked before a run writes anything."""
+        if rows.num_rows == 0:
+            return
+        tok = self.loaded.tokenizer
+        ids = tok(masked_texts(longest_rows(rows, LONGEST_CANDIDATES), tok.mask_token))["input_ids"]
+        self.check_length(max(len(i) for i in ids))
+
+    def check_length(self, tokens: int) -> None:
+        check_input_length(tokens, input_limit(self.loaded))
+
     def score(self, rows: pa.Table) -> np.ndarray:
         import torch
 
         tok = self.loaded.tokenizer
         enc = tok(masked_texts(rows, tok.mask_token), padding=True, return_tensors="pt")
+        self.check_length(enc["input_ids"].shape[1])
         is_mask = enc["input_ids"] == tok.mask_token_id
         counts = is_mask.sum(1)
         if (counts != 1).any():

@@ -108,7 +108,8 @@ def choose_dtype(dtype: str, device: str) -> str:
 class ModelSource:
     """Where a model comes from (a local folder or a Hub id), and its safe loaders with one clear error each.
 
-    Every loader passes ``trust_remote_code=False``; weights are safetensors unless ``allow_pickle``.
+    Every loader passes ``trust_remote_code=False``; weights are safetensors unless ``allow_pickle``, which allows
+    pickled (.bin) weights too and never forbids safetensors (a folder with both loads its safetensors).
     """
 
     model_id: str
@@ -200,21 +201,33 @@ class ModelSource:
 
         import torch
 
+        try:
+            from huggingface_hub.errors import StrictDataclassError
+        except ImportError:  # an older huggingface_hub: configs take any value
+            StrictDataclassError = ()
+
         model_args = dict(model_args or {})
         check_model_args(model_args)
+        check_switches(model_args)
         try:
-            return auto_class.from_pretrained(
+            model = auto_class.from_pretrained(
                 self.location,
                 dtype=getattr(torch, dtype),
-                use_safetensors=not allow_pickle,
+                # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
+                use_safetensors=None if allow_pickle else True,
                 **kwargs,
                 **model_args,
                 **self.options,
             )
+            if model_args and not isinstance(model, torch.nn.Module):  # e.g. output_loading_info=true
+                raise TypeError(f"from_pretrained then gives a {type(model).__name__}, not a model")
+            return model
         except (TypeError, ImportError, KeyError, AttributeError) as err:
             if not model_args:
                 raise
             raise UnqoverError(unusable_model_args(model_args, err)) from err
+        except StrictDataclassError as err:  # a config field of another type (--model-arg n_layer=abc)
+            raise UnqoverError(unusable_model_args(model_args, err.__cause__ or err)) from err
         except pickle.UnpicklingError as err:
             # torch's weights-only unpickler refused it: the file holds more than tensors (or is no pickle)
             raise UnqoverError(
@@ -250,18 +263,42 @@ def check_model_args(model_args: dict) -> None:
         raise UnqoverError(f"--model-arg {taken[0]} cannot be used: unqover sets it (see its own options)")
 
 
+def check_switches(model_args: dict) -> None:
+    """A keyword that ``from_pretrained`` declares a switch (``bool``) takes true or false: anything else is
+    refused in one line before the weights load (transformers would read any text as true)."""
+    import inspect
+    import types
+    import typing
+
+    from transformers import PreTrainedModel
+
+    declared = inspect.signature(PreTrainedModel.from_pretrained).parameters
+    for key, value in model_args.items():
+        kind = declared[key].annotation if key in declared else None
+        options = set(typing.get_args(kind)) if isinstance(kind, types.UnionType) else {kind}
+        if bool in options and options <= {bool, type(None)} and not isinstance(value, bool):
+            if value is None and type(None) in options:
+                continue
+            raise UnqoverError(
+                f"--model-arg {arg_text(key, value)} cannot be used: {key} takes true or false"
+            )
+
+
 def unusable_model_args(model_args: dict, err: BaseException) -> str:
     """``--model-arg KEY=VALUE cannot be used: <reason>``, naming the keys the error names (else all)."""
-    import json
-
     message = str(err)
     named = [key for key in model_args if re.search(rf"\b{re.escape(key)}\b", message)] or list(model_args)
     given = " ".join(
-        f"--model-arg {key}={value if isinstance(value, str) else json.dumps(value)}"
-        for key, value in model_args.items()
-        if key in named
+        f"--model-arg {arg_text(key, value)}" for key, value in model_args.items() if key in named
     )
     return f"{given} cannot be used: {first_line(err).rstrip('.')}"
+
+
+def arg_text(key: str, value) -> str:
+    """``KEY=VALUE`` as the user wrote it (text as is, anything else as JSON)."""
+    import json
+
+    return f"{key}={value if isinstance(value, str) else json.dumps(value)}"
 
 
 def model_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:

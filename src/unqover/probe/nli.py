@@ -222,6 +222,18 @@ class NLIScorer:
         self.loaded, self.batch_size = loaded, batch_size
         self.max_length = getattr(loaded.model.config, "max_position_embeddings", None) or 512
 
+    def check_pairs(self, premises: list[str], hypotheses: list[str]) -> None:
+        """The pairs fit the model's positions (a run checks its longest before it writes anything)."""
+        ids = self.loaded.tokenizer(list(premises), list(hypotheses))["input_ids"]
+        self.check_length(max((len(i) for i in ids), default=0))
+
+    def check_length(self, tokens: int) -> None:
+        if tokens > self.max_length:
+            raise UnqoverError(
+                f"a pair is {tokens} tokens, more than the model's {self.max_length}; the rows are too long for "
+                "this model: use one with more positions"
+            )
+
     def logits(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         """The model's logits (N, labels) as float32, premise as the first segment, in batches with padding."""
         import torch
@@ -237,10 +249,7 @@ class NLIScorer:
         for lo in range(0, len(premises), self.batch_size):
             hi = lo + self.batch_size
             enc = tok(premises[lo:hi], hypotheses[lo:hi], padding=True, return_tensors="pt")
-            if enc["input_ids"].shape[1] > self.max_length:
-                raise UnqoverError(
-                    f"a pair is {enc['input_ids'].shape[1]} tokens, more than the model's {self.max_length}"
-                )
+            self.check_length(enc["input_ids"].shape[1])
             inputs = {k: v.to(self.loaded.device) for k, v in enc.items()}
             with torch.inference_mode():
                 logits = self.loaded.model(**inputs).logits

@@ -58,6 +58,43 @@ def char_length(rows: pa.Table) -> np.ndarray:
     )
 
 
+#: how many of the rows longest in characters are encoded to find the longest input in tokens
+LONGEST_CANDIDATES = 16
+
+
+def longest_rows(rows: pa.Table, count: int) -> pa.Table:
+    """The ``count`` rows whose context, question and longer subject are the longest in characters: the rows
+    whose inputs a run checks against the model's positions before it writes anything."""
+
+    def span(k: int) -> np.ndarray:
+        ends = [pc.list_element(rows[f"subject_{k}_span"], i).to_numpy(zero_copy_only=False) for i in (0, 1)]
+        return ends[1].astype(np.int64) - ends[0]
+
+    total = char_length(rows) + np.maximum(span(1), span(2))
+    if len(total) <= count:
+        return rows
+    return rows.take(np.argpartition(-total, count - 1)[:count])
+
+
+def input_limit(loaded: LoadedModel) -> int | None:
+    """The most tokens an input may have: the model's positions, or its tokenizer's ``model_max_length`` where
+    that is smaller (RoBERTa takes 512 of its 514 positions); None when neither says."""
+    limits = (
+        getattr(loaded.model.config, "max_position_embeddings", None),
+        getattr(loaded.tokenizer, "model_max_length", None),
+    )
+    return min((n for n in limits if isinstance(n, int) and 0 < n < 1_000_000), default=None)
+
+
+def check_input_length(tokens: int, limit: int | None) -> None:
+    """Refuse an input longer than the model takes (it would fail inside the model), in one line."""
+    if limit is not None and tokens > limit:
+        raise UnqoverError(
+            f"an input is {tokens} tokens, more than the model's {limit}; the rows are too long for this model: "
+            "use one with more positions"
+        )
+
+
 def _spans(rows: pa.Table, k: int) -> np.ndarray:
     return np.array(rows[f"subject_{k}_span"].to_pylist(), dtype=np.int64).reshape(-1, 2)
 
@@ -85,7 +122,7 @@ class QAScorer:
         if mode not in ("default", "paper"):
             raise UnqoverError(f"scoring mode must be default or paper, got {mode!r}")
         self.loaded, self.mode = loaded, mode
-        self.max_length = getattr(loaded.model.config, "max_position_embeddings", None) or 512
+        self.max_length = input_limit(loaded) or 512
         if mode == "paper":
             self._paper = _PaperRules(loaded)
 
@@ -95,6 +132,19 @@ class QAScorer:
     def length_key(self, rows: pa.Table) -> np.ndarray:
         # paper mode keeps dataset order (its batches of 100 are part of what it reproduces)
         return np.zeros(len(rows), dtype=np.int64) if self.mode == "paper" else char_length(rows)
+
+    def check_rows(self, rows: pa.Table) -> None:
+        """The longest inputs fit the model's positions: checked before a run writes anything."""
+        if self.mode == "paper" or rows.num_rows == 0:
+            return
+        longest = longest_rows(rows, LONGEST_CANDIDATES)
+        ids = self.loaded.tokenizer(longest["question"].to_pylist(), longest["context"].to_pylist())[
+            "input_ids"
+        ]
+        self.check_length(max(len(i) for i in ids))
+
+    def check_length(self, tokens: int) -> None:
+        check_input_length(tokens, self.max_length)
 
     def score(self, rows: pa.Table) -> np.ndarray:
         if self.mode == "paper":
@@ -109,10 +159,7 @@ class QAScorer:
             return_offsets_mapping=True,
             return_tensors="np",
         )
-        if enc["input_ids"].shape[1] > self.max_length:
-            raise UnqoverError(
-                f"an input is {enc['input_ids'].shape[1]} tokens, more than the model's {self.max_length}"
-            )
+        self.check_length(enc["input_ids"].shape[1])
         in_context = np.array([[s == 1 for s in enc.sequence_ids(i)] for i in range(len(rows))])
         offsets = enc["offset_mapping"]
         positions = [span_tokens(offsets, in_context, _spans(rows, k)) for k in (1, 2)]

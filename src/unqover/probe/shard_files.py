@@ -48,6 +48,24 @@ def partial_path(folder: Path, chunk: int) -> Path:
     return folder / f"partial-{chunk:06d}.parquet"
 
 
+def holds_scores(run_dir: str | Path) -> bool:
+    """Whether any shard folder under ``run_dir`` (its extra scorers' and rounds' too) holds scored chunks or a
+    checkpoint: work that a resumed run would use."""
+    return any(any(Path(run_dir).rglob(pattern)) for pattern in ("chunk-*.parquet", "partial-*.parquet"))
+
+
+def in_use(run_dir: str | Path) -> bool:
+    """Whether another process holds the lock of a shard folder under ``run_dir`` (it is scoring there now)."""
+    for path in Path(run_dir).rglob(LOCK_NAME):
+        lock = FileLock(path, timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            return True
+        lock.release()
+    return False
+
+
 @contextlib.contextmanager
 def lock_shard(folder: Path) -> Iterator[None]:
     """Hold the shard folder's lock for the block, or refuse at once when another process holds it."""

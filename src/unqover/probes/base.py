@@ -242,6 +242,15 @@ class ProbeDefinition:
         """The rows to score (after a quick run's selection) and where they came from."""
         raise NotImplementedError
 
+    def check_scoring(self, loaded: Loaded, model, settings: dict) -> None:
+        """What scoring would refuse, tried before the run folder is written: each scorer that can check rows
+        (``check_rows``: a chat template rendered on a real row, the longest prompt against the model's positions)
+        checks the rows to score (a run in rounds: all it may score)."""
+        for scorer in self.scorers(model, settings).values():
+            check = getattr(scorer, "check_rows", None)
+            if check is not None:
+                check(loaded.rows)
+
     def score(self, loaded: Loaded, model, folder: Path, identity: dict, run: RunOptions, settings: dict, placement,
               claim_and_score: Callable):  # fmt: skip
         """(loaded, main scores, extra scores by name), or None on a process that only scored its shard.

@@ -17,12 +17,15 @@ process takes its shard and the main process merges, measures and reports.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import platform
 import re
+import shutil
 import sys
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -38,6 +41,7 @@ from unqover.predictions import write_predictions
 from unqover.probe.placement import Placement, check_device
 from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.probe.sampling import check_seed
+from unqover.probe.shard_files import holds_scores, in_use
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.result_identity import run_selection
 from unqover.report.format import fmt_count, fmt_duration
@@ -274,14 +278,67 @@ def run_loaded(
     loaded = probe.load(run, settings, model)
     folder = run.output or default_output(model_id, probe.output_name(loaded, settings))
     identity = identity_of(probe, model_id, model, loaded, settings)
+    # what scoring would refuse, before anything is written: a start that fails writes nothing
+    probe.check_scoring(loaded, model, settings)
     try:
-        scored = probe.score(loaded, model, folder, identity, run, settings, placement, score_rows)
-        if scored is None:
-            return None
-        loaded, scores, extra = scored
-        return finish(probe, folder, loaded, scores, extra, identity, model, run, settings, placement.shard)
+        with discarded_on_failure(folder, alone=placement.shard[1] == 1 and not placement.distributed):
+            scored = probe.score(loaded, model, folder, identity, run, settings, placement, score_rows)
+            if scored is None:
+                return None
+            loaded, scores, extra = scored
+            return finish(
+                probe, folder, loaded, scores, extra, identity, model, run, settings, placement.shard
+            )
     except KeyboardInterrupt as err:
         raise Interrupted(folder) from err
+
+
+@contextlib.contextmanager
+def discarded_on_failure(folder: Path, *, alone: bool) -> Iterator[None]:
+    """A run that fails before anything is scored leaves no run folder that would refuse the next command: the
+    folder this command created (with the empty folders above it it created), or the contents of an empty folder
+    it found, are removed. Scores (chunks, checkpoints) are kept for the resume; a folder other processes may
+    score into (``alone`` False: shards of one run; or a lock held there) and anything there before are never
+    touched. Ctrl-C keeps everything: the same command resumes."""
+    created = outermost_missing(folder) if alone else None
+    emptied = alone and created is None and folder.is_dir() and not any(folder.iterdir())
+    try:
+        yield
+    except Exception:
+        fresh = (created is not None or emptied) and folder.is_dir()
+        if fresh and not holds_scores(folder) and not in_use(folder):
+            discard(folder, created)
+        raise
+
+
+def outermost_missing(folder: Path) -> Path | None:
+    """The outermost folder on ``folder``'s path that does not exist yet (``folder`` itself when only it is
+    missing; None when it exists): what a run into ``folder`` creates."""
+    missing = None
+    for path in (folder, *folder.parents):
+        if path.exists():
+            break
+        missing = path
+    return missing
+
+
+def discard(folder: Path, created: Path | None) -> None:
+    """Remove ``folder`` and the empty folders above it up to ``created`` (None: only ``folder``'s contents)."""
+    if created is None:
+        for entry in folder.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    for parent in folder.parents:
+        if created not in (parent, *parent.parents):
+            break
+        try:
+            parent.rmdir()  # only while empty
+        except OSError:
+            break
 
 
 def finish(

@@ -47,6 +47,14 @@ class NLIRowScorer:
             pc.utf8_length(rows["premise"]).to_numpy() + pc.utf8_length(rows["hypothesis_female"]).to_numpy()
         ).astype(np.int64)
 
+    def check_rows(self, rows: pa.Table) -> None:
+        """The longest pairs fit the model's positions: checked before a run writes anything."""
+        female, male = (pc.utf8_length(rows[f"hypothesis_{g}"]).to_numpy() for g in ("female", "male"))
+        chars = pc.utf8_length(rows["premise"]).to_numpy() + np.maximum(female, male)
+        longest = rows.take(np.argsort(-chars.astype(np.int64), kind="stable")[:16])
+        for column in ("hypothesis_female", "hypothesis_male"):
+            self.scorer.check_pairs(longest["premise"].to_pylist(), longest[column].to_pylist())
+
     def score(self, rows: pa.Table) -> np.ndarray:
         premises = rows["premise"].to_pylist()
         female = self.scorer.score_pairs(premises, rows["hypothesis_female"].to_pylist())[self.output]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -248,7 +249,22 @@ def model_arg(text: str) -> tuple[str, Any]:
         parsed = json.loads(value)
     except ValueError:
         parsed = value
+    bad = not_finite(parsed)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(
+            f"{key}={value}: {bad} is not a finite number, and run.json records every value; give a number, "
+            "true, false or text"
+        )
     return key, parsed
+
+
+def not_finite(value: Any) -> str | None:
+    """The first NaN or infinity in a JSON value (as JSON writes it), or None: no keyword takes one, and a run's
+    record (strict JSON) cannot hold it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((bad for bad in map(not_finite, items) if bad is not None), None)
 
 
 def model_args(pairs: Sequence[tuple[str, Any]] | None) -> dict[str, Any]:
