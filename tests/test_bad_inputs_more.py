@@ -118,6 +118,22 @@ def test_lm_eval_tasks_groups_beyond_the_dataset_names_groups(upstream_word_list
     assert not (tmp_path / "tasks").exists()
 
 
+@pytest.mark.parametrize(
+    ("bias", "unit"),
+    [("eec-emotion", "persons per gender × race cell"), ("eec-person", "questions per template × form")],
+)
+def test_lm_eval_tasks_groups_keeping_everything_is_refused(bias, unit, tmp_path, capsys):
+    """A sample task of every document would be the full task under a sample's name (and its description would
+    claim 99,999,999,999 persons per cell)."""
+    argv = ["lm-eval-tasks", "--bias", bias, "--groups", "99999999999", "--output", str(tmp_path / "tasks")]
+    line = refused(argv, capsys, "")
+    assert line == (
+        f"unqover: error: --groups 99,999,999,999 ({unit}) keeps every document of the {bias} dataset, so its "
+        "sample task would be the full task: use the full task, or give a smaller --groups"
+    )
+    assert not (tmp_path / "tasks").exists()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # outputs in the way: the user's path is named, not a temporary file
 

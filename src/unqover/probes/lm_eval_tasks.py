@@ -175,6 +175,11 @@ def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: in
             f"{fmt_count(chosen['groups'])} of {fmt_count(total['groups'])} groups, seed {seed}",
         )
     kept, selection = probe.select(documents, size, seed)
+    if kept.num_rows == documents.num_rows:  # a sample of everything is the full task under another name
+        raise UnqoverError(
+            f"--groups {size:,} ({probe.quick_run.unit}) keeps every document of the {probe.name} dataset, so its "
+            "sample task would be the full task: use the full task, or give a smaller --groups"
+        )
     return kept, selection, f"{fmt_count(size)} {probe.quick_run.unit}, seed {seed}"
 
 
