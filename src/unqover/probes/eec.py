@@ -336,6 +336,7 @@ class EECProbe(ProbeDefinition):
         return build_eec_dataset(
             output,
             name=name,
+            probe=self.name,
             csv=None if csv is None else Path(csv),
             configs=settings["configs"],
             overwrite=settings["overwrite"],

@@ -18,7 +18,6 @@ process takes its shard and the main process merges, measures and reports.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import platform
 import re
@@ -32,7 +31,7 @@ from tqdm.auto import tqdm
 from unqover import __version__
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
-from unqover.generate.ids import parse_hex_ids
+from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
 from unqover.predictions import write_predictions
 from unqover.probe.placement import Placement, check_device
@@ -52,18 +51,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, folder: Path) -> None:
         super().__init__(str(folder))
         self.folder = folder
-
-
-def dataset_fingerprint(ids: pa.ChunkedArray | pa.Array) -> str:
-    """BLAKE2b of the row ids in order: the same rows give the same fingerprint on every machine."""
-    digest = hashlib.blake2b(digest_size=16)
-    keys = parse_hex_ids(ids)
-    if keys is not None:
-        digest.update(keys.astype("<u8").tobytes())
-    else:
-        for value in ids.to_pylist():
-            digest.update(value.encode() + b"\n")
-    return digest.hexdigest()
 
 
 def library_versions() -> dict:

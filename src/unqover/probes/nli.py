@@ -202,6 +202,7 @@ class NLIProbe(ProbeDefinition):
         return build_nli_dataset(
             output,
             name=name,
+            probe=self.name,
             sources=sources,
             labels=settings.get("labels") or "paper",
             configs=settings["configs"],
