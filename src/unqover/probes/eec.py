@@ -39,6 +39,7 @@ class EECProbe(ProbeDefinition):
     """Beecher's emotion fill-in probe: masked and causal LMs score every choice sentence."""
 
     name = NAME
+    legacy_card_names = ("EEC emotion fill-in probe",)  # the title unqover.hub.eec_dataset gives the card
     title = "EEC emotion fill-in"
     families = ("mlm", "causal", *BEECHER_FAMILIES)
     limit_meaning = "N persons per gender x race cell, all their questions"

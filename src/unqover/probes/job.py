@@ -38,6 +38,7 @@ from unqover.probe.placement import Placement, check_device
 from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.probe.sampling import check_seed
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
+from unqover.probes.identity import check_rows_of
 from unqover.report.format import fmt_count, fmt_duration
 
 #: A run of this many rows on the CPU says how long it will take (the full gender set, 5,488,000 rows, takes
@@ -246,6 +247,7 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     check_device(run.device)
     probe.check_config(run, settings)
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
+    check_rows_of(probe, run.dataset)  # another probe's rows
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)
 

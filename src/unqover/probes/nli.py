@@ -36,6 +36,7 @@ class NLIProbe(ProbeDefinition):
     """The NLI gender-occupation probe: NLI classifiers, S / ΔP / B with premise-cluster intervals."""
 
     name = NAME
+    legacy_card_names = ("NLI gender-occupation probes",)  # the title unqover.hub.nli_card gives the card
     title = "NLI gender-occupation"
     families = ("nli",)
     lm_eval_unfit = (

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.probes.base import ProbeDefinition
+from unqover.probes.base import REGISTERED, ProbeDefinition
 from unqover.probes.custom import CustomProbe
 from unqover.probes.eec import EECProbe
 from unqover.probes.eec_person import EECPersonProbe
@@ -31,6 +31,7 @@ PROBES: dict[str, ProbeDefinition] = {
         EECPersonProbe(),
     )
 }
+REGISTERED.update(PROBES)
 #: the probe ``unqover measure`` assumes for a predictions file that names none (files of early versions)
 DEFAULT_PROBE = "gender"
 

@@ -118,6 +118,8 @@ class UnqoverProbe(ProbeDefinition):
     ) -> None:
         self.name, self.title, self.card = name, title, card
         self.datasets = (name,)
+        # the title unqover.hub.card gives the card
+        self.legacy_card_names = (f"UnQover {card.title} probes",) if card is not None else ()
         # μ and η need about 5 sampled values per γ(x, a) cell (unqover.measure.sampled): the default groups
         self.quick_run = QuickRunSize("groups", space_default, 2000, 4, "4 inputs each")
 

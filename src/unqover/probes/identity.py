@@ -1,0 +1,78 @@
+"""Rows know what they are: the one check that a dataset holds the rows of the probe that is about to read them.
+
+Every dataset ``unqover build-datasets`` writes records its probe, version and each config's fingerprint (the
+card's ``unqover:`` entry and every Parquet file's schema metadata, :mod:`unqover.hub.folder`). Every entry point
+that takes a dataset (``probe``, ``measure``, ``sample``, ``lm-eval-tasks``, the lm-eval hooks, the Space) calls
+:func:`check_rows_of` before a model loads, so that a new probe or command inherits the check. A folder built by an
+earlier version is recognised by its card's title (each definition's ``legacy_card_names``) or refused with the
+command that builds it again.
+
+The definitions import this module for its names only: the dataset readers load when a check runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.probes.base import REGISTERED, ProbeDefinition
+
+#: what ends the card title (``pretty_name``) unqover.hub.custom_card gives every custom probe's dataset
+CUSTOM_CARD_SUFFIX = "(custom UnQover probe)"
+_CUSTOM_TITLE = re.compile(rf"(.+) {re.escape(CUSTOM_CARD_SUFFIX)}")
+
+
+def custom_card_name(name: str) -> str:
+    """The card title of the custom probe ``name``'s dataset."""
+    return f"{name} {CUSTOM_CARD_SUFFIX}"
+
+
+def rows_probe_of(source: str | Path, expected: ProbeDefinition | None = None) -> str | None:
+    """The probe whose rows the dataset ``source`` holds: as it records it (a local folder's card or Parquet
+    files, a Hub dataset's card), else as its card's title says for a folder of an earlier version (the titles
+    of ``expected`` and of the registered probes); None where nothing says."""
+    from unqover.hub.load import card_header, hub_identity, recorded_identity
+
+    folder = Path(source)
+    if not folder.is_dir():
+        found = hub_identity(str(source))
+        return found["probe"] if found else None
+    found = recorded_identity(folder)
+    if found is not None:
+        return found["probe"]
+    title = card_header(folder).get("pretty_name")
+    for probe in [*([expected] if expected else []), *REGISTERED.values()]:
+        if title in probe.legacy_card_names:
+            return probe.rows_probe
+    custom = _CUSTOM_TITLE.fullmatch(title) if isinstance(title, str) else None
+    return custom.group(1) if custom else None
+
+
+def check_rows_of(probe: ProbeDefinition, source: str | Path | None, fix: str | None = None) -> None:
+    """Refuse, in one line, a dataset ``source`` (as the user gave it) that holds another probe's rows, or a local
+    folder that does not say whose rows it holds (with the command that builds it again). ``fix`` says what to do
+    instead (default: the ``--bias`` of its rows). None (the probe's own rows) and a Hub dataset whose card says
+    nothing pass."""
+    if source is None or str(source) == "":
+        return
+    found = rows_probe_of(source, probe)
+    if found is None:
+        if Path(source).is_dir():
+            raise UnqoverError(
+                f"{source} does not record which probe's rows it holds (built by an earlier unqover?): build it "
+                f"again with `{probe.rebuild_command(Path(source))}`"
+            )
+        return
+    if found != probe.rows_probe:
+        raise UnqoverError(
+            f"{source} holds rows of the {found} probe, not {probe.name}: {fix or _fix(found, probe)}"
+        )
+
+
+def _fix(found: str, probe: ProbeDefinition) -> str:
+    """What to pass instead: the ``--bias`` (or ``--probe FILE``) that reads these rows, or a dataset of the
+    probe's own rows."""
+    readers = [name for name, other in REGISTERED.items() if other.rows_probe == found]
+    given = f"pass --bias {readers[0]}" if readers else f"pass --probe with the {found} probe's YAML file"
+    return f"{given}, or a dataset of {probe.name} rows"
