@@ -283,7 +283,7 @@ def _limit_help() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from unqover.probes.registry import DEFAULT_PROBE, PROBES, dataset_names, groups, probe_names
+    from unqover.probes.registry import PROBES, dataset_names, groups, probe_names
 
     parser = argparse.ArgumentParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
     parser.add_argument("--version", action="version", version=f"unqover {__version__}")
@@ -336,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     written_by.add_argument(
         "--bias",
         choices=probe_names(),
-        help=f"the probe, when the file does not record it (default: {DEFAULT_PROBE})",
+        help="the probe of the dataset's rows: required when the file does not record it (checked against them)",
     )
     written_by.add_argument("--probe", type=Path, metavar="FILE.yaml", help="a custom probe's file")
     measure.add_argument("--dataset", help="dataset folder or Hub id (default: the one recorded in the file)")

@@ -49,6 +49,11 @@ def rows_probe_of(source: str | Path, expected: ProbeDefinition | None = None) -
     return custom.group(1) if custom else None
 
 
+def reader_of(found: str | None) -> ProbeDefinition | None:
+    """The registered probe that reads the rows of the probe ``found`` (the first, where several do)."""
+    return next((probe for probe in REGISTERED.values() if probe.rows_probe == found), None)
+
+
 def check_rows_of(probe: ProbeDefinition, source: str | Path | None, fix: str | None = None) -> None:
     """Refuse, in one line, a dataset ``source`` (as the user gave it) that holds another probe's rows, or a local
     folder that does not say whose rows it holds (with the command that builds it again). ``fix`` says what to do
@@ -73,6 +78,6 @@ def check_rows_of(probe: ProbeDefinition, source: str | Path | None, fix: str | 
 def _fix(found: str, probe: ProbeDefinition) -> str:
     """What to pass instead: the ``--bias`` (or ``--probe FILE``) that reads these rows, or a dataset of the
     probe's own rows."""
-    readers = [name for name, other in REGISTERED.items() if other.rows_probe == found]
-    given = f"pass --bias {readers[0]}" if readers else f"pass --probe with the {found} probe's YAML file"
+    reader = reader_of(found)
+    given = f"pass --bias {reader.name}" if reader else f"pass --probe with the {found} probe's YAML file"
     return f"{given}, or a dataset of {probe.name} rows"

@@ -80,6 +80,17 @@ def get_probe(name: str | None = None, probe_file: str | Path | None = None) -> 
     return PROBES[name]
 
 
+def recorded_probe(record: Mapping) -> str | None:
+    """The probe a results.json or a predictions file's provenance names (its ``probe``, its dataset's ``bias``
+    or a custom probe's file), or None: a bare file, or one of a version that recorded none."""
+    provenance = record.get("provenance", record)
+    dataset = provenance.get("dataset") or {}
+    generator = dataset.get("generator") or {}
+    return (
+        record.get("probe") or provenance.get("probe") or dataset.get("bias") or generator.get("probe_file")
+    )
+
+
 def probe_of(record: Mapping, default: str | None = None) -> ProbeDefinition:
     """The probe that wrote a results.json or a predictions file's provenance.
 
