@@ -92,10 +92,19 @@ def _sample(args: argparse.Namespace) -> int:
     print(
         f"{written.path}: {fmt_count(written.rows)} row ids of {fmt_count(written.groups)} of "
         f"{fmt_count(written.of)} groups ({fmt_percent(written.groups / written.of)}, seed {args.seed}). Score "
-        f"them (id -> score_1, score_2), then `unqover measure PREDICTIONS --dataset {args.dataset} --config "
-        f"{args.config}`."
+        f"them (id -> score_1, score_2), then `unqover measure PREDICTIONS {_written_by(written.probe)}--dataset "
+        f"{args.dataset} --config {args.config}`."
     )
     return 0
+
+
+def _written_by(probe: str | None) -> str:
+    """The option of ``unqover measure`` that names the probe of a sample's rows (a bare file needs it)."""
+    from unqover.probes.registry import PROBES
+
+    return (
+        f"--bias {probe} " if probe in PROBES else "--bias NAME " if probe is None else "--probe FILE.yaml "
+    )
 
 
 def _lm_eval_tasks(args: argparse.Namespace) -> int:

@@ -54,6 +54,28 @@ def reader_of(found: str | None) -> ProbeDefinition | None:
     return next((probe for probe in REGISTERED.values() if probe.rows_probe == found), None)
 
 
+def known_rows_probe(source: str | Path, expected: ProbeDefinition | None = None) -> str | None:
+    """:func:`rows_probe_of`, refusing in one line a local folder that does not say whose rows it holds, with the
+    command that builds it again (``expected``'s, else the folder's name as a dataset's)."""
+    found = rows_probe_of(source, expected)
+    folder = Path(source)
+    if found is None and folder.is_dir():
+        if expected is not None:
+            command = expected.rebuild_command(folder)
+        else:
+            reader = REGISTERED.get(folder.name)
+            command = (
+                reader.rebuild_command(folder)
+                if reader and reader.datasets
+                else f"unqover build-datasets NAME --output {folder.parent} --overwrite"
+            )
+        raise UnqoverError(
+            f"{source} does not record which probe's rows it holds (built by an earlier unqover?): build it "
+            f"again with `{command}`"
+        )
+    return found
+
+
 def check_rows_of(probe: ProbeDefinition, source: str | Path | None, fix: str | None = None) -> None:
     """Refuse, in one line, a dataset ``source`` (as the user gave it) that holds another probe's rows, or a local
     folder that does not say whose rows it holds (with the command that builds it again). ``fix`` says what to do
@@ -61,15 +83,8 @@ def check_rows_of(probe: ProbeDefinition, source: str | Path | None, fix: str | 
     nothing pass."""
     if source is None or str(source) == "":
         return
-    found = rows_probe_of(source, probe)
-    if found is None:
-        if Path(source).is_dir():
-            raise UnqoverError(
-                f"{source} does not record which probe's rows it holds (built by an earlier unqover?): build it "
-                f"again with `{probe.rebuild_command(Path(source))}`"
-            )
-        return
-    if found != probe.rows_probe:
+    found = known_rows_probe(source, probe)
+    if found is not None and found != probe.rows_probe:
         raise UnqoverError(
             f"{source} holds rows of the {found} probe, not {probe.name}: {fix or _fix(found, probe)}"
         )

@@ -16,6 +16,7 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.probes.identity import check_rows_of
 
 #: the config a causal LM scores (``unqover probe``'s choice for the family)
 CAUSAL_CONFIG = "qa"
@@ -106,6 +107,7 @@ def write_tasks(
     size = probe.quick_run.default if size is None else size
     if word_lists is not None and probe.lm_eval_kind != "subjects":
         raise UnqoverError(f"--word-lists applies to the UnQover probes, not {probe.name}")
+    check_rows_of(probe, dataset)
     record = {
         "probe": probe.name,
         "kind": probe.lm_eval_kind,
@@ -268,7 +270,13 @@ def dataset_documents(record: dict):
     from unqover.probes.job import dataset_fingerprint
     from unqover.probes.registry import probe_of
 
-    documents, _ = _documents(probe_of(record), record)
+    probe = probe_of(record)
+    check_rows_of(
+        probe,
+        (record.get("dataset") or {}).get("source"),
+        "write the folder again with `unqover lm-eval-tasks` and a dataset of its rows",
+    )
+    documents, _ = _documents(probe, record)
     if (
         documents.num_rows != record["documents"]
         or dataset_fingerprint(documents["id"]) != record["fingerprint"]
