@@ -148,7 +148,7 @@ def recorded_identity(folder: Path) -> dict | None:
         if found["probe"] != identity["probe"]:
             raise UnqoverError(
                 f"{file.relative_to(folder)} of {folder} holds rows of the {found['probe']} probe, but the folder's "
-                f"{'card' if card else 'other files'} say {identity['probe']}: build the dataset again"
+                f"{'card says' if card else 'other files say'} {identity['probe']}: build the dataset again"
             )
     return identity
 
