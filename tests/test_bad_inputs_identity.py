@@ -307,3 +307,37 @@ def test_data_copied_in_from_another_dataset_is_refused(built, tmp_path, monkeyp
         f"unqover: error: {_parquet(folder, 'qa').relative_to(folder)} of {folder} holds rows of the ethnicity "
         "probe, but the folder's card says religion: build the dataset again"
     )
+
+
+# ------------------------------------------------------------------------------ a new probe inherits it
+
+
+def test_a_new_probes_build_is_stamped_and_checked(built, tmp_path, monkeypatch, capsys):
+    """The toy probe's builder writes no identity: build-datasets records it, and the checks apply to it."""
+    from tests.toy_probe import DATASET, NAME, ToyProbe
+
+    from unqover.probes import registry
+
+    monkeypatch.setitem(registry.PROBES, NAME, ToyProbe())
+    assert main(["build-datasets", DATASET, "--output", str(tmp_path), "--quiet"]) == 0
+    folder = tmp_path / DATASET
+    ids = pq.read_table(_parquet(folder, "words"))["id"]
+    assert _card(folder)["unqover"] == {
+        "probe": NAME,
+        "version": __version__,
+        "configs": {"words": {"rows": len(ids), "fingerprint": dataset_fingerprint(ids)}},
+    }
+    assert json.loads(pq.read_schema(_parquet(folder, "words")).metadata[b"unqover"])["probe"] == NAME
+    no_model(monkeypatch)
+    argv = ["probe", "toy:a", "--bias", NAME, "--dataset", str(built["religion"]), "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")
+    assert line == (
+        f"unqover: error: {built['religion']} holds rows of the religion probe, not {NAME}: pass --bias religion, "
+        f"or a dataset of {NAME} rows"
+    )
+    argv = ["probe", "toy:a", "--bias", "religion", "--dataset", str(folder), "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")
+    assert line == (
+        f"unqover: error: {folder} holds rows of the {NAME} probe, not religion: pass --bias {NAME}, or a "
+        "dataset of religion rows"
+    )

@@ -116,6 +116,13 @@ def check_local_dataset(source: str | Path | None, config: str | None = None, sp
         check_parquet_files(_matching(folder, _patterns(entry, split)))
 
 
+def split_files(folder: Path, split: str = SPLIT) -> dict[str, list[Path]]:
+    """Each config the card names -> its Parquet files of ``split`` (in order; none for a config not built)."""
+    return {
+        entry["config_name"]: _matching(folder, _patterns(entry, split)) for entry in _card_configs(folder)
+    }
+
+
 def schema_identity(schema: pa.Schema) -> dict | None:
     """The rows' identity a Parquet file's (or an Arrow table's) schema metadata records (``unqover``: probe,
     config, version, fingerprint), or None."""
@@ -138,8 +145,8 @@ def recorded_identity(folder: Path) -> dict | None:
     card = card if isinstance(card, dict) and isinstance(card.get("probe"), str) else None
     files = [
         (file, schema_identity(schema))
-        for entry in _card_configs(folder)
-        for file in _matching(folder, _patterns(entry, SPLIT))
+        for config_files in split_files(folder).values()
+        for file in config_files
         for schema in check_parquet_files([file])
     ]
     recorded = [(file, found) for file, found in files if found is not None]

@@ -19,19 +19,22 @@ from unqover.probes.nli import NLIProbe
 from unqover.probes.unqover import UnqoverProbe
 from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
 
-PROBES: dict[str, ProbeDefinition] = {
-    probe.name: probe
-    for probe in (
-        UnqoverProbe("gender", "UnQover gender-occupation", GENDER, space_default=400),
-        UnqoverProbe("nationality", "UnQover nationality", NATIONALITY),  # μ and η need ~28,300 groups
-        UnqoverProbe("ethnicity", "UnQover ethnicity", ETHNICITY, space_default=2000),
-        UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500),
-        NLIProbe(),
-        EECProbe(),
-        EECPersonProbe(),
-    )
-}
-REGISTERED.update(PROBES)
+#: the same dict as ``unqover.probes.base.REGISTERED`` (what the modules below the registry see)
+PROBES: dict[str, ProbeDefinition] = REGISTERED
+PROBES.update(
+    {
+        probe.name: probe
+        for probe in (
+            UnqoverProbe("gender", "UnQover gender-occupation", GENDER, space_default=400),
+            UnqoverProbe("nationality", "UnQover nationality", NATIONALITY),  # μ and η need ~28,300 groups
+            UnqoverProbe("ethnicity", "UnQover ethnicity", ETHNICITY, space_default=2000),
+            UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500),
+            NLIProbe(),
+            EECProbe(),
+            EECPersonProbe(),
+        )
+    }
+)
 #: the probe ``unqover measure`` assumes for a predictions file that names none (files of early versions)
 DEFAULT_PROBE = "gender"
 
