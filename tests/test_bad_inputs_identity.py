@@ -341,3 +341,46 @@ def test_a_new_probes_build_is_stamped_and_checked(built, tmp_path, monkeypatch,
         f"unqover: error: {folder} holds rows of the {NAME} probe, not religion: pass --bias {NAME}, or a "
         "dataset of religion rows"
     )
+
+
+def test_the_nli_and_emotion_local_builds_are_checked_too(built, tmp_path, monkeypatch):
+    from unqover.probes.eec_rows import load_eec_questions
+    from unqover.probes.nli_rows import load_nli_rows
+
+    monkeypatch.chdir(tmp_path)
+    local = Path("datasets/unqover")
+    shutil.copytree(built["eec"], local / "nli-gender")
+    shutil.copytree(built["nli"], local / "eec-emotion")
+    # each under the config name the other probe reads
+    (local / "nli-gender" / "data" / "questions").rename(local / "nli-gender" / "data" / "synthetic")
+    (local / "eec-emotion" / "data" / "synthetic").rename(local / "eec-emotion" / "data" / "questions")
+    with pytest.raises(UnqoverError) as refusal:
+        load_nli_rows("nli-gender", None, "synthetic")
+    assert str(refusal.value) == (
+        f"{local / 'nli-gender'} holds rows of the eec-emotion probe, not nli-gender: build it again with "
+        f"`unqover build-datasets nli-gender --output {local} --overwrite`"
+    )
+    with pytest.raises(UnqoverError) as refusal:
+        load_eec_questions("eec-emotion", None)
+    assert str(refusal.value) == (
+        f"{local / 'eec-emotion'} holds rows of the nli-gender probe, not eec-emotion: build it again with "
+        f"`unqover build-datasets eec-emotion --output {local} --overwrite`"
+    )
+
+
+def test_a_hub_dataset_is_known_by_its_card(built, tmp_path, monkeypatch, capsys):
+    """A Hub id's card (downloaded alone, or from the cache) says whose rows it holds: refused before the model
+    loads; a card that says nothing (or none offline) leaves the rows to load as they are."""
+    import huggingface_hub
+
+    card = built["religion"] / "README.md"
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda repo, name, repo_type: str(card))
+    no_model(monkeypatch)
+    argv = ["probe", "some/model", "--bias", "ethnicity", "--dataset", "someone/rows", "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")
+    assert line == (
+        "unqover: error: someone/rows holds rows of the religion probe, not ethnicity: pass --bias religion, or a "
+        "dataset of ethnicity rows"
+    )
+    argv[3] = "religion"
+    refused([*argv, "--output", str(tmp_path / "r")], capsys, "a model was loaded")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition
-from unqover.probes.identity import check_rows_of
+from unqover.probes.identity import check_local_build
 
 if TYPE_CHECKING:
     import numpy as np
@@ -189,7 +189,7 @@ def local_build(probe: ProbeDefinition, config: str = EXAMPLE_CONFIG) -> list[Pa
         found = sorted((DATASETS_ROOT / dataset / "data" / config).glob("*.parquet"))
         if found:
             folder = DATASETS_ROOT / dataset
-            check_rows_of(probe, folder, f"build it again with `{probe.rebuild_command(folder)}`")
+            check_local_build(probe, folder)
             return found
     return []
 

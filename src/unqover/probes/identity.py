@@ -96,3 +96,12 @@ def _fix(found: str, probe: ProbeDefinition) -> str:
     reader = reader_of(found)
     given = f"pass --bias {reader.name}" if reader else f"pass --probe with the {found} probe's YAML file"
     return f"{given}, or a dataset of {probe.name} rows"
+
+
+def check_local_build(probe: ProbeDefinition | str, folder: Path) -> None:
+    """A probe's own local build (``datasets/unqover/NAME``, read when no dataset is given: by ``unqover probe``
+    and the Space) must hold its rows: else one line with the command that builds it again. ``probe``: the
+    definition, or the registered name of the probe that builds the dataset."""
+    definition = REGISTERED.get(probe) if isinstance(probe, str) else probe
+    if definition is not None:
+        check_rows_of(definition, folder, f"build it again with `{definition.rebuild_command(folder)}`")

@@ -182,7 +182,7 @@ class UnqoverProbe(ProbeDefinition):
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         """The whole dataset and where it came from."""
         from unqover.hub.load import load_rows, source_name
-        from unqover.probes.identity import check_rows_of
+        from unqover.probes.identity import check_local_build
 
         if run.dataset:
             return load_rows(run.dataset, config), {
@@ -194,7 +194,7 @@ class UnqoverProbe(ProbeDefinition):
             return self._generated(settings["word_lists"], config)
         local = Path("datasets/unqover") / self.name
         if (local / "data" / config).is_dir():
-            check_rows_of(self, local, f"build it again with `{self.rebuild_command(local)}`")
+            check_local_build(self, local)
             return load_rows(local, config), {
                 "source": str(local.resolve()),
                 "config": config,
