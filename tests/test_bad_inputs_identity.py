@@ -384,3 +384,21 @@ def test_a_hub_dataset_is_known_by_its_card(built, tmp_path, monkeypatch, capsys
     )
     argv[3] = "religion"
     refused([*argv, "--output", str(tmp_path / "r")], capsys, "a model was loaded")
+
+
+def test_an_old_folder_without_its_title_is_recognised_by_columns_only_one_probe_has(
+    built, tmp_path, monkeypatch, capsys
+):
+    """NLI rows have columns no other probe's rows have; the UnQover classes share theirs (refused above)."""
+    folder = tmp_path / "premises"
+    shutil.copytree(built["nli"], folder)
+    _strip(folder)
+    card = folder / "README.md"
+    card.write_text(card.read_text(encoding="utf-8").replace("NLI gender-occupation probes", "mine"), "utf-8")
+    no_model(monkeypatch)
+    argv = ["probe", "some/model", "--bias", "religion", "--dataset", str(folder), "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")
+    assert line == (
+        f"unqover: error: {folder} holds rows of the nli-gender probe, not religion: pass --bias nli-gender, or a "
+        "dataset of religion rows"
+    )

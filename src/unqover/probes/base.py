@@ -190,6 +190,11 @@ class ProbeDefinition:
         refuses rows of another): its own name unless it reads another probe's dataset."""
         return self.name
 
+    def recognises_columns(self, names: Sequence[str]) -> bool:
+        """Whether rows with the columns ``names`` can only be this probe's: how a dataset folder of an earlier
+        version whose card's title says nothing is recognised (the UnQover classes share their columns: no)."""
+        return False
+
     def rebuild_command(self, folder: Path) -> str:
         """The command that builds this probe's rows again as the dataset folder ``folder`` would hold them."""
         name = self.datasets[0] if self.datasets else self.rows_probe

@@ -40,6 +40,14 @@ class EECProbe(ProbeDefinition):
 
     name = NAME
     legacy_card_names = ("EEC emotion fill-in probe",)  # the title unqover.hub.eec_dataset gives the card
+
+    def recognises_columns(self, names: Sequence[str]) -> bool:
+        """The emotion questions' or the person questions' columns (both configs of this probe's dataset)."""
+        from unqover.probes.eec_person_rows import QUESTION_COLUMNS as PERSON_COLUMNS
+        from unqover.probes.eec_rows import QUESTION_COLUMNS
+
+        return set(QUESTION_COLUMNS) <= set(names) or set(PERSON_COLUMNS) <= set(names)
+
     title = "EEC emotion fill-in"
     families = ("mlm", "causal", *BEECHER_FAMILIES)
     limit_meaning = "N persons per gender x race cell, all their questions"

@@ -31,8 +31,15 @@ def custom_card_name(name: str) -> str:
 def rows_probe_of(source: str | Path, expected: ProbeDefinition | None = None) -> str | None:
     """The probe whose rows the dataset ``source`` holds: as it records it (a local folder's card or Parquet
     files, a Hub dataset's card), else as its card's title says for a folder of an earlier version (the titles
-    of ``expected`` and of the registered probes); None where nothing says."""
-    from unqover.hub.load import card_header, hub_identity, recorded_identity
+    of ``expected`` and of the registered probes) or its columns (where only one probe's rows have them); None
+    where nothing says."""
+    from unqover.hub.load import (
+        card_header,
+        check_parquet_files,
+        hub_identity,
+        recorded_identity,
+        split_files,
+    )
 
     folder = Path(source)
     if not folder.is_dir():
@@ -41,12 +48,20 @@ def rows_probe_of(source: str | Path, expected: ProbeDefinition | None = None) -
     found = recorded_identity(folder)
     if found is not None:
         return found["probe"]
+    candidates = [*([expected] if expected else []), *REGISTERED.values()]
     title = card_header(folder).get("pretty_name")
-    for probe in [*([expected] if expected else []), *REGISTERED.values()]:
+    for probe in candidates:
         if title in probe.legacy_card_names:
             return probe.rows_probe
     custom = _CUSTOM_TITLE.fullmatch(title) if isinstance(title, str) else None
-    return custom.group(1) if custom else None
+    if custom:
+        return custom.group(1)
+    # else the columns, where only one probe's rows have them
+    columns = [check_parquet_files(files[:1])[0].names for files in split_files(folder).values() if files]
+    owners = {
+        probe.rows_probe for probe in candidates for names in columns if probe.recognises_columns(names)
+    }
+    return owners.pop() if len(owners) == 1 else None
 
 
 def reader_of(found: str | None) -> ProbeDefinition | None:

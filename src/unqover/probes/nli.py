@@ -37,6 +37,12 @@ class NLIProbe(ProbeDefinition):
 
     name = NAME
     legacy_card_names = ("NLI gender-occupation probes",)  # the title unqover.hub.nli_card gives the card
+
+    def recognises_columns(self, names: Sequence[str]) -> bool:
+        from unqover.probes.nli_rows import NLI_COLUMNS
+
+        return set(NLI_COLUMNS) <= set(names)
+
     title = "NLI gender-occupation"
     families = ("nli",)
     lm_eval_unfit = (
