@@ -402,3 +402,29 @@ def test_an_old_folder_without_its_title_is_recognised_by_columns_only_one_probe
         f"unqover: error: {folder} holds rows of the nli-gender probe, not religion: pass --bias nli-gender, or a "
         "dataset of religion rows"
     )
+
+
+def test_a_custom_probes_build_records_it_and_is_checked(built, tmp_path, monkeypatch, capsys):
+    from test_custom_probe import PETS
+
+    probe_file = tmp_path / "pets.yaml"
+    probe_file.write_text(PETS, encoding="utf-8")
+    assert main(["build-datasets", "--probe", str(probe_file), "--output", str(tmp_path), "--quiet"]) == 0
+    folder = tmp_path / "pets"
+    assert _card(folder)["unqover"]["probe"] == "pets"
+    assert json.loads(pq.read_schema(_parquet(folder, "qa")).metadata[b"unqover"])["probe"] == "pets"
+    no_model(monkeypatch)
+    argv = ["probe", "some/model", "--bias", "religion", "--dataset", str(folder), "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")
+    assert line == (
+        f"unqover: error: {folder} holds rows of the pets probe, not religion: pass --probe with the pets probe's "
+        "YAML file, or a dataset of religion rows"
+    )
+    argv = ["probe", "some/model", "--probe", str(probe_file), "--dataset", str(built["religion"]), "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")
+    assert line == (
+        f"unqover: error: {built['religion']} holds rows of the religion probe, not pets: pass --bias religion, "
+        "or a dataset of pets rows"
+    )
+    own = ["probe", "some/model", "--probe", str(probe_file), "--dataset", str(folder), "--quiet"]
+    refused([*own, "--output", str(tmp_path / "r")], capsys, "a model was loaded")
