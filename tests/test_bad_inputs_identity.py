@@ -428,3 +428,25 @@ def test_a_custom_probes_build_records_it_and_is_checked(built, tmp_path, monkey
     )
     own = ["probe", "some/model", "--probe", str(probe_file), "--dataset", str(folder), "--quiet"]
     refused([*own, "--output", str(tmp_path / "r")], capsys, "a model was loaded")
+
+
+def test_a_file_of_another_config_is_refused(built, tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "religion"
+    shutil.copytree(built["religion"], folder)
+    target = folder / "data" / "mlm" / "test-00000-of-00001.parquet"
+    target.parent.mkdir()
+    shutil.copy(_parquet(folder, "qa"), target)  # the qa rows filed as mlm
+    card = folder / "README.md"
+    head, body = card.read_text(encoding="utf-8").split("---\n")[1:3]
+    header = yaml.safe_load(head)
+    header["configs"].append(
+        {"config_name": "mlm", "data_files": [{"split": "test", "path": "data/mlm/*.parquet"}]}
+    )
+    card.write_text("---\n" + yaml.safe_dump(header, sort_keys=False) + "---\n" + body, encoding="utf-8")
+    no_model(monkeypatch)
+    argv = ["probe", "some/model", "--bias", "religion", "--dataset", str(folder), "--quiet"]
+    line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")
+    assert line == (
+        f"unqover: error: {target.relative_to(folder)} of {folder} holds rows of the 'qa' config, not 'mlm': build "
+        "the dataset again"
+    )

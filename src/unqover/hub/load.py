@@ -144,18 +144,23 @@ def recorded_identity(folder: Path) -> dict | None:
     card = header.get(IDENTITY_KEY)
     card = card if isinstance(card, dict) and isinstance(card.get("probe"), str) else None
     files = [
-        (file, schema_identity(schema))
-        for config_files in split_files(folder).values()
+        (config, file, schema_identity(schema))
+        for config, config_files in split_files(folder).items()
         for file in config_files
         for schema in check_parquet_files([file])
     ]
-    recorded = [(file, found) for file, found in files if found is not None]
-    identity = card or (recorded[0][1] if recorded else None)
-    for file, found in recorded:
+    recorded = [(config, file, found) for config, file, found in files if found is not None]
+    identity = card or (recorded[0][2] if recorded else None)
+    for config, file, found in recorded:
         if found["probe"] != identity["probe"]:
             raise UnqoverError(
                 f"{file.relative_to(folder)} of {folder} holds rows of the {found['probe']} probe, but the folder's "
                 f"{'card says' if card else 'other files say'} {identity['probe']}: build the dataset again"
+            )
+        if found.get("config", config) != config:
+            raise UnqoverError(
+                f"{file.relative_to(folder)} of {folder} holds rows of the {found['config']!r} config, not "
+                f"{config!r}: build the dataset again"
             )
     return identity
 
