@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from unqover.errors import UnqoverError
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.folder import IDENTITY_KEY, card_identity, with_identity
 from unqover.hub.load import card_header, schema_identity, split_files
@@ -25,15 +26,22 @@ def stamp_identity(folder: Path, probe: str) -> None:
     if not (folder / "README.md").is_file():
         return
     configs = {config: files for config, files in split_files(folder).items() if files}
+    unstamped = [
+        file for files in configs.values() for file in files if schema_identity(pq.read_schema(file)) is None
+    ]
+    if not unstamped and card_header(folder).get(IDENTITY_KEY) is not None:
+        return  # this project's builders write both as they build
     fingerprints = {}
     for config, files in configs.items():
+        if any("id" not in pq.read_schema(file).names for file in files):
+            raise UnqoverError(f"the {config!r} rows of {folder} have no 'id' column: every row needs its id")
         ids = pa.chunked_array(
             [chunk for file in files for chunk in pq.read_table(file, columns=["id"])["id"].chunks],
             type=pa.string(),
         )
         fingerprints[config] = (len(ids), dataset_fingerprint(ids))
         for file in files:
-            if schema_identity(pq.read_schema(file)) is None:
+            if file in unstamped:
                 _rewrite(file, probe, config, fingerprints[config][1])
     if card_header(folder).get(IDENTITY_KEY) is None:
         card = folder / "README.md"
