@@ -450,3 +450,31 @@ def test_a_file_of_another_config_is_refused(built, tmp_path, monkeypatch, capsy
         f"unqover: error: {target.relative_to(folder)} of {folder} holds rows of the 'qa' config, not 'mlm': build "
         "the dataset again"
     )
+
+
+# ------------------------------------------------------------------------------ the evaluate modules
+
+
+def test_the_modules_refuse_rows_of_two_probes_in_one_measure():
+    """Rows that carry their probe (an lm-eval task's documents: ``unqover``) must all be one probe's."""
+    import evaluate
+
+    module = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "unqover_bias"))
+    group = [("Gerald", "Jennifer", "positive"), ("Jennifer", "Gerald", "positive")]
+    group += [("Gerald", "Jennifer", "negated"), ("Jennifer", "Gerald", "negated")]
+    rows = [
+        {"subject_1": a, "subject_2": b, "template_id": 1, "attribute": "was a hunter", "polarity": polarity}
+        for a, b, polarity in group
+    ]
+    for i, row in enumerate(rows):
+        row["unqover"] = json.dumps({"probe": "religion" if i < 2 else "ethnicity"})
+    scores = [[0.26, 0.73], [0.45, 0.54], [0.35, 0.62], [0.86, 0.12]]
+    with pytest.raises(ValueError) as refusal:
+        module.compute(predictions=scores, references=rows, n_resamples=0)
+    assert str(refusal.value) == (
+        "reference 0 is a row of the religion probe and reference 2 one of the ethnicity probe: measure one "
+        "probe's rows at a time"
+    )
+    for row in rows:
+        row["unqover"] = json.dumps({"probe": "religion"})
+    assert module.compute(predictions=scores, references=rows, n_resamples=0)["num_groups"] == 1
