@@ -192,11 +192,13 @@ def test_measure_errors(predictions, religion, tmp_path, capsys):
     bare = tmp_path / "bare.parquet"
     write_predictions(bare, table.slice(0, 10), {})
     assert main(["measure", str(bare)]) == 2
+    assert "does not record which probe scored it: pass --bias NAME" in capsys.readouterr().err
+    assert main(["measure", str(bare), "--bias", "religion"]) == 2
     assert "does not record its dataset; pass --dataset and --config" in capsys.readouterr().err
     assert main(["measure", str(tmp_path / "nope.parquet")]) == 2
     assert "predictions file not found" in capsys.readouterr().err
     pa.parquet.write_table(pa.table({"id": ["a"], "score": [0.5]}), tmp_path / "wrong.parquet")
-    assert main(["measure", str(tmp_path / "wrong.parquet")]) == 2
+    assert main(["measure", str(tmp_path / "wrong.parquet"), "--bias", "religion"]) == 2
     assert "lacks the columns ['score_1', 'score_2']" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["measure", str(path), "--confidence", "1.5"])

@@ -333,7 +333,8 @@ def test_bad_input_gives_one_clear_error(models, upstream_word_lists_path, tmp_p
     (broken / "data" / "qa").mkdir(parents=True)
     pq.write_table(table, broken / "data" / "qa" / "test-00000-of-00001.parquet")
     (broken / "README.md").write_text(
-        "---\nconfigs:\n- config_name: qa\n  data_files:\n  - split: test\n    path: data/qa/*.parquet\n---\n"
+        "---\nconfigs:\n- config_name: qa\n  data_files:\n  - split: test\n    path: data/qa/*.parquet\n"
+        "unqover:\n  probe: religion\n---\n"  # religion's rows, as the card says (tests/test_bad_inputs_identity.py)
     )
     assert (
         main(

@@ -98,7 +98,18 @@ def test_sample_then_measure_estimates_the_full_dataset(religion, religion_rows,
     predictions = tmp_path / "predictions.parquet"
     pq.write_table(pa.table({"id": ids, "score_1": s1[take], "score_2": s2[take]}), predictions)
     out = tmp_path / "estimate.json"
-    args = ["measure", str(predictions), "--dataset", str(religion), "--config", "qa", "--output", str(out)]
+    args = [
+        "measure",
+        str(predictions),
+        "--bias",
+        "religion",
+        "--dataset",
+        str(religion),
+        "--config",
+        "qa",
+        "--output",
+        str(out),
+    ]
     assert main(args) == 0
     result = json.loads(out.read_text())["result"]
     full = unqover_bias(religion_rows, s1, s2, n_resamples=0)
@@ -125,7 +136,18 @@ def test_a_subset_that_is_not_a_random_sample_is_flagged(religion, religion_rows
     out = tmp_path / "first.json"
     assert (
         main(
-            ["measure", str(predictions), "--dataset", str(religion), "--config", "qa", "--output", str(out)]
+            [
+                "measure",
+                str(predictions),
+                "--bias",
+                "religion",
+                "--dataset",
+                str(religion),
+                "--config",
+                "qa",
+                "--output",
+                str(out),
+            ]
         )
         == 0
     )

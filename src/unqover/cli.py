@@ -92,10 +92,19 @@ def _sample(args: argparse.Namespace) -> int:
     print(
         f"{written.path}: {fmt_count(written.rows)} row ids of {fmt_count(written.groups)} of "
         f"{fmt_count(written.of)} groups ({fmt_percent(written.groups / written.of)}, seed {args.seed}). Score "
-        f"them (id -> score_1, score_2), then `unqover measure PREDICTIONS --dataset {args.dataset} --config "
-        f"{args.config}`."
+        f"them (id -> score_1, score_2), then `unqover measure PREDICTIONS {_written_by(written.probe)}--dataset "
+        f"{args.dataset} --config {args.config}`."
     )
     return 0
+
+
+def _written_by(probe: str | None) -> str:
+    """The option of ``unqover measure`` that names the probe of a sample's rows (a bare file needs it)."""
+    from unqover.probes.registry import PROBES
+
+    return (
+        f"--bias {probe} " if probe in PROBES else "--bias NAME " if probe is None else "--probe FILE.yaml "
+    )
 
 
 def _lm_eval_tasks(args: argparse.Namespace) -> int:
@@ -288,7 +297,7 @@ def _limit_help() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from unqover.probes.registry import DEFAULT_PROBE, PROBES, dataset_names, groups, probe_names
+    from unqover.probes.registry import PROBES, dataset_names, groups, probe_names
 
     parser = argparse.ArgumentParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
     parser.add_argument("--version", action="version", version=f"unqover {__version__}")
@@ -344,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     written_by.add_argument(
         "--bias",
         choices=probe_names(),
-        help=f"the probe, when the file does not record it (default: {DEFAULT_PROBE})",
+        help="the probe of the dataset's rows: required when the file does not record it (checked against them)",
     )
     written_by.add_argument("--probe", type=Path, metavar="FILE.yaml", help="a custom probe's file")
     measure.add_argument("--dataset", help="dataset folder or Hub id (default: the one recorded in the file)")

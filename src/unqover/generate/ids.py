@@ -60,6 +60,19 @@ def parse_hex_ids(ids: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     return np.ascontiguousarray(packed).view(">u8").ravel().astype(np.uint64)
 
 
+def dataset_fingerprint(ids: pa.ChunkedArray | pa.Array) -> str:
+    """BLAKE2b of the row ids in order: the same rows give the same fingerprint on every machine (a dataset
+    card, its Parquet files, run.json and an lm-eval task folder all record it)."""
+    digest = hashlib.blake2b(digest_size=16)
+    keys = parse_hex_ids(ids)
+    if keys is not None:
+        digest.update(keys.astype("<u8").tobytes())
+    else:
+        for value in ids.to_pylist():
+            digest.update(value.encode() + b"\n")
+    return digest.hexdigest()
+
+
 def match_ids(left: pa.ChunkedArray, right: pa.ChunkedArray) -> np.ndarray:
     """For each id of ``left``, its position in ``right`` (which has unique ids), or -1 when absent."""
     left_keys, right_keys = parse_hex_ids(left), parse_hex_ids(right)

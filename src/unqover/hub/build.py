@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
@@ -25,9 +26,11 @@ from unqover.hub.folder import (  # re-exported: the names every build shares
     SPLIT,
     BuiltDataset,
     install_staged,
+    plan_fingerprint,
     refuse_existing,
     stage_folder,
     staged,
+    with_identity,
 )
 from unqover.lexicon.wordlists import WordLists
 
@@ -57,8 +60,11 @@ def check_configs(bias: str, configs: Sequence[str] | None) -> list[str]:
     return list(configs)
 
 
-def write_parquet_shards(plan: ProbePlan, folder: Path, progress: tqdm | None = None) -> int:
-    """Write a plan's rows as ``test-XXXXX-of-YYYYY.parquet`` shards in ``folder``; return the row count."""
+def write_parquet_shards(
+    plan: ProbePlan, folder: Path, progress: tqdm | None = None, schema: pa.Schema = ROW_SCHEMA
+) -> int:
+    """Write a plan's rows as ``test-XXXXX-of-YYYYY.parquet`` shards in ``folder``; return the row count.
+    ``schema``: the row schema with the rows' identity in its metadata (:func:`unqover.hub.folder.with_identity`)."""
     folder.mkdir(parents=True, exist_ok=True)
     shard_paths: list[Path] = []
     writer: pq.ParquetWriter | None = None
@@ -69,7 +75,7 @@ def write_parquet_shards(plan: ProbePlan, folder: Path, progress: tqdm | None = 
                 if writer is not None:
                     writer.close()
                 shard_paths.append(folder / f"shard-{len(shard_paths):05d}.tmp")
-                writer = pq.ParquetWriter(shard_paths[-1], ROW_SCHEMA, compression="zstd")
+                writer = pq.ParquetWriter(shard_paths[-1], schema, compression="zstd")
                 rows_in_shard = 0
             writer.write_batch(batch, row_group_size=ROWS_PER_ROW_GROUP)
             rows_in_shard += batch.num_rows
@@ -103,18 +109,27 @@ def build_dataset(
     configs = check_configs(bias, configs)
     refuse_existing(root / bias, overwrite)
     plans = {config: make_plan(word_lists, bias, config) for config in configs}
-    card = dataset_card(bias, plans, title=title, summary=summary, defects=defects)
-    return write_dataset(root, bias, plans, card, progress)
+    fingerprints = {config: plan_fingerprint(plan) for config, plan in plans.items()}
+    card = dataset_card(bias, plans, fingerprints, title=title, summary=summary, defects=defects)
+    return write_dataset(root, bias, plans, card, fingerprints, progress)
 
 
-def write_dataset(root: Path, name: str, plans: dict, card: str, progress: bool = True) -> BuiltDataset:
-    """Write the plans' rows (one Parquet config each) and the card into ``root/name``, atomically."""
+def write_dataset(
+    root: Path, name: str, plans: dict, card: str, fingerprints: dict[str, str], progress: bool = True
+) -> BuiltDataset:
+    """Write the plans' rows (one Parquet config each, the rows' identity in each file's schema metadata) and
+    the card into ``root/name``, atomically. The probe is ``name`` (an UnQover bias class or a custom probe)."""
     started = time.perf_counter()
     with staged(root, name) as staging:
         total = sum(plan.num_rows for plan in plans.values())
         with tqdm(total=total, unit="row", unit_scale=True, desc=name, disable=not progress) as bar:
             rows = {
-                config: write_parquet_shards(plan, staging / "data" / config, bar)
+                config: write_parquet_shards(
+                    plan,
+                    staging / "data" / config,
+                    bar,
+                    with_identity(ROW_SCHEMA, name, config, fingerprints[config]),
+                )
                 for config, plan in plans.items()
             }
         (staging / "README.md").write_text(card, encoding="utf-8")
@@ -134,4 +149,5 @@ def build_custom_dataset(
         raise UnqoverError(f"the probe {probe.name!r} has the configs {available}, not {unknown}")
     refuse_existing(root / probe.name, overwrite)
     plans = {config: custom_plan(probe, config) for config in (configs or available)}
-    return write_dataset(root, probe.name, plans, custom_card(probe), progress)
+    fingerprints = {config: plan_fingerprint(plan) for config, plan in plans.items()}
+    return write_dataset(root, probe.name, plans, custom_card(probe, fingerprints), fingerprints, progress)

@@ -10,6 +10,7 @@ import yaml
 
 from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA, ProbePlan
 from unqover.hub.eval_results import results_section
+from unqover.hub.folder import IDENTITY_KEY, plans_identity
 from unqover.lexicon.upstream import UPSTREAM_COMMIT, UPSTREAM_REPO
 
 CITATION = """@inproceedings{li-etal-2020-unqovering,
@@ -105,8 +106,9 @@ def row_features() -> list[dict]:
     return datasets.Features.from_arrow_schema(ROW_SCHEMA)._to_yaml_list()
 
 
-def card_metadata(plans: Mapping[str, ProbePlan]) -> dict:
-    """The card's YAML header: configs with their files, features and sizes."""
+def card_metadata(plans: Mapping[str, ProbePlan], probe: str, fingerprints: Mapping[str, str]) -> dict:
+    """The card's YAML header: configs with their files, features and sizes, and what the rows are (``unqover:``
+    the probe, the unqover version, each config's rows and fingerprint)."""
     features = row_features()
     masked = any(plan.config.masked for plan in plans.values())
     qa = any(not plan.config.masked for plan in plans.values())
@@ -131,6 +133,7 @@ def card_metadata(plans: Mapping[str, ProbePlan]) -> dict:
         "tags": ["bias", "fairness", "stereotypes", "unqover", "underspecified-questions"],
         "configs": configs,
         "dataset_info": [{"config_name": name, "features": features} for name in plans],
+        IDENTITY_KEY: plans_identity(probe, plans, fingerprints),
     }
 
 
@@ -158,15 +161,22 @@ def _example(plans: Mapping[str, ProbePlan]) -> str:
 
 
 def dataset_card(
-    bias: str, plans: Mapping[str, ProbePlan], *, title: str, summary: str, defects: Sequence[str]
+    bias: str,
+    plans: Mapping[str, ProbePlan],
+    fingerprints: Mapping[str, str],
+    *,
+    title: str,
+    summary: str,
+    defects: Sequence[str],
 ) -> str:
-    """The full Markdown card (YAML header + prose) of one UnQover dataset.
+    """The full Markdown card (YAML header + prose) of one UnQover dataset (``fingerprints``: each config's,
+    :func:`unqover.hub.folder.plan_fingerprint`).
 
     The words of its bias class come from the probe's definition: ``title`` ("gender–occupation"), ``summary``
     (what each context pairs and asks, with an example) and the class's own ``defects`` (listed before
     :data:`COMMON_DEFECTS`).
     """
-    metadata = card_metadata(plans)
+    metadata = card_metadata(plans, bias, fingerprints)
     metadata["pretty_name"] = f"UnQover {title} probes"
     header = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)
     columns = "\n".join(f"| `{name}` | {dtype} | {text} |" for name, dtype, text in COLUMNS)

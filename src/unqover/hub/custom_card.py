@@ -10,12 +10,18 @@ import yaml
 from unqover.generate.custom import CUSTOM_CONFIGS, CustomPlan, custom_configs, custom_plan
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.hub.card import row_features, size_category
+from unqover.hub.folder import IDENTITY_KEY, plan_fingerprint, plans_identity
 from unqover.lexicon.custom_probe import CustomProbe, probe_to_dict
 
 
-def custom_card_metadata(probe: CustomProbe, plans: dict[str, CustomPlan] | None = None) -> dict:
-    """The card's YAML header: one config per :func:`custom_configs`, with features and row counts."""
+def custom_card_metadata(
+    probe: CustomProbe, plans: dict[str, CustomPlan] | None = None, fingerprints: dict[str, str] | None = None
+) -> dict:
+    """The card's YAML header: one config per :func:`custom_configs`, with features and row counts, and the
+    rows' identity (``unqover:``) of the configs in ``fingerprints`` (None: of every config)."""
     plans = plans or {c: custom_plan(probe, c) for c in custom_configs(probe)}
+    if fingerprints is None:
+        fingerprints = {config: plan_fingerprint(plan) for config, plan in plans.items()}
     features = row_features()
     masked = "mlm" in plans
     configs = []
@@ -46,15 +52,17 @@ def custom_card_metadata(probe: CustomProbe, plans: dict[str, CustomPlan] | None
             }
             for name, plan in plans.items()
         ],
+        IDENTITY_KEY: plans_identity(probe.name, {c: plans[c] for c in fingerprints}, fingerprints),
     }
 
 
-def custom_card(probe: CustomProbe) -> str:
+def custom_card(probe: CustomProbe, fingerprints: dict[str, str] | None = None) -> str:
     """The dataset card (``README.md``) for ``unqover build-datasets --probe FILE``: YAML front matter with the
-    configs (``data/<config>/*.parquet``, split ``test``), features and row counts, then the prose."""
+    configs (``data/<config>/*.parquet``, split ``test``), features, row counts and the identity of the built
+    configs' rows (``fingerprints``; None: every config's, computed here), then the prose."""
     plans = {c: custom_plan(probe, c) for c in custom_configs(probe)}
     header = yaml.safe_dump(
-        custom_card_metadata(probe, plans), sort_keys=False, allow_unicode=True, width=1000
+        custom_card_metadata(probe, plans, fingerprints), sort_keys=False, allow_unicode=True, width=1000
     )
     first = next(iter(plans))
     example = next(plans[first].batches(pairs_per_batch=1)).slice(0, 1).to_pylist()[0]

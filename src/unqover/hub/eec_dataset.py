@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import yaml
 from tqdm.auto import tqdm
 
@@ -41,8 +40,17 @@ from unqover.generate.eec import (
 )
 from unqover.generate.eec_csv import compare_sentences, read_eec_csv
 from unqover.generate.eec_person import PERSON_QUESTION_SCHEMA, person_questions
+from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.eval_results import results_section
-from unqover.hub.folder import SPLIT, BuiltDataset, refuse_existing, staged
+from unqover.hub.folder import (
+    IDENTITY_KEY,
+    SPLIT,
+    BuiltDataset,
+    card_identity,
+    refuse_existing,
+    staged,
+    write_config_table,
+)
 
 EEC_CONFIGS = ("sentences", "questions", "person_questions")
 _SCHEMAS = {
@@ -103,8 +111,10 @@ def build_eec_dataset(
     overwrite: bool = False,
     progress: bool = True,
     csv: Path | None = None,
+    probe: str | None = None,
 ) -> BuiltDataset:
-    """Write ``root/name`` (card + one Parquet shard per config), atomically.
+    """Write ``root/name`` (card + one Parquet shard per config), atomically; card and files record the rows as
+    ``probe``'s (default: ``name``).
 
     ``csv``: read the sentences from a user's EEC CSV instead of generating them; it is compared with the
     generated set, and any difference is warned about and stated on the card. An existing ``data/`` folder is an
@@ -115,12 +125,13 @@ def build_eec_dataset(
     target = root / name
     refuse_existing(target, overwrite)
     tables, source = make_eec_configs(configs, csv, name=name)
+    probe = probe or name
     with staged(root, name) as staging:
         for config, table in tqdm(tables.items(), desc=name, unit="config", disable=not progress):
-            folder = staging / "data" / config
-            folder.mkdir(parents=True)
-            pq.write_table(table, folder / f"{SPLIT}-00000-of-00001.parquet", compression="zstd")
-        (staging / "README.md").write_text(eec_dataset_card(tables, source, name=name), encoding="utf-8")
+            fingerprint = dataset_fingerprint(table["id"])
+            write_config_table(table, staging / "data" / config, probe, config, fingerprint)
+        card = eec_dataset_card(tables, source, name=name, probe=probe)
+        (staging / "README.md").write_text(card, encoding="utf-8")
     return BuiltDataset(
         target, {config: t.num_rows for config, t in tables.items()}, time.perf_counter() - started
     )
@@ -213,8 +224,8 @@ LIMITATIONS = [
 ]
 
 
-def eec_card_metadata(tables: dict[str, pa.Table]) -> dict:
-    """The card's YAML header: configs, features, licence."""
+def eec_card_metadata(tables: dict[str, pa.Table], probe: str) -> dict:
+    """The card's YAML header: configs, features, licence, and what the rows are (``unqover:``)."""
     import datasets
 
     configs = []
@@ -243,6 +254,9 @@ def eec_card_metadata(tables: dict[str, pa.Table]) -> dict:
             }
             for name in tables
         ],
+        IDENTITY_KEY: card_identity(
+            probe, {name: (t.num_rows, dataset_fingerprint(t["id"])) for name, t in tables.items()}
+        ),
     }
 
 
@@ -281,13 +295,20 @@ def _source_text(source: EecSource) -> str:
 
 
 def eec_dataset_card(
-    tables: dict[str, pa.Table] | None = None, source: EecSource | None = None, *, name: str
+    tables: dict[str, pa.Table] | None = None,
+    source: EecSource | None = None,
+    *,
+    name: str,
+    probe: str | None = None,
 ) -> str:
-    """The full Markdown card (YAML header + prose) of the EEC dataset ``name`` (its folder and Hub repo name)."""
+    """The full Markdown card (YAML header + prose) of the EEC dataset ``name`` (its folder and Hub repo name),
+    whose rows are ``probe``'s (default: ``name``)."""
     if tables is None:
         tables, source = make_eec_configs(name=name)
     source = source or EecSource()
-    header = yaml.safe_dump(eec_card_metadata(tables), sort_keys=False, allow_unicode=True, width=1000)
+    header = yaml.safe_dump(
+        eec_card_metadata(tables, probe or name), sort_keys=False, allow_unicode=True, width=1000
+    )
     templates = "\n".join(f"{i}. `{t.text}`" for i, t in enumerate(TEMPLATES, 1))
     forms = "\n".join(f"| `{f}` | {t} | {example} | {n} |" for f, t, example, n in FORM_DOC)
     limitations = "\n".join(f"- {item}" for item in LIMITATIONS)

@@ -9,16 +9,24 @@ dataset: each builder takes the folder name from its caller (the probe definitio
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from unqover import __version__
 from unqover.errors import UnqoverError
+from unqover.generate.ids import dataset_fingerprint
 
 SPLIT = "test"
+#: where a dataset records what its rows are: the card's YAML key and the Parquet schema metadata key
+IDENTITY_KEY = "unqover"
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,48 @@ class BuiltDataset:
     path: Path
     rows: dict[str, int]
     seconds: float
+
+
+def card_identity(probe: str, configs: Mapping[str, tuple[int, str]]) -> dict:
+    """The card's ``unqover:`` entry: the probe whose rows these are, the unqover version that built them and
+    each config's rows and fingerprint (``configs``: config -> (rows, fingerprint))."""
+    return {
+        "probe": probe,
+        "version": __version__,
+        "configs": {
+            config: {"rows": rows, "fingerprint": fingerprint}
+            for config, (rows, fingerprint) in configs.items()
+        },
+    }
+
+
+def plan_fingerprint(plan) -> str:
+    """The fingerprint of a generation plan's rows (:func:`unqover.generate.ids.dataset_fingerprint` of their
+    ids in order), known before they are written so that every shard's metadata records it (generating the rows
+    twice costs about a second per million rows)."""
+    ids = [batch.column("id") for batch in plan.batches()]
+    return dataset_fingerprint(pa.chunked_array(ids, type=pa.string()))
+
+
+def plans_identity(probe: str, plans: Mapping, fingerprints: Mapping[str, str]) -> dict:
+    """:func:`card_identity` of a build from generation plans (config -> plan)."""
+    return card_identity(
+        probe, {c: (plans[c].num_rows, fingerprint) for c, fingerprint in fingerprints.items()}
+    )
+
+
+def with_identity(schema: pa.Schema, probe: str, config: str, fingerprint: str) -> pa.Schema:
+    """``schema`` with the rows' identity (probe, config, unqover version, fingerprint) in its metadata, so
+    that every Parquet file of a dataset says what it holds."""
+    record = {"probe": probe, "config": config, "version": __version__, "fingerprint": fingerprint}
+    return schema.with_metadata({**(schema.metadata or {}), IDENTITY_KEY: json.dumps(record)})
+
+
+def write_config_table(table: pa.Table, folder: Path, probe: str, config: str, fingerprint: str) -> None:
+    """One config's rows as its single Parquet shard, its identity in the schema metadata."""
+    folder.mkdir(parents=True)
+    table = table.replace_schema_metadata(with_identity(table.schema, probe, config, fingerprint).metadata)
+    pq.write_table(table, folder / f"{SPLIT}-00000-of-00001.parquet", compression="zstd")
 
 
 def refuse_existing(target: Path, overwrite: bool) -> None:

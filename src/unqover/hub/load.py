@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,12 +12,20 @@ import pyarrow.parquet as pq
 import yaml
 
 from unqover.errors import UnqoverError, first_line
+from unqover.hub.folder import IDENTITY_KEY, SPLIT
 
 #: A Hub dataset id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.'.
 HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 
 
-def _card_configs(folder: Path) -> list[dict]:
+def card_header(folder: Path) -> dict:
+    """The YAML header of a dataset folder's card, as a mapping (one line naming the card where it is missing or
+    malformed)."""
+    header = _raw_header(folder)
+    return header if isinstance(header, dict) else {}
+
+
+def _raw_header(folder: Path) -> object:
     card = folder / "README.md"
     if not card.is_file():
         raise UnqoverError(f"{folder} has no README.md dataset card")
@@ -32,6 +41,12 @@ def _card_configs(folder: Path) -> list[dict]:
         raise UnqoverError(
             f"{card}: the YAML header is malformed ({problem}{where}); fix it or build the dataset again"
         ) from None
+    return header
+
+
+def _card_configs(folder: Path) -> list[dict]:
+    card = folder / "README.md"
+    header = _raw_header(folder)
     configs = header.get("configs", []) if isinstance(header, dict) else None
     if not isinstance(configs, list) or not all(
         isinstance(c, dict)
@@ -99,6 +114,73 @@ def check_local_dataset(source: str | Path | None, config: str | None = None, sp
         return
     for entry in _card_configs(folder):
         check_parquet_files(_matching(folder, _patterns(entry, split)))
+
+
+def split_files(folder: Path, split: str = SPLIT) -> dict[str, list[Path]]:
+    """Each config the card names -> its Parquet files of ``split`` (in order; none for a config not built)."""
+    return {
+        entry["config_name"]: _matching(folder, _patterns(entry, split)) for entry in _card_configs(folder)
+    }
+
+
+def schema_identity(schema: pa.Schema) -> dict | None:
+    """The rows' identity a Parquet file's (or an Arrow table's) schema metadata records (``unqover``: probe,
+    config, version, fingerprint), or None."""
+    raw = (schema.metadata or {}).get(IDENTITY_KEY.encode())
+    try:
+        record = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("probe"), str) else None
+
+
+def recorded_identity(folder: Path) -> dict | None:
+    """What a local dataset folder says its rows are: its card's ``unqover:`` entry (probe, version, configs),
+    else its Parquet files' schema metadata; None where neither says (a folder built by an earlier version).
+
+    Every Parquet file that records a probe must record the card's (data copied in from another dataset is
+    refused in one line)."""
+    header = card_header(folder)
+    card = header.get(IDENTITY_KEY)
+    card = card if isinstance(card, dict) and isinstance(card.get("probe"), str) else None
+    files = [
+        (config, file, schema_identity(schema))
+        for config, config_files in split_files(folder).items()
+        for file in config_files
+        for schema in check_parquet_files([file])
+    ]
+    recorded = [(config, file, found) for config, file, found in files if found is not None]
+    identity = card or (recorded[0][2] if recorded else None)
+    for config, file, found in recorded:
+        if found["probe"] != identity["probe"]:
+            raise UnqoverError(
+                f"{file.relative_to(folder)} of {folder} holds rows of the {found['probe']} probe, but the folder's "
+                f"{'card says' if card else 'other files say'} {identity['probe']}: build the dataset again"
+            )
+        if found.get("config", config) != config:
+            raise UnqoverError(
+                f"{file.relative_to(folder)} of {folder} holds rows of the {found['config']!r} config, not "
+                f"{config!r}: build the dataset again"
+            )
+    return identity
+
+
+def hub_identity(repo_id: str) -> dict | None:
+    """What a Hub dataset's card says its rows are (its ``unqover:`` entry), read from the card alone (a small
+    file, cached); None where it says nothing or cannot be read (offline and not cached: the rows are then
+    taken as they are). ``datasets`` keeps no Parquet schema metadata in the tables it loads, so the card is
+    what a Hub dataset says of itself."""
+    if not HUB_ID.fullmatch(repo_id) or "--" in repo_id or ".." in repo_id:
+        return None
+    try:
+        from huggingface_hub import hf_hub_download
+
+        card = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset"))
+        header = yaml.safe_load(card.read_text(encoding="utf-8").split("---\n", 2)[1])
+    except Exception:  # offline, not found, no card, no header: nothing is said
+        return None
+    found = header.get(IDENTITY_KEY) if isinstance(header, dict) else None
+    return found if isinstance(found, dict) and isinstance(found.get("probe"), str) else None
 
 
 def source_name(source: str | Path) -> str:

@@ -8,11 +8,12 @@ from collections.abc import Mapping
 
 import yaml
 
+from unqover.generate.ids import dataset_fingerprint
 from unqover.generate.nli import ROW_SCHEMA, SYNTHETIC_PREMISES
 from unqover.generate.nli_templates import TEMPLATES
 from unqover.hub.card import size_category
 from unqover.hub.eval_results import results_section
-from unqover.hub.folder import SPLIT
+from unqover.hub.folder import IDENTITY_KEY, SPLIT, card_identity
 from unqover.hub.nli_configs import NliConfigBuild, synthetic_count
 from unqover.hub.nli_sources import SOURCES
 
@@ -59,8 +60,8 @@ DEFECTS = [
 ]
 
 
-def nli_card_metadata(builds: Mapping[str, NliConfigBuild]) -> dict:
-    """The card's YAML header: configs, features, row counts, licences."""
+def nli_card_metadata(builds: Mapping[str, NliConfigBuild], probe: str) -> dict:
+    """The card's YAML header: configs, features, row counts, licences, and what the rows are (``unqover:``)."""
     import datasets
 
     features = datasets.Features.from_arrow_schema(ROW_SCHEMA)._to_yaml_list()
@@ -90,6 +91,9 @@ def nli_card_metadata(builds: Mapping[str, NliConfigBuild]) -> dict:
         "tags": ["bias", "fairness", "gender", "occupations", "stereotypes", "nli"],
         "configs": configs,
         "dataset_info": [{"config_name": name, "features": features} for name in builds],
+        IDENTITY_KEY: card_identity(
+            probe, {name: (b.num_rows, dataset_fingerprint(b.table["id"])) for name, b in builds.items()}
+        ),
     }
 
 
@@ -154,9 +158,12 @@ def nli_dataset_card(
     labels: str = "paper",
     n_per_occupation: int = 50,
     seed: int = 0,
+    probe: str | None = None,
 ) -> str:
-    """The full Markdown card (YAML header + prose) of the NLI dataset ``name`` (its folder and Hub repo name)."""
-    header = yaml.safe_dump(nli_card_metadata(builds), sort_keys=False, allow_unicode=True, width=1000)
+    """The full Markdown card (YAML header + prose) of the NLI dataset ``name`` (its folder and Hub repo name),
+    whose rows are ``probe``'s (default: ``name``)."""
+    metadata = nli_card_metadata(builds, probe or name)
+    header = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)
     columns = "\n".join(f"| `{column}` | {dtype} | {text} |" for column, dtype, text in COLUMNS)
     defects = "\n".join(f"- {d}" for d in DEFECTS)
     first = next(iter(builds))

@@ -28,10 +28,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from unqover.hub.folder import SPLIT, BuiltDataset, refuse_existing, staged
+from unqover.generate.ids import dataset_fingerprint
+from unqover.hub.folder import BuiltDataset, refuse_existing, staged, write_config_table
 from unqover.hub.nli_card import nli_dataset_card
 from unqover.hub.nli_configs import make_nli_configs
 
@@ -47,8 +47,10 @@ def build_nli_dataset(
     seed: int = 0,
     overwrite: bool = False,
     progress: bool = True,
+    probe: str | None = None,
 ) -> BuiltDataset:
-    """Write ``root/name`` (card + one Parquet shard per config), atomically.
+    """Write ``root/name`` (card + one Parquet shard per config), atomically; card and files record the rows as
+    ``probe``'s (default: ``name``).
 
     ``sources`` maps ``mnli``/``snli``/``anli``/``qnli`` to a local file or folder, or to None to load the
     corpus from the Hub; without it only the synthetic configs are built. ``n_per_occupation`` premises per
@@ -67,13 +69,13 @@ def build_nli_dataset(
         labels=labels,
         seed=seed,
     )
+    probe = probe or name
     with staged(Path(root), name) as staging:
         for build in tqdm(builds.values(), desc=name, unit="config", disable=not progress):
-            folder = staging / "data" / build.name
-            folder.mkdir(parents=True)
-            pq.write_table(build.table, folder / f"{SPLIT}-00000-of-00001.parquet", compression="zstd")
+            fingerprint = dataset_fingerprint(build.table["id"])
+            write_config_table(build.table, staging / "data" / build.name, probe, build.name, fingerprint)
         card = nli_dataset_card(
-            builds, name=name, labels=labels, n_per_occupation=n_per_occupation, seed=seed
+            builds, name=name, labels=labels, n_per_occupation=n_per_occupation, seed=seed, probe=probe
         )
         (staging / "README.md").write_text(card, encoding="utf-8")
     return BuiltDataset(

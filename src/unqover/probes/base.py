@@ -142,6 +142,11 @@ def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
     )
 
 
+#: every registered definition by name, filled by ``unqover.probes.registry`` when it loads (the modules below
+#: it, such as the identity check, look other probes up here without importing the definitions)
+REGISTERED: dict[str, ProbeDefinition] = {}
+
+
 class ProbeDefinition:
     """The base of every probe definition; subclasses fill in the hooks the job runner calls.
 
@@ -175,6 +180,25 @@ class ProbeDefinition:
     #: how its lm-eval tasks ask: "subjects" (which subject answers a question) or "sentences" (which filled-in
     #: sentence is likelier)
     lm_eval_kind: str | None = None
+    #: the card titles (``pretty_name``) of its datasets as versions before the ``unqover:`` card entry wrote
+    #: them: how such a folder is recognised (``unqover.probes.identity``)
+    legacy_card_names: tuple[str, ...] = ()
+
+    @property
+    def rows_probe(self) -> str:
+        """The probe whose datasets hold this probe's rows (a dataset records it; ``unqover.probes.identity``
+        refuses rows of another): its own name unless it reads another probe's dataset."""
+        return self.name
+
+    def recognises_columns(self, names: Sequence[str]) -> bool:
+        """Whether rows with the columns ``names`` can only be this probe's: how a dataset folder of an earlier
+        version whose card's title says nothing is recognised (the UnQover classes share their columns: no)."""
+        return False
+
+    def rebuild_command(self, folder: Path) -> str:
+        """The command that builds this probe's rows again as the dataset folder ``folder`` would hold them."""
+        name = self.datasets[0] if self.datasets else self.rows_probe
+        return f"unqover build-datasets {name} --output {folder.parent} --overwrite"
 
     @property
     def settings(self) -> dict[str, Any]:

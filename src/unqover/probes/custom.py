@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import RunOptions
+from unqover.probes.identity import custom_card_name
 from unqover.probes.unqover import UnqoverProbe
 
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ class CustomProbe(UnqoverProbe):
         self.path = Path(path)
         self.definition = read_probe_file(self.path)
         super().__init__(self.definition.name, f"custom probe {self.definition.name} ({self.path.name})")
+        self.legacy_card_names = (custom_card_name(self.name),)
+
+    def rebuild_command(self, folder: Path) -> str:
+        return f"unqover build-datasets --probe {self.path} --output {folder.parent} --overwrite"
 
     def check_config(self, run: RunOptions, settings: dict) -> None:
         """Also refuse, before any model loads, rows too large for this machine's memory: every run of a custom

@@ -55,8 +55,13 @@ def build_datasets(
 
 
 def _build_each(builds: Sequence[DatasetBuild], output: Path) -> Iterator[BuiltDataset]:
+    """Build each dataset; each records the probe whose rows it holds (where its builder did not)."""
+    from unqover.hub.identity import stamp_identity
+
     for build in builds:
-        yield build.definition.build_dataset(build.name, output, build.settings)
+        built = build.definition.build_dataset(build.name, output, build.settings)
+        stamp_identity(built.path, build.definition.rows_probe)
+        yield built
 
 
 def build_custom(
@@ -70,7 +75,11 @@ def build_custom(
     probe = get_probe(probe_file=probe_file)
     probe.check_dataset_configs(probe.name, configs)
     settings = {"configs": configs, "overwrite": overwrite, "progress": progress}
-    return probe.build_dataset(probe.name, Path(output), settings)
+    built = probe.build_dataset(probe.name, Path(output), settings)
+    from unqover.hub.identity import stamp_identity
+
+    stamp_identity(built.path, probe.rows_probe)
+    return built
 
 
 def plan_builds(

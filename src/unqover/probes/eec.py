@@ -39,6 +39,15 @@ class EECProbe(ProbeDefinition):
     """Beecher's emotion fill-in probe: masked and causal LMs score every choice sentence."""
 
     name = NAME
+    legacy_card_names = ("EEC emotion fill-in probe",)  # the title unqover.hub.eec_dataset gives the card
+
+    def recognises_columns(self, names: Sequence[str]) -> bool:
+        """The emotion questions' or the person questions' columns (both configs of this probe's dataset)."""
+        from unqover.probes.eec_person_rows import QUESTION_COLUMNS as PERSON_COLUMNS
+        from unqover.probes.eec_rows import QUESTION_COLUMNS
+
+        return set(QUESTION_COLUMNS) <= set(names) or set(PERSON_COLUMNS) <= set(names)
+
     title = "EEC emotion fill-in"
     families = ("mlm", "causal", *BEECHER_FAMILIES)
     limit_meaning = "N persons per gender x race cell, all their questions"
@@ -359,6 +368,7 @@ class EECProbe(ProbeDefinition):
         return build_eec_dataset(
             output,
             name=name,
+            probe=self.name,
             csv=None if csv is None else Path(csv),
             configs=settings["configs"],
             overwrite=settings["overwrite"],

@@ -11,10 +11,12 @@ does and reproduces his statistic.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unqover.probes import options as parse
 from unqover.probes.base import Loaded, QuickRunSize, RunOptions, selection_suffix
+from unqover.probes.eec import NAME as EMOTION_PROBE
 from unqover.probes.eec import EECProbe
 from unqover.probes.options import Option
 
@@ -42,6 +44,15 @@ class EECPersonProbe(EECProbe):
     options = (_SHARED["--length-rule"], PERMUTATIONS, _SHARED["--scoring"])
     measure_options = (PERMUTATIONS,)
     datasets = ()  # its questions are a config of the emotion probe's dataset
+    legacy_card_names = ()  # its dataset is the emotion probe's
+
+    @property
+    def rows_probe(self) -> str:
+        return EMOTION_PROBE
+
+    def rebuild_command(self, folder: Path) -> str:
+        return f"unqover build-datasets {EMOTION_PROBE} --output {folder.parent} --overwrite"
+
     scored_config = "person_questions"
     dataset_options = ()
 

@@ -17,6 +17,7 @@ from unqover.measure.emotion_person import person_bias_inputs, person_task
 from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import RunOptions
 from unqover.probes.eec_rows import rank_answers
+from unqover.probes.identity import check_local_build
 from unqover.report.diagnostics import person_warnings
 
 #: The dataset folder and config the questions are read from (``unqover build-datasets eec-emotion``).
@@ -45,6 +46,7 @@ def load_person_questions(dataset: str | None, config: str | None, paper: bool) 
     if dataset:
         rows, source = load_rows(dataset, config), source_name(dataset)
     elif (local / "data" / config).is_dir():
+        check_local_build(DATASET, local)
         rows, source = load_rows(local, config), str(local.resolve())
     else:
         generated = "generated from the EEC templates (Beecher's spelling)"

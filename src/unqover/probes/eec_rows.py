@@ -20,6 +20,7 @@ from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     RunOptions,
 )
+from unqover.probes.identity import check_local_build
 from unqover.report.diagnostics import emotion_warnings
 
 QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")
@@ -66,6 +67,7 @@ def load_eec_questions(name: str, dataset: str | None, config: str | None = None
     if dataset:
         rows, source = load_rows(dataset, config), source_name(dataset)
     elif (local / "data" / config).is_dir():
+        check_local_build(name, local)
         rows, source = load_rows(local, config), str(local.resolve())
     else:
         rows, source = eec_questions(), "generated from the EEC templates (Beecher's spelling)"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition
+from unqover.probes.identity import check_local_build
 
 if TYPE_CHECKING:
     import numpy as np
@@ -187,6 +188,8 @@ def local_build(probe: ProbeDefinition, config: str = EXAMPLE_CONFIG) -> list[Pa
     for dataset in probe.datasets:
         found = sorted((DATASETS_ROOT / dataset / "data" / config).glob("*.parquet"))
         if found:
+            folder = DATASETS_ROOT / dataset
+            check_local_build(probe, folder)
             return found
     return []
 

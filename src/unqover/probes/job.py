@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import platform
 import re
@@ -35,7 +34,7 @@ from tqdm.auto import tqdm
 from unqover import __version__
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
-from unqover.generate.ids import parse_hex_ids
+from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
 from unqover.predictions import write_predictions
 from unqover.probe.placement import Placement, check_device
@@ -43,6 +42,7 @@ from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.probe.sampling import check_seed
 from unqover.probe.shard_files import holds_scores, in_use
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
+from unqover.probes.identity import check_rows_of
 from unqover.probes.result_identity import run_selection
 from unqover.report.format import fmt_count, fmt_duration
 
@@ -57,18 +57,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, folder: Path) -> None:
         super().__init__(str(folder))
         self.folder = folder
-
-
-def dataset_fingerprint(ids: pa.ChunkedArray | pa.Array) -> str:
-    """BLAKE2b of the row ids in order: the same rows give the same fingerprint on every machine."""
-    digest = hashlib.blake2b(digest_size=16)
-    keys = parse_hex_ids(ids)
-    if keys is not None:
-        digest.update(keys.astype("<u8").tobytes())
-    else:
-        for value in ids.to_pylist():
-            digest.update(value.encode() + b"\n")
-    return digest.hexdigest()
 
 
 def library_versions() -> dict:
@@ -264,6 +252,7 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     check_device(run.device)
     probe.check_config(run, settings)
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
+    check_rows_of(probe, run.dataset)  # another probe's rows
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)
 

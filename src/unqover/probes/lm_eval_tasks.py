@@ -16,6 +16,7 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.probes.identity import check_rows_of
 
 #: the config a causal LM scores (``unqover probe``'s choice for the family)
 CAUSAL_CONFIG = "qa"
@@ -98,7 +99,7 @@ def write_tasks(
     """Write the task folder of ``probe`` to ``output``; the sample task holds the quick run of ``size`` units
     (UnQover: groups; emotion: persons per gender × race cell; default the probe's quick-run size) drawn with
     ``seed``, as ``unqover probe --limit SIZE --seed SEED`` scores it."""
-    from unqover.probes.job import dataset_fingerprint
+    from unqover.generate.ids import dataset_fingerprint
 
     if probe.lm_eval_unfit:
         raise UnqoverError(f"the {probe.name} probe has no lm-eval tasks: {probe.lm_eval_unfit}")
@@ -106,6 +107,7 @@ def write_tasks(
     size = probe.quick_run.default if size is None else size
     if word_lists is not None and probe.lm_eval_kind != "subjects":
         raise UnqoverError(f"--word-lists applies to the UnQover probes, not {probe.name}")
+    check_rows_of(probe, dataset)
     record = {
         "probe": probe.name,
         "kind": probe.lm_eval_kind,
@@ -257,11 +259,17 @@ def _task_yaml(name: str, kind: str, probe: ProbeDefinition, metrics, sample: st
 
 def dataset_documents(record: dict):
     """The full task's documents of a task folder's record, refused if they are not the ones it was written for."""
-    from unqover.probes.job import dataset_fingerprint
+    from unqover.generate.ids import dataset_fingerprint
     from unqover.probes.registry import probe_of
 
+    probe = probe_of(record)
+    check_rows_of(
+        probe,
+        (record.get("dataset") or {}).get("source"),
+        "write the folder again with `unqover lm-eval-tasks` and a dataset of its rows",
+    )
     try:
-        documents, _ = _documents(probe_of(record), record)
+        documents, _ = _documents(probe, record)
     except UnqoverError as err:  # e.g. the dataset folder removed since the task folder was written
         raise UnqoverError(
             f"{err}; the task folder reads its documents from there: build the dataset there again, or write "

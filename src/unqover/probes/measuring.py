@@ -27,7 +27,8 @@ def measure_predictions(
     ``probe_file``) measures them against their dataset; results.json-like JSON goes to ``output`` (default:
     PREDICTIONS.bias.json). ``given``: the measure options as given (None where not), checked by the probe."""
     from unqover.predictions import read_provenance
-    from unqover.probes.registry import DEFAULT_PROBE, get_probe, probe_of
+    from unqover.probes.identity import check_rows_of, reader_of, rows_probe_of
+    from unqover.probes.registry import get_probe, probe_of, recorded_probe
 
     output = output or predictions.with_name(predictions.stem + ".bias.json")
     check_writable(output, folder=False)
@@ -37,14 +38,28 @@ def measure_predictions(
         run = replace(
             run, seed=seed if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0 else 0
         )
+    named = recorded_probe(recorded)
+    if not named and bias is None and probe_file is None:
+        # a file that records its dataset but no probe is its rows' probe's; a bare file's is the user's --bias
+        source = (recorded.get("dataset") or {}).get("source")
+        reader = reader_of(rows_probe_of(source)) if source else None
+        if reader is None:
+            raise UnqoverError(
+                f"{predictions} does not record which probe scored it: pass --bias NAME, the probe of its "
+                "dataset's rows (or --probe FILE.yaml)"
+            )
+        bias = reader.name
     if probe_file is not None:
         probe = get_probe(probe_file=probe_file)
     else:
-        probe = probe_of(recorded, default=bias or DEFAULT_PROBE)
+        probe = probe_of(recorded, default=bias)
         if bias is not None and probe.name != bias:
             raise UnqoverError(
                 f"{predictions} was written by the {probe.name} probe, not {bias}: leave out --bias {bias}"
             )
+    # the rows must be the probe's: a bare file's --bias is checked against them, a run's against --dataset
+    fix = f"give --dataset a dataset of {probe.name} rows" if named else None
+    check_rows_of(probe, run.dataset or (recorded.get("dataset") or {}).get("source"), fix)
     options = probe.check_measure_options(given or {}) | ({"split": split} if split else {})
     result, provenance = probe.measure_file(predictions, run, **options)
     # the probe that measured, whatever the file recorded (a file without provenance: --bias), and the file

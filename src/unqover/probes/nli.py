@@ -36,6 +36,13 @@ class NLIProbe(ProbeDefinition):
     """The NLI gender-occupation probe: NLI classifiers, S / ΔP / B with premise-cluster intervals."""
 
     name = NAME
+    legacy_card_names = ("NLI gender-occupation probes",)  # the title unqover.hub.nli_card gives the card
+
+    def recognises_columns(self, names: Sequence[str]) -> bool:
+        from unqover.probes.nli_rows import NLI_COLUMNS
+
+        return set(NLI_COLUMNS) <= set(names)
+
     title = "NLI gender-occupation"
     families = ("nli",)
     lm_eval_unfit = (
@@ -202,6 +209,7 @@ class NLIProbe(ProbeDefinition):
         return build_nli_dataset(
             output,
             name=name,
+            probe=self.name,
             sources=sources,
             labels=settings.get("labels") or "paper",
             configs=settings["configs"],

@@ -17,6 +17,7 @@ from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     RunOptions,
 )
+from unqover.probes.identity import check_local_build
 from unqover.report.diagnostics import nli_warnings
 
 NLI_COLUMNS = (
@@ -67,6 +68,7 @@ def load_nli_rows(name: str, dataset: str | None, config: str) -> tuple[pa.Table
     if dataset:
         rows, source = load_rows(dataset, config), source_name(dataset)
     elif (Path("datasets/unqover") / name / "data" / config).is_dir():
+        check_local_build(name, Path("datasets/unqover") / name)
         source = source_name(Path("datasets/unqover") / name)
         rows = load_rows(source, config)
     elif config == "synthetic":

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.probes.base import ProbeDefinition
+from unqover.probes.base import REGISTERED, ProbeDefinition
 from unqover.probes.custom import CustomProbe
 from unqover.probes.eec import EECProbe
 from unqover.probes.eec_person import EECPersonProbe
@@ -19,18 +19,22 @@ from unqover.probes.nli import NLIProbe
 from unqover.probes.unqover import UnqoverProbe
 from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
 
-PROBES: dict[str, ProbeDefinition] = {
-    probe.name: probe
-    for probe in (
-        UnqoverProbe("gender", "UnQover gender-occupation", GENDER, space_default=400),
-        UnqoverProbe("nationality", "UnQover nationality", NATIONALITY),  # μ and η need ~28,300 groups
-        UnqoverProbe("ethnicity", "UnQover ethnicity", ETHNICITY, space_default=2000),
-        UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500),
-        NLIProbe(),
-        EECProbe(),
-        EECPersonProbe(),
-    )
-}
+#: the same dict as ``unqover.probes.base.REGISTERED`` (what the modules below the registry see)
+PROBES: dict[str, ProbeDefinition] = REGISTERED
+PROBES.update(
+    {
+        probe.name: probe
+        for probe in (
+            UnqoverProbe("gender", "UnQover gender-occupation", GENDER, space_default=400),
+            UnqoverProbe("nationality", "UnQover nationality", NATIONALITY),  # μ and η need ~28,300 groups
+            UnqoverProbe("ethnicity", "UnQover ethnicity", ETHNICITY, space_default=2000),
+            UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500),
+            NLIProbe(),
+            EECProbe(),
+            EECPersonProbe(),
+        )
+    }
+)
 #: the probe ``unqover measure`` assumes for a predictions file that names none (files of early versions)
 DEFAULT_PROBE = "gender"
 
@@ -77,6 +81,17 @@ def get_probe(name: str | None = None, probe_file: str | Path | None = None) -> 
             f"unknown probe {name!r}; choose from {', '.join(PROBES)} or pass --probe FILE.yaml"
         )
     return PROBES[name]
+
+
+def recorded_probe(record: Mapping) -> str | None:
+    """The probe a results.json or a predictions file's provenance names (its ``probe``, its dataset's ``bias``
+    or a custom probe's file), or None: a bare file, or one of a version that recorded none."""
+    provenance = record.get("provenance", record)
+    dataset = provenance.get("dataset") or {}
+    generator = dataset.get("generator") or {}
+    return (
+        record.get("probe") or provenance.get("probe") or dataset.get("bias") or generator.get("probe_file")
+    )
 
 
 def probe_of(record: Mapping, default: str | None = None) -> ProbeDefinition:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from unqover.errors import UnqoverError
+
 
 @dataclass(frozen=True)
 class WrittenSample:
@@ -19,6 +21,7 @@ class WrittenSample:
     rows: int
     groups: int
     of: int
+    probe: str | None = None  # the probe whose rows they are, as the dataset records it
 
 
 def write_sample(
@@ -40,12 +43,32 @@ def write_sample(
     from unqover.probes.unqover_rows import ROW_COLUMNS
 
     check_writable(output, folder=False)
+    probe = sampled_probe(dataset)
     rows = load_rows(dataset, config, split, columns=ROW_COLUMNS)
     kept = select_groups(rows, limit=groups, sample=fraction, seed=seed)
     counts, total = describe_selection(kept), describe_selection(rows)
     about = {
+        **({"probe": probe} if probe else {}),
         "selection": {"design": DESIGN, "seed": seed, "groups": counts["groups"], "of": total["groups"]},
         "dataset": {"source": source_name(dataset), "config": config, "split": split},
     }
     write_predictions(output, kept.select(["id"]), about, schema=SAMPLE_IDS_SCHEMA)
-    return WrittenSample(output, counts["rows"], counts["groups"], total["groups"])
+    return WrittenSample(output, counts["rows"], counts["groups"], total["groups"], probe)
+
+
+def sampled_probe(dataset: str) -> str | None:
+    """The probe whose rows ``dataset`` holds, refused unless its rows are drawn in groups (an UnQover bias class
+    or a custom probe); None for a Hub dataset whose card does not say."""
+    from unqover.probes.base import REGISTERED
+    from unqover.probes.identity import known_rows_probe
+    from unqover.probes.unqover import UnqoverProbe
+
+    found = known_rows_probe(dataset)
+    reader = REGISTERED.get(found) if found else None
+    if reader is not None and not isinstance(reader, UnqoverProbe):
+        unqover = [name for name, probe in REGISTERED.items() if isinstance(probe, UnqoverProbe)]
+        raise UnqoverError(
+            f"{dataset} holds rows of the {found} probe: `unqover sample` draws groups of the rows of "
+            f"{', '.join(unqover)} or a custom probe"
+        )
+    return found

@@ -118,6 +118,8 @@ class UnqoverProbe(ProbeDefinition):
     ) -> None:
         self.name, self.title, self.card = name, title, card
         self.datasets = (name,)
+        # the title unqover.hub.card gives the card
+        self.legacy_card_names = (f"UnQover {card.title} probes",) if card is not None else ()
         # μ and η need about 5 sampled values per γ(x, a) cell (unqover.measure.sampled): the default groups
         self.quick_run = QuickRunSize("groups", space_default, 2000, 4, "4 inputs each")
 
@@ -184,6 +186,7 @@ class UnqoverProbe(ProbeDefinition):
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         """The whole dataset and where it came from."""
         from unqover.hub.load import load_rows, source_name
+        from unqover.probes.identity import check_local_build
 
         if run.dataset:
             return load_rows(run.dataset, config), {
@@ -195,6 +198,7 @@ class UnqoverProbe(ProbeDefinition):
             return self._generated(settings["word_lists"], config)
         local = Path("datasets/unqover") / self.name
         if (local / "data" / config).is_dir():
+            check_local_build(self, local)
             return load_rows(local, config), {
                 "source": str(local.resolve()),
                 "config": config,
