@@ -181,12 +181,12 @@ class ProbeDefinition:
     #: sentence is likelier)
     lm_eval_kind: str | None = None
     #: the card titles (``pretty_name``) of its datasets as versions before the ``unqover:`` card entry wrote
-    #: them: how such a folder is recognised (``unqover.probes.identity``)
+    #: them: how such a folder is recognised (``unqover.probes.row_identity``)
     legacy_card_names: tuple[str, ...] = ()
 
     @property
     def rows_probe(self) -> str:
-        """The probe whose datasets hold this probe's rows (a dataset records it; ``unqover.probes.identity``
+        """The probe whose datasets hold this probe's rows (a dataset records it; ``unqover.probes.row_identity``
         refuses rows of another): its own name unless it reads another probe's dataset."""
         return self.name
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import RunOptions
-from unqover.probes.identity import custom_card_name
+from unqover.probes.row_identity import custom_card_name
 from unqover.probes.unqover import UnqoverProbe
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from unqover.measure.emotion_person import person_bias_inputs, person_task
 from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import RunOptions
 from unqover.probes.eec_rows import rank_answers
-from unqover.probes.identity import check_local_build
+from unqover.probes.row_identity import check_local_build
 from unqover.report.diagnostics import person_warnings
 
 #: The dataset folder and config the questions are read from (``unqover build-datasets eec-emotion``).

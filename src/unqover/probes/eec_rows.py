@@ -20,7 +20,7 @@ from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     RunOptions,
 )
-from unqover.probes.identity import check_local_build
+from unqover.probes.row_identity import check_local_build
 from unqover.report.diagnostics import emotion_warnings
 
 QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")

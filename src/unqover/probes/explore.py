@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition
-from unqover.probes.identity import check_local_build
+from unqover.probes.row_identity import check_local_build
 
 if TYPE_CHECKING:
     import numpy as np

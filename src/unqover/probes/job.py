@@ -42,8 +42,8 @@ from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.probe.sampling import check_seed
 from unqover.probe.shard_files import holds_scores, in_use
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
-from unqover.probes.identity import check_rows_of
 from unqover.probes.result_identity import run_selection
+from unqover.probes.row_identity import check_rows_of
 from unqover.report.format import fmt_count, fmt_duration
 
 #: A run of this many rows on the CPU says how long it will take (the full gender set, 5,488,000 rows, takes

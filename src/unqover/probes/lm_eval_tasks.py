@@ -16,7 +16,7 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.probes.base import ProbeDefinition, RunOptions
-from unqover.probes.identity import check_rows_of
+from unqover.probes.row_identity import check_rows_of
 
 #: the config a causal LM scores (``unqover probe``'s choice for the family)
 CAUSAL_CONFIG = "qa"

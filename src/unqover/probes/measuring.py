@@ -27,8 +27,8 @@ def measure_predictions(
     ``probe_file``) measures them against their dataset; results.json-like JSON goes to ``output`` (default:
     PREDICTIONS.bias.json). ``given``: the measure options as given (None where not), checked by the probe."""
     from unqover.predictions import read_provenance
-    from unqover.probes.identity import check_rows_of, reader_of, rows_probe_of
     from unqover.probes.registry import get_probe, probe_of, recorded_probe
+    from unqover.probes.row_identity import check_rows_of, reader_of, rows_probe_of
 
     output = output or predictions.with_name(predictions.stem + ".bias.json")
     check_writable(output, folder=False)

@@ -17,7 +17,7 @@ from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     RunOptions,
 )
-from unqover.probes.identity import check_local_build
+from unqover.probes.row_identity import check_local_build
 from unqover.report.diagnostics import nli_warnings
 
 NLI_COLUMNS = (

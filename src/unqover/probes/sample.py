@@ -60,7 +60,7 @@ def sampled_probe(dataset: str) -> str | None:
     """The probe whose rows ``dataset`` holds, refused unless its rows are drawn in groups (an UnQover bias class
     or a custom probe); None for a Hub dataset whose card does not say."""
     from unqover.probes.base import REGISTERED
-    from unqover.probes.identity import known_rows_probe
+    from unqover.probes.row_identity import known_rows_probe
     from unqover.probes.unqover import UnqoverProbe
 
     found = known_rows_probe(dataset)

@@ -186,7 +186,7 @@ class UnqoverProbe(ProbeDefinition):
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         """The whole dataset and where it came from."""
         from unqover.hub.load import load_rows, source_name
-        from unqover.probes.identity import check_local_build
+        from unqover.probes.row_identity import check_local_build
 
         if run.dataset:
             return load_rows(run.dataset, config), {
