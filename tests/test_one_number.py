@@ -8,7 +8,12 @@ every surface.
 
 from __future__ import annotations
 
+import contextlib
+import html
+import io
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import evaluate
@@ -16,11 +21,18 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import tiny_models
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
 from unqover.predictions import write_predictions
 from unqover.probe.sampling import DESIGN, select_groups
+from unqover.probes.base import ProbeDefinition
+from unqover.probes.multi import summary_markdown, summary_text
+from unqover.probes.publish_results import run_results
+from unqover.probes.registry import PROBES
 from unqover.probes.unqover_rows import ROW_COLUMNS
+from unqover.report.format import MISSING, fmt_estimate, fmt_interval, number
+from unqover.space.live import web_text
 
 MODULES = Path(__file__).resolve().parents[1] / "metrics"
 
@@ -90,3 +102,247 @@ def test_the_module_population_needs_the_ids(religion_rows, religion_sample):
         module.compute(
             predictions=[[0.5, 0.5]] * kept.num_rows, references=references, population=religion_rows
         )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# generated over the registry: every probe's quick run, each headline number read off every surface
+
+#: a tiny model for each model family a probe may take, in the order tried (the first family a probe takes)
+BUILDERS = {
+    "qa": tiny_models.bert_qa,
+    "nli": lambda folder, texts: tiny_models.bert_nli(
+        folder, texts, ["entailment", "neutral", "contradiction"]
+    ),
+    "causal": tiny_models.gpt2,
+    "mlm": tiny_models.bert_mlm,
+}
+RESAMPLES = "20"
+MODEL_REPO = "someone/tiny-model"
+
+
+def family_of(probe) -> str:
+    return next(family for family in BUILDERS if family in probe.families)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, upstream_word_lists_path):
+    """family -> a tiny local model, built on first use; the vocabulary is every word of the word lists (other words
+    split into letters)."""
+    texts = [
+        p.read_text(encoding="utf-8") for p in sorted(upstream_word_lists_path.rglob("*")) if p.is_file()
+    ]
+    root, built = tmp_path_factory.mktemp("models"), {}
+
+    def model(family: str) -> Path:
+        if family not in built:
+            built[family] = BUILDERS[family](root / family, texts)
+        return built[family]
+
+    return model
+
+
+@dataclass
+class Run:
+    """A probe's quick run: its folder, results.json and what the command printed."""
+
+    probe: ProbeDefinition
+    folder: Path
+    results: dict
+    printed: str
+
+
+@pytest.fixture(scope="module")
+def quick_runs(models, upstream_word_lists_path, tmp_path_factory):
+    """probe name -> its quick run (``unqover probe MODEL --bias NAME --limit N``), run on first use."""
+    root, done = tmp_path_factory.mktemp("runs"), {}
+
+    def run(name: str) -> Run:
+        if name not in done:
+            probe = PROBES[name]
+            limit = 100 if "word_lists" in probe.settings else probe.quick_run.default
+            args = ["probe", str(models(family_of(probe))), "--bias", name, "--limit", str(limit),
+                    "--resamples", RESAMPLES, "--quiet", "--device", "cpu", "--output", str(root / name)]  # fmt: skip
+            if "word_lists" in probe.settings:
+                args += ["--word-lists", str(upstream_word_lists_path)]
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                assert main(args) == 0
+            results = json.loads((root / name / "results.json").read_text(encoding="utf-8"))
+            done[name] = Run(probe, root / name, results, printed.getvalue())
+        return done[name]
+
+    return run
+
+
+def readable(text: str) -> str:
+    """Text as a reader sees it: no HTML tags or entities, no Markdown escapes, single spaces."""
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    return " ".join(re.sub(r"\\(.)", r"\1", text).split())
+
+
+def numbers(probe: ProbeDefinition, results: dict) -> dict[str, tuple]:
+    """name -> (value, interval, words): the headline numbers of a results dict and the words every surface shows."""
+    words = probe.headline_text(results)
+    return {
+        name: (value, interval, words[name]) for name, (value, interval) in probe.headline(results).items()
+    }
+
+
+def inside(value, interval) -> bool:
+    return number(value) is not None and interval is not None and interval[0] <= value <= interval[1]
+
+
+def assert_shown(surface: str, text: str, shown: dict[str, tuple]) -> None:
+    """Every headline number appears on the surface in its words, and no value printed there sits beside an
+    interval that does not hold it."""
+    seen = readable(text)
+    for name, (_, _, words) in shown.items():
+        assert readable(words) in seen, f"{surface}: {name} should read {words!r}"
+    assert outside(seen) == [], surface
+
+
+NUMBER = r"[+\-−]?\d+(?:\.\d+)?(?:e[+\-]?\d+)?%?"
+BESIDE = re.compile(rf"(?<![\w.\[,])({NUMBER}) \[({NUMBER}), ({NUMBER})\]")
+
+
+def _float(text: str) -> tuple[float, float]:
+    """A printed number and half a unit of its last digit."""
+    text = text.replace("−", "-").rstrip("%")
+    mantissa = text.split("e")[0]
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    scale = 10 ** int(text.split("e")[1]) if "e" in text else 1
+    return float(text), 0.5 * 10**-decimals * scale
+
+
+def outside(text: str) -> list[str]:
+    """Every ``value [low, high]`` printed in ``text`` whose value lies outside its interval (at the printed
+    precision)."""
+    found = []
+    for match in BESIDE.finditer(readable(text)):
+        (value, tol), (low, tol_low), (high, tol_high) = (_float(g) for g in match.groups())
+        if not low - tol - tol_low <= value <= high + tol + tol_high:
+            found.append(match.group(0))
+    return found
+
+
+PROBE_NAMES = list(PROBES)
+#: a quick run of each probe (the UnQover ones generate their whole dataset first: up to ~20 s each)
+slow = pytest.mark.slow
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_a_value_beside_an_interval_lies_inside_it_or_the_words_say_which_value_it_is_for(quick_runs, name):
+    run = quick_runs(name)
+    shown = numbers(run.probe, run.results)
+    assert shown and any(number(value) is not None for value, _, _ in shown.values())
+    declined = run.results["result"].get("declined") or {}
+    for key, (value, interval, words) in shown.items():
+        assert outside(words) == [], key
+        if number(value) is not None and fmt_interval(interval) != MISSING and not inside(value, interval):
+            # the interval is for another value: the words say which
+            assert fmt_estimate(value, interval) not in words and ":" in words, (key, words)
+        if isinstance(declined, dict) and key in declined:
+            assert "declined" in words, (key, words)
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_the_terminal_and_the_reports_show_each_number_in_its_words(quick_runs, name):
+    run = quick_runs(name)
+    shown = numbers(run.probe, run.results)
+    assert_shown("the printed summary", run.printed, shown)
+    for report in ("report.md", "report.html"):
+        assert_shown(report, (run.folder / report).read_text(encoding="utf-8"), shown)
+    reports = run.probe.reports(run.results)  # the files are what the definition writes
+    assert reports["report.md"] == (run.folder / "report.md").read_text(encoding="utf-8")
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_the_summary_of_several_probes_shows_each_number_in_its_words(quick_runs, name):
+    run = quick_runs(name)
+    shown = numbers(run.probe, run.results)
+    cells = {name: run.probe.headline_text(run.results)}  # what run_probes passes
+    assert_shown("summary.md", summary_markdown("a model", cells, {name: run.folder}), shown)
+    assert_shown(
+        "the printed summary of several probes", summary_text("a model", cells, {name: run.folder}), shown
+    )
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_unqover_measure_gives_the_runs_numbers(quick_runs, name, tmp_path):
+    run = quick_runs(name)
+    output = tmp_path / "measured.json"
+    predictions = run.folder / "predictions.parquet"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["measure", str(predictions), "--resamples", RESAMPLES, "--output", str(output)]) == 0
+    measured = json.loads(output.read_text(encoding="utf-8"))
+    assert plain(numbers(run.probe, measured)) == plain(numbers(run.probe, run.results))
+    assert_shown("`unqover measure`", printed.getvalue(), numbers(run.probe, run.results))
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_the_space_shows_each_number_in_its_words(quick_runs, name):
+    from unqover.space import render
+
+    run = quick_runs(name)
+    shown = numbers(run.probe, run.results)
+    headline, _, _ = render.view(run.results)
+    assert_shown("the Space's run view", headline, {k: (v, i, web_text(w)) for k, (v, i, w) in shown.items()})
+    check_runs_table(run.probe, run.results, shown)
+
+
+def check_runs_table(probe: ProbeDefinition, results: dict, shown: dict[str, tuple]) -> None:
+    """The Space's table of runs: each number its probe puts there is a headline value, an interval's end or the
+    estimate an interval is for, and a value lies inside the interval beside it."""
+    from unqover.space.results import runs_table
+
+    row = runs_table({"run": results}).iloc[0].to_dict()
+    own = probe.table_row(results)
+    result = results["result"]
+    known = {number(v) for v, _, _ in shown.values()} | {
+        number(x) for _, i, _ in shown.values() for x in i or ()
+    }
+    known |= {number(v) for v in (result.get("interval_estimates") or {}).values()}
+    for column, value in own.items():
+        if isinstance(value, float) and number(value) is not None:
+            assert row[column] == value and value in known, column
+    lows = [c for c in own if c.endswith(" low")]
+    for low in lows:  # "μ low", "μ high" bound the column the table names as the interval's estimate
+        base = low.removesuffix(" low")
+        high, estimate = (
+            row[f"{base} high"],
+            next((row[c] for c in own if c.startswith(f"{base}: ")), row[base]),
+        )
+        if number(row[low]) is not None:
+            assert row[low] <= estimate <= high, (low, row)
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_published_results_carry_each_number_and_its_words(quick_runs, name):
+    run = quick_runs(name)
+    check_published(run.probe, run.folder, numbers(run.probe, run.results))
+
+
+def check_published(probe: ProbeDefinition, run: Path, shown: dict[str, tuple]) -> None:
+    """`publish-results`: each number's value as it is; its interval in the notes, with the words where it is for
+    another value; a number not published says why in its words."""
+    entries, skipped = run_results(run, MODEL_REPO, dataset_id=f"unqover/{probe.name}")
+    published = {entry.metric: entry for entry in entries}
+    for key, (value, interval, words) in shown.items():
+        if number(value) is None:
+            [line] = [line for line in skipped if f": {key} is " in line]
+            assert "declined" not in words or f"({words})" in line, line
+            continue
+        entry = published[key]
+        assert entry.value == value
+        assert outside(entry.notes) == [], entry.notes
+        if interval is not None and fmt_interval(interval) != MISSING:
+            assert fmt_interval(interval) in entry.notes
+            if not inside(value, interval):
+                assert f"as reported: {words}" in entry.notes, (key, entry.notes)

@@ -296,6 +296,17 @@ class ProbeDefinition:
         """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""
         raise NotImplementedError
 
+    def headline_text(self, results: dict) -> dict[str, str]:
+        """Each number of :meth:`headline` in the words every surface shows it with (the terminal, the reports, the
+        summary of several probes, the Space, published notes): the value beside its interval
+        (``0.2280 [0.2010, 0.2550]``), or words saying which value the interval is for, or why a value is declined.
+        The default prints the value beside its interval."""
+        from unqover.report.format import fmt_estimate
+
+        return {
+            name: fmt_estimate(value, interval) for name, (value, interval) in self.headline(results).items()
+        }
+
     def compare(
         self, a: dict, b: dict, names: tuple[str, str], paths: tuple[Path, Path] | None = None, top: int = 10
     ) -> Comparison:

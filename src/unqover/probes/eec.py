@@ -263,6 +263,12 @@ class EECProbe(ProbeDefinition):
             out[f"{name}: Cramér's V"] = (test.get("cramers_v"), test.get("cramers_v_interval"))
         return out
 
+    def headline_text(self, results: dict) -> dict[str, str]:
+        """As the reports print them (:func:`unqover.report.eec.headline_words`)."""
+        from unqover.report.eec import headline_words
+
+        return headline_words(results["result"], self.headline(results))
+
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked
         and measured with the run's scoring mode and length rule (as its provenance records them)."""

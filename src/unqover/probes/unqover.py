@@ -323,6 +323,16 @@ class UnqoverProbe(ProbeDefinition):
         names = ("mu", "eta", "positional_error", "attributive_error")
         return {name: (result.get(name), intervals.get(name)) for name in names}
 
+    def headline_text(self, results: dict) -> dict[str, str]:
+        """As the reports print them (:func:`unqover.report.markdown.fmt_headline`): a quick run's estimate beside
+        its interval; a full run's value over all groups, then the interval beside its own (bias-corrected)
+        estimate; a declined value with the reason."""
+        from unqover.report.markdown import headline, split_results
+
+        result, _ = split_results(results)
+        texts = {row["key"]: row["text"] for row in headline(result)}
+        return {name: texts[name] for name in self.headline(results)}
+
     def compare(
         self, a: dict, b: dict, names: tuple[str, str], paths: tuple[Path, Path] | None = None, top: int = 10
     ) -> Comparison:
