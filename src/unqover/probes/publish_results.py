@@ -25,7 +25,7 @@ from unqover.hub.publish.common import CARD, validate_repo_id
 from unqover.probes.lm_eval_tasks import task_names
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
-from unqover.report.format import fmt_interval, fmt_level
+from unqover.report.format import fmt_estimate, fmt_interval, fmt_level
 
 HUB = "https://huggingface.co"
 
@@ -90,11 +90,23 @@ def _check_model(provenance: Mapping, model_repo: str, where: str) -> None:
         )
 
 
-def _notes(metric: str, interval: object, confidence: object, dataset: Mapping, selection: object) -> str:
+def _notes(
+    metric: str,
+    value: float,
+    interval: object,
+    confidence: object,
+    dataset: Mapping,
+    selection: object,
+    words: str = "",
+) -> str:
+    """The notes of one number: its interval, and where the interval is for another value than the one published
+    (a full UnQover run's, for its bias-corrected estimate), the words every surface shows it with."""
     parts = [metric]
     if fmt_interval(interval) != fmt_interval(None):
         level = fmt_level(confidence)
         parts.append(f"{level + ' ' if level else ''}interval {fmt_interval(interval)}")
+        if fmt_interval(interval) in words and fmt_estimate(value, interval) not in words:
+            parts.append(f"the interval is for another estimate than this value, as reported: {words}")
     config, split = dataset.get("config"), dataset.get("split")
     if config or split:
         parts.append(", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v))
@@ -118,6 +130,7 @@ def run_results(
     probe = results_probe(results)
     headline = probe.headline(results)
     check_numbers(headline, where)
+    words = probe.headline_text(results)
     provenance = results.get("provenance") or {}
     _check_model(provenance, model_repo, where)
     recorded = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
@@ -131,8 +144,11 @@ def run_results(
     entries, skipped = [], []
     for metric, (value, interval) in headline.items():
         if value is None or not math.isfinite(value):
+            said = words.get(metric, "")
             skipped.append(
-                f"{where}: {metric} is {'missing' if value is None else 'not finite'}; not published"
+                f"{where}: {metric} is {'missing' if value is None else 'not finite'}"
+                + (f" ({said})" if "declined" in said else "")
+                + "; not published"
             )
             continue
         entries.append(
@@ -144,7 +160,15 @@ def run_results(
                 date=date,
                 source_url=source_url or f"{HUB}/datasets/{hub_id}",
                 source_name=f"unqover {__version__}, {probe.title}",
-                notes=_notes(metric, interval, confidence, dataset_of(provenance), selection),
+                notes=_notes(
+                    metric,
+                    value,
+                    interval,
+                    confidence,
+                    dataset_of(provenance),
+                    selection,
+                    words.get(metric, ""),
+                ),
             )
         )
     if not entries:
