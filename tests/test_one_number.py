@@ -23,14 +23,15 @@ import pytest
 
 import tiny_models
 from unqover.cli import main
+from unqover.generate.ids import match_ids
 from unqover.generate.unqover import make_plan
-from unqover.predictions import write_predictions
+from unqover.predictions import read_predictions, write_predictions
 from unqover.probe.sampling import DESIGN, select_groups
-from unqover.probes.base import ProbeDefinition
+from unqover.probes.base import ProbeDefinition, RunOptions
 from unqover.probes.multi import summary_markdown, summary_text
 from unqover.probes.publish_results import run_results
 from unqover.probes.registry import PROBES
-from unqover.probes.unqover_rows import ROW_COLUMNS
+from unqover.probes.unqover_rows import ROW_COLUMNS, measure_scores
 from unqover.report.format import MISSING, fmt_estimate, fmt_interval, number
 from unqover.space.live import web_text
 
@@ -346,3 +347,74 @@ def check_published(probe: ProbeDefinition, run: Path, shown: dict[str, tuple]) 
             assert fmt_interval(interval) in entry.notes
             if not inside(value, interval):
                 assert f"as reported: {words}" in entry.notes, (key, entry.notes)
+
+
+def rows_and_scores(run: Run) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The whole dataset a run records, its scored rows (in the order of its predictions) and the predictions."""
+    population, *_ = run.probe.recorded_rows(run.results["provenance"]["dataset"], RunOptions())
+    scores, _ = read_predictions(run.folder / "predictions.parquet")
+    rows = population.take(pa.array(match_ids(scores["id"], population["id"])))
+    return population, rows, scores
+
+
+def module_of(run: Run):
+    """The run's probe's evaluate module, or a skip where this test builds no inputs for it."""
+    name = run.probe.evaluate_module
+    if name is None:
+        pytest.skip(f"the {run.probe.name} probe has no evaluate module")
+    if name != "unqover_bias":
+        pytest.skip(f"this test builds the inputs of unqover_bias only, not of {name}")
+    return evaluate.load(str(MODULES / name))
+
+
+def pairs(scores: pa.Table) -> list[list[float]]:
+    return np.stack([scores["score_1"].to_numpy(), scores["score_2"].to_numpy()], axis=1).tolist()
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_the_evaluate_module_gives_the_runs_numbers(quick_runs, name):
+    run = quick_runs(name)
+    module = module_of(run)
+    population, rows, scores = rows_and_scores(run)
+    got = module.compute(
+        predictions=pairs(scores), references=rows.to_pylist(), population=population, seed=0, n_resamples=20
+    )
+    assert plain(numbers(run.probe, {"result": got})) == plain(numbers(run.probe, run.results))
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
+    """The module without ``population`` measures the rows it is given as the whole set: the numbers of a full run
+    (the value over all groups; an interval for the value's bias-corrected estimate). Every surface shows each in
+    the words that say so: the terminal, the reports, the summary, the Space, the published notes."""
+    run = quick_runs(name)
+    module = module_of(run)
+    _, rows, scores = rows_and_scores(run)
+    got = module.compute(predictions=pairs(scores), references=rows.to_pylist(), n_resamples=20, seed=0)
+    provenance = {k: v for k, v in run.results["provenance"].items() if k != "selection"}
+    results = {"probe": name, "provenance": provenance, "result": got}
+    shown = numbers(run.probe, results)
+    assert "all groups" in shown["mu"][2]
+    for key, (value, interval, words) in shown.items():
+        assert outside(words) == [], key
+        if number(value) is not None and fmt_interval(interval) != MISSING and not inside(value, interval):
+            assert fmt_estimate(value, interval) not in words and ":" in words, (key, words)
+    measured = measure_scores(rows, scores, resamples=20, seed=0)  # what `unqover measure` prints from
+    assert plain(numbers(run.probe, {"result": measured.to_dict()})) == plain(shown)
+    assert_shown("the printed summary", run.probe.summary(measured), shown)
+    for report, text in run.probe.reports(results).items():
+        assert_shown(report, text, shown)
+    cells = {name: run.probe.headline_text(results)}
+    assert_shown("summary.md", summary_markdown("a model", cells, {name: tmp_path}), shown)
+    assert_shown(
+        "the printed summary of several probes", summary_text("a model", cells, {name: tmp_path}), shown
+    )
+    from unqover.space import render
+
+    headline, _, _ = render.view(results)
+    assert_shown("the Space's run view", headline, {k: (v, i, web_text(w)) for k, (v, i, w) in shown.items()})
+    check_runs_table(run.probe, results, shown)
+    (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    check_published(run.probe, tmp_path / "results.json", shown)

@@ -66,6 +66,7 @@ class EECProbe(ProbeDefinition):
     datasets = (NAME,)
     lm_eval_unfit = None
     lm_eval_kind = "sentences"
+    evaluate_module = "eec_emotion_bias"
     #: the config of the emotion dataset whose questions this probe scores
     scored_config = "questions"
     dataset_options = (

@@ -44,6 +44,7 @@ class NLIProbe(ProbeDefinition):
     )
     limit_meaning = "N rows per occupation, drawn at random within occupation x template strata"
     quick_run = QuickRunSize("rows per occupation", 10, 100, 80)
+    evaluate_module = "nli_gender_bias"
     options = (
         Option(
             "--label-map",

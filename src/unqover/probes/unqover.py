@@ -111,6 +111,7 @@ class UnqoverProbe(ProbeDefinition):
     built_by_default = True
     lm_eval_unfit = None
     lm_eval_kind = "subjects"
+    evaluate_module = "unqover_bias"
     table_columns = ("groups", "μ", INTERVAL_ESTIMATE, "μ low", "μ high", "η", "δ", "ε")
 
     def __init__(
