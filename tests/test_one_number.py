@@ -28,6 +28,7 @@ from unqover.generate.unqover import make_plan
 from unqover.predictions import read_predictions, write_predictions
 from unqover.probe.sampling import DESIGN, select_groups
 from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.probes.lm_eval_tasks import ESTIMATE, METRICS, metric_values
 from unqover.probes.multi import summary_markdown, summary_text
 from unqover.probes.publish_results import run_results
 from unqover.probes.registry import PROBES
@@ -150,6 +151,7 @@ class Run:
     folder: Path
     results: dict
     printed: str
+    rows: tuple | None = None  # (population, scored rows, predictions), see rows_and_scores
 
 
 @pytest.fixture(scope="module")
@@ -350,11 +352,14 @@ def check_published(probe: ProbeDefinition, run: Path, shown: dict[str, tuple]) 
 
 
 def rows_and_scores(run: Run) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The whole dataset a run records, its scored rows (in the order of its predictions) and the predictions."""
-    population, *_ = run.probe.recorded_rows(run.results["provenance"]["dataset"], RunOptions())
-    scores, _ = read_predictions(run.folder / "predictions.parquet")
-    rows = population.take(pa.array(match_ids(scores["id"], population["id"])))
-    return population, rows, scores
+    """The whole dataset a run records, its scored rows (in the order of its predictions) and the predictions
+    (loaded once per run)."""
+    if run.rows is None:
+        population, *_ = run.probe.recorded_rows(run.results["provenance"]["dataset"], RunOptions())
+        scores, _ = read_predictions(run.folder / "predictions.parquet")
+        rows = population.take(pa.array(match_ids(scores["id"], population["id"])))
+        run.rows = (population, rows, scores)
+    return run.rows
 
 
 def module_of(run: Run):
@@ -418,3 +423,58 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
     check_runs_table(run.probe, results, shown)
     (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
     check_published(run.probe, tmp_path / "results.json", shown)
+    if run.probe.lm_eval_kind == "subjects":  # the full task of these rows
+        check_lm_eval("subjects", lm_eval_subjects(rows, scores, run, None), shown, got)
+
+
+def lm_eval_subjects(
+    documents: pa.Table, scores: pa.Table, run: Run, selection: dict | None
+) -> dict[str, float]:
+    """What the lm-eval aggregations of an UnQover task give for these scores (as log-likelihoods of the
+    documents' two choices): the full task's without ``selection``, the sample task's with it."""
+    from unqover.probes import lm_eval_hooks
+
+    about = {"probe": run.probe.name, "dataset": run.results["provenance"]["dataset"], "lm_eval_task": "task"}
+    if selection is not None:
+        about["selection"] = selection
+    log_s = np.log(np.stack([scores["score_1"].to_numpy(), scores["score_2"].to_numpy()], axis=1))
+    log_likelihoods = dict(zip(scores["id"].to_pylist(), map(tuple, log_s.tolist()), strict=True))
+    return lm_eval_hooks._subject_metrics(documents, log_likelihoods, about, int(RESAMPLES))
+
+
+def check_lm_eval(kind: str, values: dict[str, float], shown: dict[str, tuple], result: dict) -> None:
+    """Each lm-eval metric is its headline number's value, interval end, or the value the interval is for; a value
+    outside its interval has a metric naming the value the interval is for."""
+    estimates = result.get("interval_estimates") or {}
+    said = {key for key, end in METRICS[kind].values() if end == ESTIMATE}
+    for metric, (key, end) in METRICS[kind].items():
+        value, interval, _ = shown[key]
+        if end is None:
+            expected = value
+        elif end == ESTIMATE:
+            expected = estimates.get(key, value) if interval else None
+        else:
+            expected = interval[end] if interval else None
+        if number(expected) is None:
+            assert np.isnan(values[metric]), metric
+        else:
+            assert values[metric] == pytest.approx(expected, rel=1e-9, abs=1e-12), metric
+    for key, (value, interval, _) in shown.items():
+        if number(value) is not None and interval is not None and not inside(value, interval):
+            assert key in said, key
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_the_lm_eval_aggregations_give_the_runs_numbers(quick_runs, name):
+    run = quick_runs(name)
+    kind = run.probe.lm_eval_kind
+    if kind is None or run.probe.lm_eval_unfit:
+        pytest.skip(f"the {name} probe has no lm-eval tasks")
+    shown = numbers(run.probe, run.results)
+    if kind == "subjects":
+        population, _, scores = rows_and_scores(run)
+        values = lm_eval_subjects(population, scores, run, run.results["provenance"]["selection"])
+    else:  # the aggregation's last step (its documents are sentences this test does not build)
+        values = metric_values(kind, run.probe.headline(run.results), {})
+    check_lm_eval(kind, values, shown, run.results["result"])
