@@ -33,7 +33,7 @@ from unqover.probes.multi import summary_markdown, summary_text
 from unqover.probes.publish_results import run_results
 from unqover.probes.registry import PROBES
 from unqover.probes.unqover_rows import ROW_COLUMNS, measure_scores
-from unqover.report.format import MISSING, fmt_estimate, fmt_interval, number
+from unqover.report.format import MISSING, fmt, fmt_declined, fmt_estimate, fmt_interval, number
 from unqover.space.live import web_text
 
 MODULES = Path(__file__).resolve().parents[1] / "metrics"
@@ -434,6 +434,9 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
     check_runs_table(run.probe, results, shown)
     (tmp_path / "results.json").write_text(json.dumps(results), encoding="utf-8")
     check_published(run.probe, tmp_path / "results.json", shown)
+    comparison = run.probe.compare(results, results, ("A", "B"))
+    assert_compared("compare (text)", comparison.text, run.probe, results)
+    assert_compared("compare (Markdown)", comparison.markdown, run.probe, results)
     if run.probe.lm_eval_kind == "subjects":  # the full task of these rows
         check_lm_eval("subjects", lm_eval_subjects(rows, scores, run, None), shown, got)
 
@@ -489,3 +492,31 @@ def test_the_lm_eval_aggregations_give_the_runs_numbers(quick_runs, name):
     else:  # the aggregation's last step (its documents are sentences this test does not build)
         values = metric_values(kind, run.probe.headline(run.results), {})
     check_lm_eval(kind, values, shown, run.results["result"])
+
+
+def assert_compared(surface: str, text: str, probe: ProbeDefinition, results: dict) -> None:
+    """Each number of a run in a comparison: in its words, or (a table with a column for the value and one for the
+    estimate its interval is for) the value and the interval beside its own estimate; a declined value with its
+    reason."""
+    seen = readable(text)
+    assert outside(seen) == [], surface
+    result = results["result"]
+    estimates, declined = result.get("interval_estimates") or {}, result.get("declined") or {}
+    for key, (value, interval, words) in numbers(probe, results).items():
+        if readable(words) in seen:
+            continue
+        if isinstance(declined, dict) and key in declined:
+            assert readable(fmt_declined(declined[key])) in seen, (surface, key)
+        else:
+            assert fmt(value) in seen, (surface, key)
+            assert readable(fmt_estimate(estimates.get(key, value), interval)) in seen, (surface, key)
+
+
+@slow
+@pytest.mark.parametrize("name", PROBE_NAMES)
+def test_compare_shows_each_runs_numbers(quick_runs, name):
+    """`unqover compare` of a run with itself (no shifts from predictions)."""
+    run = quick_runs(name)
+    comparison = run.probe.compare(run.results, run.results, ("A", "B"))
+    assert_compared("compare (text)", comparison.text, run.probe, run.results)
+    assert_compared("compare (Markdown)", comparison.markdown, run.probe, run.results)

@@ -335,7 +335,8 @@ class ProbeDefinition:
         warnings = (
             [] if prov_a.get("selection") == prov_b.get("selection") else ["the runs kept different rows"]
         )
-        text = compare_headlines(head_a, head_b, name_a, name_b, warnings)
+        words = (self.headline_text(a), self.headline_text(b))
+        text = compare_headlines(head_a, head_b, name_a, name_b, warnings, words)
         data = {
             "probe": prov_a.get("probe"),
             "names": [name_a, name_b],
