@@ -23,6 +23,7 @@ import pytest
 
 import tiny_models
 from unqover.cli import main
+from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.generate.unqover import make_plan
 from unqover.predictions import read_predictions, write_predictions
@@ -103,6 +104,14 @@ def test_the_module_population_needs_the_ids(religion_rows, religion_sample):
     with pytest.raises(ValueError, match=r"^with population, each reference needs its id"):
         module.compute(
             predictions=[[0.5, 0.5]] * kept.num_rows, references=references, population=religion_rows
+        )
+    with pytest.raises(
+        UnqoverError, match=r"^population: its rows need their `id` \(the dataset's id column\)$"
+    ):
+        module.compute(
+            predictions=[[0.5, 0.5]] * kept.num_rows,
+            references=kept.select(ROW_COLUMNS).to_pylist(),
+            population=religion_rows.drop_columns(["id"]),
         )
 
 
