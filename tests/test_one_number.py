@@ -19,6 +19,7 @@ from pathlib import Path
 import evaluate
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import tiny_models
@@ -371,39 +372,65 @@ def rows_and_scores(run: Run) -> tuple[pa.Table, pa.Table, pa.Table]:
     return run.rows
 
 
-def module_of(run: Run, names: tuple[str, ...] = ("unqover_bias", "nli_gender_bias")):
-    """The run's probe's evaluate module, or a skip where this test builds no inputs for it (``names``: those it
-    does)."""
+def module_of(run: Run, names: tuple[str, ...] = ("unqover_bias", "nli_gender_bias", "eec_emotion_bias")):
+    """The run's probe's evaluate module (in the config its rows need), or a skip where this test builds no inputs
+    for it (``names``: those it does)."""
     name = run.probe.evaluate_module
     if name is None:
         pytest.skip(f"the {run.probe.name} probe has no evaluate module")
     if name not in names:
         pytest.skip(f"this test builds the inputs of {', '.join(names)} only, not of {name}")
-    return evaluate.load(str(MODULES / name))
+    person = name == "eec_emotion_bias" and "choice_genders" in eec_questions(run)[0].column_names
+    return evaluate.load(str(MODULES / name), *(["person"] if person else []))
 
 
 def pairs(scores: pa.Table) -> list[list[float]]:
     return np.stack([scores["score_1"].to_numpy(), scores["score_2"].to_numpy()], axis=1).tolist()
 
 
+def eec_questions(run: Run) -> tuple[pa.Table, list[dict]]:
+    """An emotion or person run's questions (all of its dataset) and its ranked answers (answers.parquet)."""
+    questions, _ = run.probe.load_questions(None, run.results["provenance"]["dataset"]["config"], False)
+    return questions, pq.read_table(run.folder / "answers.parquet").to_pylist()
+
+
 def module_inputs(run: Run) -> dict:
     """The keywords of the run's module for the run's rows and scores (a sample: with its whole dataset)."""
+    result = run.results["result"]
     if run.probe.evaluate_module == "nli_gender_bias":
         from unqover.probes.nli_rows import load_nli_rows
 
         rows, _ = load_nli_rows(run.probe.name, None, run.results["provenance"]["dataset"]["config"])
         scores, _ = read_predictions(run.folder / "predictions.parquet")
         rows = rows.take(pa.array(match_ids(scores["id"], rows["id"])))
-        return {"predictions": pairs(scores), "references": rows.to_pylist()}
+        return {"predictions": pairs(scores), "references": rows.to_pylist(), "n_resamples": int(RESAMPLES)}
+    if run.probe.evaluate_module == "eec_emotion_bias":
+        questions, answers = eec_questions(run)
+        by_id = {row["id"]: row for row in questions.to_pylist()}
+        rows = [by_id[answer["question_id"]] for answer in answers]
+        options = {"n_permutations": (result.get("permutation") or {}).get("n_permutations")}
+        if "choice_genders" not in questions.column_names:  # the emotion questions: who asks, and ties
+            keys = ("gender", "race", "person_slot", "form")
+            rows = [
+                {k.removesuffix("_slot"): row[k] or None for k in keys} | {"tie": answer["tie"]}
+                for row, answer in zip(rows, answers, strict=True)
+            ]
+            options["n_bootstrap"] = (result.get("bootstrap") or {}).get("n_resamples")
+        return {"predictions": [a["answers"] for a in answers], "references": rows, **options}
     population, rows, scores = rows_and_scores(run)
-    return {"predictions": pairs(scores), "references": rows.to_pylist(), "population": population}
+    return {
+        "predictions": pairs(scores),
+        "references": rows.to_pylist(),
+        "population": population,
+        "n_resamples": int(RESAMPLES),
+    }
 
 
 @slow
 @pytest.mark.parametrize("name", PROBE_NAMES)
 def test_the_evaluate_module_gives_the_runs_numbers(quick_runs, name):
     run = quick_runs(name)
-    got = module_of(run).compute(**module_inputs(run), seed=0, n_resamples=int(RESAMPLES))
+    got = module_of(run).compute(**module_inputs(run), seed=0)
     expected = run.probe.headline(run.results)
     assert plain(run.probe.headline({"result": got})) == plain(expected)
 

@@ -175,7 +175,8 @@ class ProbeDefinition:
     #: how its lm-eval tasks ask: "subjects" (which subject answers a question) or "sentences" (which filled-in
     #: sentence is likelier)
     lm_eval_kind: str | None = None
-    #: the evaluate module (``metrics/<name>/``) that measures this probe's rows and scores, if one does
+    #: the evaluate module (``metrics/<name>/``) that measures this probe's rows and scores, if one does (a probe
+    #: may use one of its configs)
     evaluate_module: str | None = None
 
     @property
