@@ -105,7 +105,7 @@ def _notes(
     if fmt_interval(interval) != fmt_interval(None):
         level = fmt_level(confidence)
         parts.append(f"{level + ' ' if level else ''}interval {fmt_interval(interval)}")
-        if fmt_interval(interval) in words and fmt_estimate(value, interval) not in words:
+        if fmt_interval(interval) in words and words != fmt_estimate(value, interval):
             parts.append(f"the interval is for another estimate than this value, as reported: {words}")
     config, split = dataset.get("config"), dataset.get("split")
     if config or split:
