@@ -442,7 +442,12 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
     (the value over all groups; an interval for the value's bias-corrected estimate). Every surface shows each in
     the words that say so: the terminal, the reports, the summary, the Space, the published notes."""
     run = quick_runs(name)
-    module = module_of(run, ("unqover_bias",))
+    if run.probe.evaluate_module != "unqover_bias":
+        pytest.skip(
+            f"a whole set and a sample differ in meaning for unqover_bias only (a full run's interval is for the "
+            f"bias-corrected value); the {name} probe's numbers are checked on its quick run"
+        )
+    module = module_of(run)
     _, rows, scores = rows_and_scores(run)
     got = module.compute(predictions=pairs(scores), references=rows.to_pylist(), n_resamples=20, seed=0)
     provenance = {k: v for k, v in run.results["provenance"].items() if k != "selection"}
