@@ -27,10 +27,10 @@ from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.generate.unqover import make_plan
-from unqover.predictions import read_predictions, write_predictions
+from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions, write_predictions
 from unqover.probe.sampling import DESIGN, select_groups
 from unqover.probes.base import ProbeDefinition, RunOptions
-from unqover.probes.lm_eval_tasks import ESTIMATE, METRICS, metric_values
+from unqover.probes.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
 from unqover.probes.multi import summary_markdown, summary_text
 from unqover.probes.publish_results import run_results
 from unqover.probes.registry import PROBES
@@ -177,6 +177,8 @@ def quick_runs(models, upstream_word_lists_path, tmp_path_factory):
                     "--resamples", RESAMPLES, "--quiet", "--device", "cpu", "--output", str(root / name)]  # fmt: skip
             if "word_lists" in probe.settings:
                 args += ["--word-lists", str(upstream_word_lists_path)]
+            if "length_rule" in probe.settings:  # the rule lm-eval's sentence tasks measure with
+                args += ["--length-rule", SENTENCE_LENGTH_RULE]
             printed = io.StringIO()
             with contextlib.redirect_stdout(printed):
                 assert main(args) == 0
@@ -350,7 +352,7 @@ def check_published(probe: ProbeDefinition, run: Path, shown: dict[str, tuple]) 
     for key, (value, interval, words) in shown.items():
         if number(value) is None:
             [line] = [line for line in skipped if f": {key} is " in line]
-            assert "declined" not in words or f"({words})" in line, line
+            assert "declined" not in words or f"({words})" in line, line  # why it was declined
             continue
         entry = published[key]
         assert entry.value == value
@@ -521,7 +523,7 @@ def check_lm_eval(kind: str, values: dict[str, float], shown: dict[str, tuple], 
 
 @slow
 @pytest.mark.parametrize("name", PROBE_NAMES)
-def test_the_lm_eval_aggregations_give_the_runs_numbers(quick_runs, name):
+def test_the_lm_eval_aggregations_give_the_runs_numbers(quick_runs, name, tmp_path):
     run = quick_runs(name)
     kind = run.probe.lm_eval_kind
     if kind is None or run.probe.lm_eval_unfit:
@@ -530,9 +532,29 @@ def test_the_lm_eval_aggregations_give_the_runs_numbers(quick_runs, name):
     if kind == "subjects":
         population, _, scores = rows_and_scores(run)
         values = lm_eval_subjects(population, scores, run, run.results["provenance"]["selection"])
-    else:  # the aggregation's last step (its documents are sentences this test does not build)
-        values = metric_values(kind, run.probe.headline(run.results), {})
+    else:
+        values = lm_eval_sentences(run, tmp_path / "tasks")
     check_lm_eval(kind, values, shown, run.results["result"])
+
+
+def lm_eval_sentences(run: Run, tasks: Path) -> dict[str, float]:
+    """What the lm-eval aggregations of the run's sample task (``unqover lm-eval-tasks --groups LIMIT``: the
+    questions of the run) give for the run's sentence log-likelihoods."""
+    from unqover.probes import lm_eval_hooks
+
+    selection = run.results["provenance"]["selection"]
+    argv = ["lm-eval-tasks", "--bias", run.probe.name, "--groups", str(selection["limit"])]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*argv, "--seed", str(selection["seed"]), "--output", str(tasks)]) == 0
+    documents = lm_eval_hooks._documents(tasks.resolve(), True)
+    scores, _ = read_predictions(run.folder / "predictions.parquet", LM_EVAL_SENTENCE_SCHEMA)
+    by_sentence = dict(zip(scores["id"].to_pylist(), scores["log_likelihood"].to_pylist(), strict=True))
+    log_likelihoods = {
+        doc["id"]: tuple(by_sentence[sentence] for sentence in doc["sentence_ids"])
+        for doc in documents.to_pylist()
+    }
+    about = lm_eval_hooks.TaskFolder.read(tasks.resolve()).about(True)
+    return lm_eval_hooks._sentence_metrics(documents, log_likelihoods, about, int(RESAMPLES))
 
 
 def assert_compared(surface: str, text: str, probe: ProbeDefinition, results: dict) -> None:
