@@ -244,7 +244,7 @@ def test_probe_end_to_end(tmp_path, models, name, capsys):
     table = capsys.readouterr().out
     assert "| race: p-value |" in table and "| gender: Cramér's V |" in table
     v = results["result"]["tests"]["race"]["cramers_v"]
-    assert f"| race: Cramér's V | {v:.4f} | {v:.4f} | +0.0000 |" in table
+    assert f"| race: Cramér's V | {v:.4f}" in table and table.count(f"{v:.4f}") >= 2  # as the reports word it
 
 
 def test_probe_refuses_other_options(tmp_path, models, capsys):

@@ -41,7 +41,12 @@ Args:
     drop_incomplete (`bool`): measure the complete groups only instead of raising. Default False.
     n_resamples (`int`): bootstrap resamples for the intervals, 0 for none. Default 1000.
     confidence (`float`): interval level. Default 0.95.
-    seed (`int`): bootstrap seed. Default 0.
+    seed (`int`): bootstrap seed (a sample's: its seed, as `unqover measure` takes it). Default 0.
+    population (`list` of `dict`, `datasets.Dataset` or `pyarrow.Table`): when the references are a sample of the
+        groups of a dataset (a quick run's or `unqover sample`'s rows), the whole dataset's rows, each with its
+        `id` (the references then need their `id` too). The result then estimates the whole dataset's values with
+        intervals for them, or declines a value with its reason, exactly as `unqover measure` does. Without it,
+        the references are the whole set measured.
 Returns:
     positional_error, attributive_error, mean_score, mu, eta, mu_unit, subject_mu, subject_eta, num_groups,
     dropped_groups, position_consistency, intervals, bias_corrected, bootstrap, and the tables `gamma`
@@ -62,7 +67,7 @@ Examples:
 """
 
 REQUIRED = ("subject_1", "subject_2", "template_id", "attribute", "polarity")
-OPTIONAL = ("subject_1_cluster", "subject_2_cluster", "attribute_type")
+OPTIONAL = ("subject_1_cluster", "subject_2_cluster", "attribute_type", "id")
 REFERENCE_FEATURES = {
     "subject_1": datasets.Value("string"),
     "subject_2": datasets.Value("string"),
@@ -72,6 +77,7 @@ REFERENCE_FEATURES = {
     "subject_1_cluster": datasets.Value("string"),
     "subject_2_cluster": datasets.Value("string"),
     "attribute_type": datasets.Value("string"),
+    "id": datasets.Value("string"),
 }
 
 
@@ -89,6 +95,16 @@ def _normalize(references):
             raise ValueError(f"reference {i} lacks {missing}; each reference needs {list(REQUIRED)}")
         out.append({key: row[key] for key in REQUIRED} | {key: row.get(key) or "" for key in OPTIONAL})
     return out
+
+
+def sampled_result(population, ids, scores: np.ndarray, n_resamples: int, seed: int, **options):
+    """A sample's scores against the whole dataset ``population``, measured as `unqover measure` measures them."""
+    from unqover.probes.unqover_rows import sample_of_population
+
+    if ids.null_count:
+        raise ValueError("with population, each reference needs its id (the dataset's `id` column)")
+    table = pa.table({"id": ids, "score_1": scores[:, 0], "score_2": scores[:, 1]})
+    return sample_of_population(population, table, resamples=n_resamples, seed=seed, **options)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -120,6 +136,7 @@ class UnqoverBias(ReferenceRows, evaluate.Measurement):
         n_resamples=1000,
         confidence=0.95,
         seed=0,
+        population=None,
     ):
         scores = np.asarray(predictions, dtype=np.float64)
         rows = pa.Table.from_pylist(references)
@@ -128,6 +145,9 @@ class UnqoverBias(ReferenceRows, evaluate.Measurement):
             rows = rows.set_column(rows.schema.get_field_index(name), name, values)
         if rows["attribute_type"].null_count == rows.num_rows:
             rows = rows.drop_columns(["attribute_type"])
+        if population is not None:
+            options = {"mode": mode, "drop_incomplete": drop_incomplete, "confidence": confidence}
+            return sampled_result(population, rows["id"], scores, n_resamples, seed, **options).to_dict()
         result = unqover_bias(
             rows,
             scores[:, 0],

@@ -180,6 +180,9 @@ class ProbeDefinition:
     #: how its lm-eval tasks ask: "subjects" (which subject answers a question) or "sentences" (which filled-in
     #: sentence is likelier)
     lm_eval_kind: str | None = None
+    #: the evaluate module (``metrics/<name>/``) that measures this probe's rows and scores, if one does (a probe
+    #: may use one of its configs)
+    evaluate_module: str | None = None
     #: the card titles (``pretty_name``) of its datasets as versions before the ``unqover:`` card entry wrote
     #: them: how such a folder is recognised (``unqover.probes.row_identity``)
     legacy_card_names: tuple[str, ...] = ()
@@ -329,6 +332,17 @@ class ProbeDefinition:
         """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""
         raise NotImplementedError
 
+    def headline_text(self, results: dict) -> dict[str, str]:
+        """Each number of :meth:`headline` in the words every surface shows it with (the terminal, the reports, the
+        summary of several probes, the Space, published notes): the value beside its interval
+        (``0.2280 [0.2010, 0.2550]``), or words saying which value the interval is for, or why a value is declined.
+        The default prints the value beside its interval."""
+        from unqover.report.format import fmt_estimate
+
+        return {
+            name: fmt_estimate(value, interval) for name, (value, interval) in self.headline(results).items()
+        }
+
     def compare(
         self,
         a: dict,
@@ -362,7 +376,8 @@ class ProbeDefinition:
         warnings = (
             [] if prov_a.get("selection") == prov_b.get("selection") else ["the runs kept different rows"]
         )
-        text = compare_headlines(head_a, head_b, name_a, name_b, warnings)
+        words = (self.headline_text(a), self.headline_text(b))
+        text = compare_headlines(head_a, head_b, name_a, name_b, warnings, words)
         data = {
             "probe": prov_a.get("probe"),
             "names": [name_a, name_b],

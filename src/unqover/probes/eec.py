@@ -75,6 +75,7 @@ class EECProbe(ProbeDefinition):
     datasets = (NAME,)
     lm_eval_unfit = None
     lm_eval_kind = "sentences"
+    evaluate_module = "eec_emotion_bias"
     #: the config of the emotion dataset whose questions this probe scores
     scored_config = "questions"
     dataset_options = (
@@ -271,6 +272,12 @@ class EECProbe(ProbeDefinition):
             out[f"{name}: p-value"] = (test.get("p_value"), None)
             out[f"{name}: Cramér's V"] = (test.get("cramers_v"), test.get("cramers_v_interval"))
         return out
+
+    def headline_text(self, results: dict) -> dict[str, str]:
+        """As the reports print them (:func:`unqover.report.eec.headline_words`)."""
+        from unqover.report.eec import headline_words
+
+        return headline_words(results["result"], self.headline(results))
 
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked

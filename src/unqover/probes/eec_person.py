@@ -41,6 +41,7 @@ class EECPersonProbe(EECProbe):
     title = "EEC person fill-in"
     limit_meaning = "N questions per template x form, each with all its persons"
     quick_run = QuickRunSize("questions per template × form", 10, 20, 53, "all their persons")
+    evaluate_module = "eec_emotion_bias"  # its "person" config
     options = (_SHARED["--length-rule"], PERMUTATIONS, _SHARED["--scoring"])
     measure_options = (PERMUTATIONS,)
     datasets = ()  # its questions are a config of the emotion probe's dataset

@@ -11,7 +11,8 @@ lm-eval runs this installed package's code, not a copy:
 - ``load_docs``: the dataset's rows (the sample task: the seeded sample of ``unqover sample``), each with a
   ``unqover`` field recording the probe, dataset and selection, so that logged samples measure on their own.
 - ``process_results`` / aggregations: every document passes (id, log S₁, log S₂) to the aggregations, which run
-  this project's measure once on all of them and return μ, η, δ, ε and their interval bounds. lm-eval computes no
+  this project's measure once on all of them and return μ, η, δ, ε, their interval bounds and the value each
+  interval is for (``mu_interval_estimate``: a full task's bias-corrected μ). lm-eval computes no
   standard error of its own for these (only for its built-in aggregations); its per-document bootstrap would treat
   the rows of a group, and the groups of a subject, as independent.
 
@@ -39,7 +40,7 @@ from lm_eval.api.task import ConfigurableTask
 from unqover.errors import UnqoverError, first_line
 from unqover.probe.causal import prompt_text
 from unqover.probes.base import RunOptions
-from unqover.probes.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE
+from unqover.probes.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE, metric_values
 
 logger = logging.getLogger("unqover.lm_eval")
 
@@ -203,6 +204,7 @@ def _measured(items: tuple) -> dict[str, float]:
 def _subject_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:
     """μ, η, δ, ε and their interval bounds (``unqover.probes.unqover_rows.measure_predictions``)."""
     from unqover.predictions import subject_scores
+    from unqover.probes.registry import probe_of
     from unqover.probes.unqover_rows import measure_predictions
 
     scores = subject_scores(log_likelihoods)
@@ -211,12 +213,8 @@ def _subject_metrics(documents, log_likelihoods: dict, about: dict, resamples: i
         documents, scores, about, about["lm_eval_task"], resamples=resamples, seed=seed
     )
     data = result.to_dict()
-    values = {}
-    for metric, (name, end) in METRICS["subjects"].items():
-        interval = (data.get("intervals") or {}).get(name)
-        value = data.get(name) if end is None else (interval[end] if interval else None)
-        values[metric] = _number(value)
-    return values
+    headline = probe_of(about).headline({"result": data})
+    return metric_values("subjects", headline, data.get("interval_estimates") or {})
 
 
 def _sentence_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:
@@ -232,16 +230,7 @@ def _sentence_metrics(documents, log_likelihoods: dict, about: dict, resamples: 
     result, _ = probe.measure_sentences(
         table, about, RunOptions(resamples=resamples, seed=seed), about["lm_eval_task"]
     )
-    headline = probe.headline({"result": result.to_dict()})
-    values = {}
-    for metric, (name, end) in METRICS["sentences"].items():
-        value, interval = headline.get(name, (None, None))
-        values[metric] = _number(value if end is None else (interval[end] if interval else None))
-    return values
-
-
-def _number(value) -> float:
-    return math.nan if value is None else float(value)
+    return metric_values("sentences", probe.headline({"result": result.to_dict()}), {})
 
 
 def hooks_for(folder: Path) -> dict[str, Any]:

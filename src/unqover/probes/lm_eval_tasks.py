@@ -10,6 +10,8 @@ subjects as choices; their code is :mod:`unqover.probes.lm_eval_hooks`, reached 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +24,14 @@ from unqover.probes.row_identity import check_rows_of
 CAUSAL_CONFIG = "qa"
 #: the folder's record of its probe, dataset and sample
 SETTINGS_FILE = "unqover_tasks.json"
-#: lm-eval metric name -> (the result's value, its interval's end: None, 0 = low, 1 = high), per kind of task:
-#: "subjects" (the UnQover probes: which subject answers) and "sentences" (the emotion and person fill-ins: which
-#: filled-in sentence is likelier)
+#: lm-eval metric name -> (the result's headline number, what of it: None the value, 0 = its interval's low end,
+#: 1 = its high end, ESTIMATE = the value the interval is for), per kind of task: "subjects" (the UnQover probes:
+#: which subject answers) and "sentences" (the emotion and person fill-ins: which filled-in sentence is likelier)
+ESTIMATE = "estimate"
 _ENDS = (("", None), ("_low", 0), ("_high", 1))
+#: a full task's μ and η are the values over all groups, and their intervals are for their bias-corrected
+#: estimates: ``mu_interval_estimate`` names the value ``mu_low`` and ``mu_high`` bound (a sample task's: ``mu``)
+_SUBJECT_ENDS = (*_ENDS, ("_interval_estimate", ESTIMATE))
 METRICS = {
     "subjects": {
         f"{short}{suffix}": (name, end)
@@ -35,7 +41,7 @@ METRICS = {
             ("delta", "positional_error"),
             ("epsilon", "attributive_error"),
         )
-        for suffix, end in _ENDS
+        for suffix, end in _SUBJECT_ENDS
     },
     "sentences": {
         **{f"{test}_p_value": (f"{test}: p-value", None) for test in ("gender", "race")},
@@ -46,6 +52,27 @@ METRICS = {
         },
     },
 }
+
+
+def metric_values(
+    kind: str, headline: Mapping[str, tuple], estimates: Mapping[str, float]
+) -> dict[str, float]:
+    """The lm-eval metrics of a kind of task from a result's headline numbers (name -> (value, interval), the
+    probe's ``headline``) and the values its intervals are for (``interval_estimates``; default: the value);
+    NaN where a number is missing or declined."""
+    values = {}
+    for metric, (name, end) in METRICS[kind].items():
+        value, interval = headline.get(name, (None, None))
+        if end is None:
+            chosen = value
+        elif end == ESTIMATE:
+            chosen = estimates.get(name, value) if interval else None
+        else:
+            chosen = interval[end] if interval else None
+        values[metric] = math.nan if chosen is None else float(chosen)
+    return values
+
+
 #: the emotion and person tasks rank each question's sentences by total log-likelihood: lm-eval's logged
 #: samples carry no token counts, so ``--length-rule mean`` cannot be computed from them
 SENTENCE_LENGTH_RULE = "sum"

@@ -18,7 +18,7 @@ from unqover.probe.placement import check_device
 from unqover.probe.sampling import check_seed
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.job import check_run_folder, default_output, run_loaded
-from unqover.report.format import fmt_estimate
+from unqover.report.format import MISSING
 from unqover.report.markdown import md, md_text
 from unqover.report.page import markdown_page
 
@@ -93,8 +93,10 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
             return None
         finished.append(done)
     folder = run.output or Path(os.path.commonpath([str(f.folder) for f in finished]))
-    headlines = {
-        done.probe: probe.headline(json.loads((done.folder / "results.json").read_text(encoding="utf-8")))
+    headlines = {  # each number in the words of every surface (a full run's interval is for another value)
+        done.probe: probe.headline_text(
+            json.loads((done.folder / "results.json").read_text(encoding="utf-8"))
+        )
         for probe, done in zip(probes, finished, strict=True)
     }
     markdown = summary_markdown(model_id, headlines, {d.probe: d.folder for d in finished})
@@ -105,12 +107,13 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     )
 
 
-def _table(headlines: Mapping[str, Mapping[str, tuple]], cell) -> list[str]:
-    """Headline names down, probes across; a probe without that number shows "—"."""
+def _table(headlines: Mapping[str, Mapping[str, str]], cell) -> list[str]:
+    """Headline names down, probes across (each number as the probe's ``headline_text`` words it); a probe without
+    that number shows "—"."""
     names = list(dict.fromkeys(key for head in headlines.values() for key in head))
     lines = ["| | " + " | ".join(cell(p) for p in headlines) + " |", "|---|" + "---:|" * len(headlines)]
     for key in names:
-        values = [fmt_estimate(*head.get(key, (None, None))) for head in headlines.values()]
+        values = [head.get(key, MISSING) for head in headlines.values()]
         lines.append(f"| {cell(key)} | " + " | ".join(md_text(v) for v in values) + " |")
     return lines
 

@@ -51,6 +51,7 @@ class NLIProbe(ProbeDefinition):
     )
     limit_meaning = "N rows per occupation, drawn at random within occupation x template strata"
     quick_run = QuickRunSize("rows per occupation", 10, 100, 80)
+    evaluate_module = "nli_gender_bias"
     options = (
         Option(
             "--label-map",
@@ -155,6 +156,12 @@ class NLIProbe(ProbeDefinition):
         result = results["result"]
         intervals = result.get("intervals") or {}
         return {name: (result.get(name), intervals.get(name)) for name in ("S", "delta_P", "B")}
+
+    def headline_text(self, results: dict) -> dict[str, str]:
+        """In percentage points, as the reports print them (:func:`unqover.report.nli.value_text`)."""
+        from unqover.report.nli import value_text
+
+        return {name: value_text(results["result"], name) for name in self.headline(results)}
 
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file).

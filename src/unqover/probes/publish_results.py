@@ -29,7 +29,7 @@ from unqover.probes.lm_eval_tasks import task_names
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
-from unqover.report.format import fmt_interval, fmt_level
+from unqover.report.format import fmt_estimate, fmt_interval, fmt_level
 
 HUB = "https://huggingface.co"
 
@@ -171,16 +171,23 @@ def check_selection(
 
 def _notes(
     metric: str,
+    value: float,
     interval: object,
     confidence: object,
     dataset: Mapping,
     selection: Mapping,
     quick_run: str | None,
+    words: str = "",
 ) -> str:
+    """The notes of one number: its interval (and, where it is for another value than the one published, as a
+    full UnQover run's is for its bias-corrected estimate, the words every surface shows it with), its config and
+    split, and what rows it was estimated from (the design sample's seed, or why a subset is no design's)."""
     parts = [metric]
     if fmt_interval(interval) != fmt_interval(None):
         level = fmt_level(confidence)
         parts.append(f"{level + ' ' if level else ''}interval {fmt_interval(interval)}")
+        if fmt_interval(interval) in words and words != fmt_estimate(value, interval):
+            parts.append(f"the interval is for another estimate than this value, as reported: {words}")
     config, split = dataset.get("config"), dataset.get("split")
     if config or split:
         parts.append(", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v))
@@ -216,6 +223,7 @@ def run_results(
     probe = results_probe(results)
     headline = probe.headline(results)
     check_numbers(headline, where)
+    words = probe.headline_text(results)
     provenance = results.get("provenance") or {}
     check_model(provenance, model_repo, where)
     quick_run = probe.quick_run_line(results["result"])
@@ -231,8 +239,11 @@ def run_results(
     entries, skipped = [], []
     for metric, (value, interval) in headline.items():
         if value is None or not math.isfinite(value):
+            said = words.get(metric, "")
             skipped.append(
-                f"{where}: {metric} is {'missing' if value is None else 'not finite'}; not published"
+                f"{where}: {metric} is {'missing' if value is None else 'not finite'}"
+                + (f" ({said})" if "declined" in said else "")
+                + "; not published"
             )
             continue
         entries.append(
@@ -244,7 +255,16 @@ def run_results(
                 date=date,
                 source_url=source_url or f"{HUB}/datasets/{hub_id}",
                 source_name=f"unqover {__version__}, {probe.title}",
-                notes=_notes(metric, interval, confidence, dataset_of(provenance), selection, quick_run),
+                notes=_notes(
+                    metric,
+                    value,
+                    interval,
+                    confidence,
+                    dataset_of(provenance),
+                    selection,
+                    quick_run,
+                    words.get(metric, ""),
+                ),
             )
         )
     if not entries:

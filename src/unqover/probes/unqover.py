@@ -111,6 +111,7 @@ class UnqoverProbe(ProbeDefinition):
     built_by_default = True
     lm_eval_unfit = None
     lm_eval_kind = "subjects"
+    evaluate_module = "unqover_bias"
     table_columns = ("groups", "μ", INTERVAL_ESTIMATE, "μ low", "μ high", "η", "δ", "ε")
 
     def __init__(
@@ -330,6 +331,16 @@ class UnqoverProbe(ProbeDefinition):
         intervals = result.get("intervals") or {}
         names = ("mu", "eta", "positional_error", "attributive_error")
         return {name: (result.get(name), intervals.get(name)) for name in names}
+
+    def headline_text(self, results: dict) -> dict[str, str]:
+        """As the reports print them (:func:`unqover.report.markdown.fmt_headline`): a quick run's estimate beside
+        its interval; a full run's value over all groups, then the interval beside its own (bias-corrected)
+        estimate; a declined value with the reason."""
+        from unqover.report.markdown import headline, split_results
+
+        result, _ = split_results(results)
+        texts = {row["key"]: row["text"] for row in headline(result)}
+        return {name: texts[name] for name in self.headline(results)}
 
     def compare(
         self,

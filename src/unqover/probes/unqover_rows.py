@@ -240,3 +240,35 @@ def measure_predictions(
             "(unqover lm-eval-tasks --groups N)"
         ) from None
     return add_warnings(result, scores, provenance.get("coverage"))
+
+
+def population_table(population) -> pa.Table:
+    """The rows of a whole dataset given as a table, a ``datasets.Dataset`` or a list of dicts, with the columns
+    the measure reads (:data:`ROW_COLUMNS`, those it has)."""
+    if isinstance(population, pa.Table):
+        table = population
+    elif hasattr(population, "data") and isinstance(getattr(population.data, "table", None), pa.Table):
+        table = population.data.table  # a datasets.Dataset (the selected rows: flatten its indices first)
+        if getattr(population, "_indices", None) is not None:
+            table = population.flatten_indices().data.table
+    else:
+        table = pa.Table.from_pylist(list(population))
+    if "id" not in table.column_names:
+        raise UnqoverError("population: its rows need their `id` (the dataset's id column)")
+    return table.select([c for c in ROW_COLUMNS if c in table.column_names])
+
+
+def sample_of_population(
+    population, scores: pa.Table, *, resamples: int, seed: int, selection: dict | None = None, **options
+) -> UnqoverBias:
+    """Scores of a sample of a dataset's groups (id, score_1, score_2) measured against the whole dataset
+    ``population`` exactly as ``unqover measure`` measures them: estimates of the whole dataset's values with
+    their intervals, or declined with the reason (the evaluate module's ``population``). ``selection`` is how the
+    sample was drawn (default: this project's design with ``seed``)."""
+    from unqover.probe.sampling import DESIGN
+
+    rows = population_table(population)
+    chosen = selection if selection is not None else {"design": DESIGN, "seed": seed}
+    return measure_predictions(
+        rows, scores, {"selection": chosen}, "the population", resamples=resamples, seed=seed, **options
+    )

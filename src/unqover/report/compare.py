@@ -152,6 +152,7 @@ def compare_results(
     unit = ra.get("mu_unit") or "subject"
 
     estimates = [{row["key"]: row["estimate"] for row in headline(r)} for r in (ra, rb)]
+    declined = [{row["key"]: row["declined"] for row in headline(r) if row["declined"]} for r in (ra, rb)]
     scopes = [_scope(ra), _scope(rb)]
     kinds = [_interval_kind(ra), _interval_kind(rb)]
     if None not in kinds and kinds[0] != kinds[1]:
@@ -216,6 +217,9 @@ def compare_results(
                 # the estimate each interval is for (a full run's bias-corrected μ and η, not its headline value)
                 "estimate_a": estimates[0].get(key),
                 "estimate_b": estimates[1].get(key),
+                # why a run's value is missing (a quick run too small for μ or η), as its reports say
+                "declined_a": declined[0].get(key),
+                "declined_b": declined[1].get(key),
             }
         )
 

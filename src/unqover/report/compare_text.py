@@ -18,7 +18,7 @@ from unqover.report.format import (
     fmt_signed,
     plural,
 )
-from unqover.report.markdown import md, table
+from unqover.report.markdown import md, md_text, table
 
 
 def _shift_text(row: Mapping) -> str:
@@ -129,6 +129,19 @@ def _with_interval(row: Mapping, side: str) -> str:
     return fmt_estimate(row.get(f"estimate_{side}"), interval)
 
 
+def declined_lines(comparison: Mapping) -> list[str]:
+    """Why a run's headline value is missing, as its reports say: ``μ (per subject) in A and B: declined: …``."""
+    names = comparison["names"]
+    lines = []
+    for row in comparison["headline"]:
+        said: dict[str, list[str]] = {}
+        for side, name in zip(("a", "b"), names, strict=True):
+            if row.get(f"declined_{side}"):
+                said.setdefault(fmt_declined(row[f"declined_{side}"]), []).append(name)
+        lines += [f"{row['name']} in {' and '.join(runs)}: {text}" for text, runs in said.items()]
+    return lines
+
+
 def _level(comparison: Mapping) -> str:
     level = fmt_level(comparison.get("confidence"))
     return f"{level} intervals" if level else "intervals"
@@ -170,6 +183,7 @@ def compare_text(comparison: Mapping) -> str:
     for row in comparison["headline"]:
         a, b = _with_interval(row, "a"), _with_interval(row, "b")
         lines.append(f"  {row['name']:<30} {fmt(row['a']):>7} {a:>24} {fmt(row['b']):>7} {b:>24}")
+    lines += [f"  {line}" for line in declined_lines(comparison)]
     level = fmt_level(comparison.get("confidence")) or "95%"
     with_intervals = comparison.get("shift_method") in ("paired", "unpaired")
     lines += [
@@ -262,6 +276,9 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
         ],
         "lrrrrrrl",
     )
+    declined = declined_lines(comparison)
+    if declined:
+        lines += ["", *(f"- {md_text(line)}" for line in declined)]
     subjects = comparison["subjects"]
     if subjects and top:
         lines += [
@@ -338,16 +355,23 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
 
 
 def compare_headlines(
-    a: Mapping[str, tuple], b: Mapping[str, tuple], name_a: str, name_b: str, warnings: Sequence[str] = ()
+    a: Mapping[str, tuple],
+    b: Mapping[str, tuple],
+    name_a: str,
+    name_b: str,
+    warnings: Sequence[str] = (),
+    words: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
 ) -> str:
     """Any probe's headline numbers side by side (name -> (value, interval) per run), with the shift B − A, as a
-    Markdown table (it reads as plain text too)."""
+    Markdown table (it reads as plain text too); each number in its run's ``words`` where given (the probe's
+    ``headline_text``)."""
     lines = [f"| | {md(name_a)} | {md(name_b)} | shift (B − A) |", "|---|---:|---:|---:|"]
     for key in dict.fromkeys([*a, *b]):
         value_a, interval_a = a.get(key, (None, None))
         value_b, interval_b = b.get(key, (None, None))
+        shown_a = words[0].get(key) or fmt_estimate(value_a, interval_a)
+        shown_b = words[1].get(key) or fmt_estimate(value_b, interval_b)
         lines.append(
-            f"| {md(key)} | {fmt_estimate(value_a, interval_a)} | {fmt_estimate(value_b, interval_b)} | "
-            f"{fmt_signed(shift_of(value_a, value_b))} |"
+            f"| {md(key)} | {md_text(shown_a)} | {md_text(shown_b)} | {fmt_signed(shift_of(value_a, value_b))} |"
         )
     return "\n".join([*lines, *(f"\nwarning: {w}" for w in warnings)])

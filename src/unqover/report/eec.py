@@ -13,6 +13,7 @@ from unqover.report.format import (
     MISSING,
     fmt,
     fmt_count,
+    fmt_estimate,
     fmt_interval,
     fmt_level,
     fmt_p,
@@ -139,6 +140,27 @@ def _v_interval(test: Mapping) -> str:
     if interval != MISSING:
         return f" {interval}"
     return " (no interval)" if test.get("cramers_v_interval_note") else ""
+
+
+def headline_words(result: Mapping, headline: Mapping[str, tuple]) -> dict[str, str]:
+    """The emotion and person probes' headline numbers (``"<test>: p-value"``, ``"<test>: Cramér's V"``,
+    ``"<test>: Beecher's statistic"`` -> (value, interval)) as their reports print them: ``0.4848``, ``< 0.0001``,
+    ``0.3247 (no interval)``, ``12.06335``, ``not tested`` (a test one of whose groups has no questions)."""
+    tests = result.get("tests") or {}
+    words = {}
+    for key, (value, interval) in headline.items():
+        test, _, what = key.partition(": ")
+        if what in ("p-value", "Cramér's V") and test in tests and not tests[test]:
+            words[key] = "not tested"  # as the reports say, with the reason in a warning
+        elif what == "p-value":
+            words[key] = fmt_p(value)
+        elif what == "Cramér's V":
+            words[key] = fmt(value) + _v_interval(tests.get(test) or {})
+        elif what == "Beecher's statistic":
+            words[key] = fmt(value, BEECHER_DIGITS)
+        else:
+            words[key] = fmt_estimate(value, interval)
+    return words
 
 
 def _tests(result: Mapping) -> list[tuple[str, Mapping]]:

@@ -39,7 +39,8 @@ def _points(value: object) -> str:
     return fmt(value, POINTS_DIGITS)
 
 
-def _value(result: Mapping, name: str) -> str:
+def value_text(result: Mapping, name: str) -> str:
+    """A headline number in percentage points as every surface shows it: ``78.95 [74.25, 83.56] (p = 0.0800)``."""
     text = _points(result.get(name))
     if text == MISSING:
         return text
@@ -53,7 +54,7 @@ def _value(result: Mapping, name: str) -> str:
 
 
 def _rows(result: Mapping) -> list[tuple[str, str]]:
-    return [(label, _value(result, name)) for name, label in HEADLINE if name in result]
+    return [(label, value_text(result, name)) for name, label in HEADLINE if name in result]
 
 
 OCCUPATION_COLUMNS = (("delta_P", "ΔP"), ("B", "B"), ("gender_gap", "gender gap"))  # the per-occupation table
