@@ -146,8 +146,12 @@ def models(tmp_path_factory, upstream_word_lists_path):
     root, built = tmp_path_factory.mktemp("models"), {}
 
     def model(family: str) -> Path:
+        # a snapshot of MODEL_REPO in a Hub cache, as an offline run of that Hub model reads it: publish-results
+        # ties its runs to MODEL_REPO (a plain local folder is tied to no repo)
+        owner, name = MODEL_REPO.split("/")
+        snapshot = root / family / f"models--{owner}--{name}" / "snapshots" / ("0" * 40)
         if family not in built:
-            built[family] = BUILDERS[family](root / family, texts)
+            built[family] = BUILDERS[family](snapshot, texts)
         return built[family]
 
     return model
