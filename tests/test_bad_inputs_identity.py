@@ -197,7 +197,7 @@ def test_lm_eval_tasks_refuse_another_probes_rows(built, tmp_path, capsys):
     assert not (tmp_path / "tasks").exists()
 
 
-def test_lm_eval_hooks_refuse_a_recorded_dataset_that_now_holds_another_probes_rows(built, tmp_path):
+def test_lm_eval_hooks_refuse_a_recorded_dataset_that_now_holds_another_probes_rows(built, tmp_path, capsys):
     from unqover.probes.lm_eval_hooks import hooks_for
 
     folder = tmp_path / "religion"
@@ -206,11 +206,12 @@ def test_lm_eval_hooks_refuse_a_recorded_dataset_that_now_holds_another_probes_r
     assert main([*argv, "--output", str(tmp_path / "tasks")]) == 0
     shutil.rmtree(folder)
     shutil.copytree(built["ethnicity"], folder)  # the recorded folder rebuilt with other rows
-    with pytest.raises(UnqoverError) as refusal:
+    with pytest.raises(SystemExit) as refusal:  # the hooks end lm-eval with one line, as `unqover` does
         hooks_for(tmp_path / "tasks")["load_docs"](selection="full")
-    assert str(refusal.value) == (
-        f"{folder} holds rows of the ethnicity probe, not religion: write the folder again with `unqover "
-        "lm-eval-tasks` and a dataset of its rows"
+    assert refusal.value.code == 2
+    assert capsys.readouterr().err == (
+        f"unqover: error: {folder} holds rows of the ethnicity probe, not religion: write the folder again with "
+        "`unqover lm-eval-tasks` and a dataset of its rows\n"
     )
 
 
