@@ -34,6 +34,7 @@ from unqover.probes.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
 from unqover.probes.multi import summary_markdown, summary_text
 from unqover.probes.publish_results import run_results
 from unqover.probes.registry import PROBES
+from unqover.probes.result_identity import full_selection
 from unqover.probes.unqover_rows import ROW_COLUMNS, measure_scores
 from unqover.report.format import MISSING, fmt, fmt_declined, fmt_estimate, fmt_interval, number
 from unqover.space.live import web_text
@@ -456,7 +457,7 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
     module = module_of(run)
     _, rows, scores = rows_and_scores(run)
     got = module.compute(predictions=pairs(scores), references=rows.to_pylist(), n_resamples=20, seed=0)
-    provenance = {k: v for k, v in run.results["provenance"].items() if k != "selection"}
+    provenance = {**run.results["provenance"], "selection": full_selection()}  # every row: a whole set
     results = {"probe": name, "provenance": provenance, "result": got}
     shown = numbers(run.probe, results)
     assert "all groups" in shown["mu"][2]
