@@ -1,0 +1,93 @@
+"""Cases found by a hostile re-run of issue 29 through the real command line, offline, on tiny local models:
+
+* measuring with ``--drop-incomplete`` predictions in which no group is complete is refused in one line that says
+  so (not "none of the dataset's groups was scored", which contradicts the scores given);
+* a ``--model-arg`` that the model loads with but cannot run (``n_layer=-1``: the first forward pass fails) is
+  refused in one line naming it, before anything is written;
+* a run of a Hub model (here from the Hub cache, offline) records the commit it measured as the model's revision.
+
+Companions: ``tests/test_bad_inputs.py`` (every command), ``tests/test_bad_inputs_start.py`` (what is refused
+before ``run.json`` exists).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from test_bad_inputs_data import data, files, refused, religion_measure  # noqa: F401 (fixtures)
+from test_bad_inputs_start import models, probe_args, religion  # noqa: F401 (fixtures)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_drop_incomplete_with_no_complete_group_says_so(data, tmp_path, capsys):  # noqa: F811
+    """Two rows of each sampled group (half of each group) are scored: ``--drop-incomplete`` leaves nothing, and
+    the error says that no scored group is complete, not that nothing was scored."""
+    bare = pq.read_table(data["root"] / "bare.parquet")
+    rows = pq.read_table(data["religion"] / "data" / "qa", columns=["id", "subject_1", "subject_2", "template_id",
+                                                                   "attribute", "polarity"])  # fmt: skip
+    chosen = rows.filter(pa.compute.is_in(rows["id"], value_set=bare["id"])).to_pylist()
+    seen: dict[tuple, int] = {}
+    keep = []
+    for row in chosen:  # the first two rows of each group (its key: the unordered pair, template, attribute)
+        key = (frozenset((row["subject_1"], row["subject_2"])), row["template_id"], row["attribute"])
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= 2:
+            keep.append(row["id"])
+    half = bare.filter(pa.compute.is_in(bare["id"], value_set=pa.array(keep)))
+    pq.write_table(half, tmp_path / "half.parquet")
+    before = files(tmp_path)
+    line = refused(
+        religion_measure(data, tmp_path / "half.parquet", "--bias", "religion", "--drop-incomplete"),
+        capsys,
+        f"none of the {len(seen)} groups scored is complete (each needs all four rows: both subject orders x both "
+        "polarities), so dropping the incomplete ones leaves nothing to measure",
+    )
+    assert "none of the dataset's groups was scored" not in line
+    assert files(tmp_path) == before
+
+
+def test_a_model_arg_the_model_cannot_run_with_is_refused(
+    models,  # noqa: F811
+    upstream_word_lists_path,
+    tmp_path,
+    monkeypatch,
+    capsys,
+):
+    """``n_layer=-1`` loads (transformers accepts it) but the model's first forward pass fails inside torch: one
+    line naming the argument, no traceback, no run folder."""
+    monkeypatch.chdir(tmp_path)
+    refused(
+        probe_args(models["gpt2"], upstream_word_lists_path, "--model-arg", "n_layer=-1"),
+        capsys,
+        "--model-arg n_layer=-1 cannot be used: ",
+    )
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_hub_model_run_records_the_commit_it_measured(models, upstream_word_lists_path, tmp_path):  # noqa: F811
+    """A Hub id loaded from the Hub cache (offline): transformers reports no commit, and the run records the
+    snapshot's commit as the model's revision (its identity is the Hub id + revision)."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hf" / "hub" / "models--me--base"
+    shutil.copytree(models["gpt2"], repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": str(REPO_ROOT / "src")}  # fmt: skip
+    env.pop("HF_HUB_CACHE", None)
+    argv = probe_args(Path("me/base"), upstream_word_lists_path, "--output", str(tmp_path / "run"))
+    done = subprocess.run(
+        [sys.executable, "-m", "unqover", *argv], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    model = json.loads((tmp_path / "run" / "results.json").read_text())["provenance"]["model"]
+    assert model["id"] == "me/base" and model["revision"] == commit
