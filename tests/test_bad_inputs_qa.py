@@ -4,7 +4,9 @@
   so (not "none of the dataset's groups was scored", which contradicts the scores given);
 * a ``--model-arg`` that the model loads with but cannot run (``n_layer=-1``: the first forward pass fails) is
   refused in one line naming it, before anything is written;
-* a run of a Hub model (here from the Hub cache, offline) records the commit it measured as the model's revision.
+* a run of a Hub model (here from the Hub cache, offline) records the commit it measured as the model's revision;
+* lm-eval samples of a base with a PEFT adapter (``peft=someone/lora``: no base model recorded for the adapter)
+  published on the adapter's repo are refused naming why, not with the advice to publish on that very repo.
 
 Companions: ``tests/test_bad_inputs.py`` (every command), ``tests/test_bad_inputs_start.py`` (what is refused
 before ``run.json`` exists).
@@ -23,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from test_bad_inputs_data import data, files, refused, religion_measure  # noqa: F401 (fixtures)
+from test_bad_inputs_provenance import BASE, _about, _measured, _publish
 from test_bad_inputs_start import models, probe_args, religion  # noqa: F401 (fixtures)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -91,3 +94,20 @@ def test_a_hub_model_run_records_the_commit_it_measured(models, upstream_word_li
     assert done.returncode == 0, done.stderr
     model = json.loads((tmp_path / "run" / "results.json").read_text())["provenance"]["model"]
     assert model["id"] == "me/base" and model["revision"] == commit
+
+
+def test_lm_eval_samples_of_a_base_with_peft_are_not_published_on_the_adapter_s_repo(data, tmp_path, capsys):  # noqa: F811
+    """lm-eval's ``peft=someone/lora`` names the adapter but not the base it was made for: the run cannot be tied
+    to the adapter's repo, and the refusal says so (not "they go only on the adapter's own Hub repo")."""
+    adapter = {"id": "someone/lora", "revision": None, "lm_eval_argument": "peft"}
+    lm_eval = {"model": "hf", "model_args": {"pretrained": "me/base", "peft": "someone/lora"}}
+    about = _about(data["religion"], {**BASE, "adapter": adapter}, lm_eval=lm_eval)
+    measured = _measured(tmp_path, data["religion"], about, 60)
+    refused(
+        _publish(measured, "someone/lora", tmp_path / "o"),
+        capsys,
+        f"{measured} was measured on me/base with the adapter someone/lora, but records no base model the adapter "
+        "was made for (lm-eval's model arguments do not name it), so it cannot be tied to someone/lora; probe it "
+        "with `unqover probe me/base --adapter someone/lora`, which records it",
+    )
+    assert not (tmp_path / "o").exists()
