@@ -6,7 +6,9 @@
   refused in one line naming it, before anything is written;
 * a run of a Hub model (here from the Hub cache, offline) records the commit it measured as the model's revision;
 * lm-eval samples of a base with a PEFT adapter (``peft=someone/lora``: no base model recorded for the adapter)
-  published on the adapter's repo are refused naming why, not with the advice to publish on that very repo.
+  published on the adapter's repo are refused naming why, not with the advice to publish on that very repo;
+* a run of several probes checks every probe's start (its chat template on its rows) before the first run is
+  written.
 
 Companions: ``tests/test_bad_inputs.py`` (every command), ``tests/test_bad_inputs_start.py`` (what is refused
 before ``run.json`` exists).
@@ -27,6 +29,7 @@ import pyarrow.parquet as pq
 from test_bad_inputs_data import data, files, refused, religion_measure  # noqa: F401 (fixtures)
 from test_bad_inputs_provenance import BASE, _about, _measured, _publish
 from test_bad_inputs_start import models, probe_args, religion  # noqa: F401 (fixtures)
+from unqover.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,3 +114,44 @@ def test_lm_eval_samples_of_a_base_with_peft_are_not_published_on_the_adapter_s_
         "with `unqover probe me/base --adapter someone/lora`, which records it",
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_later_probe_s_chat_template_failure_leaves_no_earlier_run(
+    models,  # noqa: F811
+    upstream_word_lists_path,
+    tmp_path,
+    monkeypatch,
+    capsys,
+):
+    """``--bias religion,ethnicity`` with a template that renders the religion rows and fails on the ethnicity
+    rows: refused before the religion run is written, so that the corrected command runs right after (it was
+    refused as "holds another run (it differs in prompt)")."""
+    monkeypatch.chdir(tmp_path)
+    religions = [
+        "Christian",
+        "Hindu",
+        "Muslim",
+        "Buddhist",
+        "Sikh",
+        "Mormon",
+        "Protestant",
+        "Orthodox",
+        "Catholic",
+    ]
+    tests = " or ".join(f"'{name}' in m.content" for name in religions)
+    template = tmp_path / "religion-only.jinja"
+    template.write_text(
+        "{% for m in messages %}{% if not (" + tests + ") %}{{ raise_exception('not a religion row') }}"
+        "{% endif %}{{ m.content }}{% endfor %}",
+        encoding="utf-8",
+    )
+    argv = ["probe", str(models["gpt2"]), "--bias", "religion,ethnicity", "--word-lists",
+            str(upstream_word_lists_path), "--limit", "2", "--resamples", "0", "--quiet", "--device", "cpu"]  # fmt: skip
+    refused(
+        [*argv, "--chat-template", str(template)],
+        capsys,
+        "the chat template cannot render the prompt: not a religion row; pass --chat-template none for plain "
+        "prompts, or fix the template",
+    )
+    assert not (tmp_path / "runs").exists()
+    assert main([*argv, "--chat-template", "none"]) == 0
