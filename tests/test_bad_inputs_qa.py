@@ -8,7 +8,9 @@
 * lm-eval samples of a base with a PEFT adapter (``peft=someone/lora``: no base model recorded for the adapter)
   published on the adapter's repo are refused naming why, not with the advice to publish on that very repo;
 * a run of several probes checks every probe's start (its chat template on its rows) before the first run is
-  written.
+  written;
+* ``lm_eval --apply_chat_template`` with a model that has no chat template ends in one line, not a traceback
+  through the prompt hook.
 
 Companions: ``tests/test_bad_inputs.py`` (every command), ``tests/test_bad_inputs_start.py`` (what is refused
 before ``run.json`` exists).
@@ -22,9 +24,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from test_bad_inputs_data import data, files, refused, religion_measure  # noqa: F401 (fixtures)
 from test_bad_inputs_provenance import BASE, _about, _measured, _publish
@@ -155,3 +159,31 @@ def test_a_later_probe_s_chat_template_failure_leaves_no_earlier_run(
     )
     assert not (tmp_path / "runs").exists()
     assert main([*argv, "--chat-template", "none"]) == 0
+
+
+def test_lm_eval_apply_chat_template_on_a_model_without_one_is_one_line(capsys):
+    """``lm_eval --apply_chat_template`` with a model that has no chat template: lm-eval's renderer raises inside
+    our prompt hook; it ends as one ``unqover: error:`` line and exit status 2, not a traceback."""
+    pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
+    from unqover.probes.lm_eval_hooks import UnqoverTask
+
+    def render(messages):
+        raise ValueError(
+            "Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+            "argument was passed! For information about writing templates, see the documentation."
+        )
+
+    task = SimpleNamespace(config=SimpleNamespace(task="unqover_religion"))
+    doc = {"context": "c", "question": "q"}
+    with pytest.raises(SystemExit) as exit:
+        UnqoverTask.fewshot_context(task, doc, num_fewshot=0, apply_chat_template=True, chat_template=render)
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "unqover: error: the chat template cannot render the prompt: Cannot use chat template functions because "
+        "tokenizer.chat_template is not set and no template argument was passed; leave out --apply_chat_template "
+        "for plain prompts, or give the model a chat template that renders"
+    ]
+    # without --apply_chat_template the plain prompt is built as before
+    assert UnqoverTask.fewshot_context(task, doc, num_fewshot=0, chat_template=render).startswith(
+        "c\nQuestion: q"
+    )
