@@ -276,8 +276,9 @@ def test_the_full_task_cut_by_lm_eval_limit_is_refused_naming_the_limit(world, t
     path = world["full_limited"]
     why = f"lm-eval's --limit {LIMIT} scored the first {LIMIT} of the task's 154,000 documents"
     message = (
-        f"none of the dataset's groups was scored ({why}); for a quick run use the _sample task (unqover "
-        "lm-eval-tasks --groups N)"
+        "none of the 75 groups scored is complete (each needs all four rows: both subject orders x both "
+        f"polarities), so dropping the incomplete ones leaves nothing to measure ({why}); for a quick run use the "
+        "_sample task (unqover lm-eval-tasks --groups N)"
     )
     case = Case(lambda w, d: ["measure", str(path), "--drop-incomplete"], message)
     assert_refused_once(case, world, tmp_path, capsys)

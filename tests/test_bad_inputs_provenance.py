@@ -190,13 +190,20 @@ def test_an_adapter_made_for_another_base_or_local_goes_nowhere(adapted, tmp_pat
     def local_adapter(data):
         data["provenance"]["model"]["adapter"] = {**LORA, "id": "./lora", "path": str(tmp_path / "lora")}
 
-    for edit, named in ((other_base, "someone/lora"), (local_adapter, "./lora")):
-        edited = _edited(tmp_path, adapted, edit)
-        refused(
-            _publish(edited, "someone/lora", tmp_path / "o"),
-            capsys,
-            f"{edited} was measured on me/base with the adapter {named}, not someone/lora: an adapted model's",
-        )
+    edited = _edited(tmp_path, adapted, other_base)
+    refused(
+        _publish(edited, "someone/lora", tmp_path / "o"),
+        capsys,
+        f"{edited} was measured on me/base with the adapter someone/lora, which records someone/else as its base "
+        "model (base_model_name_or_path), not me/base: these numbers are not someone/lora's on the base it was "
+        "made for",
+    )
+    edited = _edited(tmp_path, adapted, local_adapter)
+    refused(
+        _publish(edited, "someone/lora", tmp_path / "o"),
+        capsys,
+        f"{edited} was measured on me/base with the adapter ./lora, not someone/lora: an adapted model's",
+    )
 
 
 def test_a_local_model_is_refused_unless_it_is_a_hub_cache_snapshot_of_the_repo(adapted, tmp_path, capsys):

@@ -403,6 +403,11 @@ def unqover_bias(
         scored = observed[paired.rows]
         observed_groups = scored.all(axis=1)
         partial = np.flatnonzero(scored.any(axis=1) & ~observed_groups)
+        if len(partial) and drop_incomplete and not observed_groups.any():
+            raise PairingError(
+                f"none of the {len(partial)} groups scored is complete (each needs all four rows: both subject "
+                "orders x both polarities), so dropping the incomplete ones leaves nothing to measure"
+            )
         if len(partial) and drop_incomplete:
             paired = replace(paired, dropped_groups=paired.dropped_groups + len(partial))
         elif len(partial):

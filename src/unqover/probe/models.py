@@ -12,7 +12,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
 from unqover.probe.adapters import apply_adapter, find_adapter
-from unqover.probe.weights import weights_sha256
+from unqover.probe.weights import hub_snapshot, weights_sha256
 
 FAMILIES = ("qa", "mlm", "causal")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -366,7 +366,7 @@ def load_model(
     if found is not None:
         model = apply_adapter(model, found, model_id)
     device = place_model(model, device)
-    commit = getattr(config, "_commit_hash", None)
+    commit = getattr(config, "_commit_hash", None) or hub_commit(source)
     return LoadedModel(
         model,
         tokenizer,
@@ -380,6 +380,22 @@ def load_model(
         model_args=dict(model_args) if model_args else None,
         weights_sha256=weights_sha256(source.path),
     )
+
+
+def hub_commit(source: ModelSource) -> str | None:
+    """The commit a Hub model's files were loaded from (the Hub-cache snapshot of its config.json), so that a
+    run records the revision it measured even where transformers does not report it; None for a local folder
+    or a file outside the cache."""
+    if source.path is not None:
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(source.location, "config.json", revision=source.revision)
+    except Exception:  # an id or revision the cache cannot name: nothing to record
+        return None
+    snapshot = hub_snapshot(Path(found).parent) if isinstance(found, str) else None
+    return None if snapshot is None else snapshot[1]
 
 
 def place_model(model, device: str) -> str:

@@ -272,8 +272,18 @@ class ProbeDefinition:
     def check_scoring(self, loaded: Loaded, model, settings: dict) -> None:
         """What scoring would refuse, tried before the run folder is written: each scorer that can check rows
         (``check_rows``: a chat template rendered on a real row, the longest prompt against the model's positions)
-        checks the rows to score (a run in rounds: all it may score)."""
-        for scorer in self.scorers(model, settings).values():
+        checks the rows to score (a run in rounds: all it may score). A scorer whose model cannot run (a first
+        forward pass that fails, e.g. ``--model-arg n_layer=-1``) is refused in one line naming the model
+        arguments, when there are any."""
+        try:
+            scorers = self.scorers(model, settings)
+        except (RuntimeError, ValueError, IndexError, TypeError) as err:
+            if isinstance(err, UnqoverError) or not getattr(model, "model_args", None):
+                raise
+            from unqover.probe.models import unusable_model_args
+
+            raise UnqoverError(unusable_model_args(model.model_args, err)) from err
+        for scorer in scorers.values():
             check = getattr(scorer, "check_rows", None)
             if check is not None:
                 check(loaded.rows)

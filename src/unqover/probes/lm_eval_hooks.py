@@ -27,6 +27,7 @@ import functools
 import json
 import logging
 import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,7 +87,18 @@ class UnqoverTask(ConfigurableTask):
         if "sentences" in doc:
             return ""
         render = chat_template if apply_chat_template and chat_template else None
-        return prompt_text(doc["context"], doc["question"], system_prompt=system_instruction, render=render)
+        try:
+            return prompt_text(
+                doc["context"], doc["question"], system_prompt=system_instruction, render=render
+            )
+        except Exception as err:  # the model's chat template (lm-eval renders it): none, or one that fails
+            if render is None or isinstance(err, UnqoverError):
+                raise
+            reason = re.split(r"(?<=[.!?])\s", first_line(err), maxsplit=1)[0].rstrip(".!")
+            raise UnqoverError(
+                f"the chat template cannot render the prompt: {reason}; leave out "
+                "--apply_chat_template for plain prompts, or give the model a chat template that renders"
+            ) from None
 
 
 def doc_to_text(doc: dict) -> str:

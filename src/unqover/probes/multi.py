@@ -86,6 +86,10 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
             f"{model_id} is a {model.family} model, which the {', '.join(unfit)} probe(s) cannot score; leave "
             f"{'it' if len(unfit) == 1 else 'them'} out of --bias"
         )
+    # every probe's start (chat template on its rows, longest prompt) is checked before any run is written: a
+    # later probe that would fail leaves no earlier run folder that refuses the corrected command
+    for probe, probe_run, settings in zip(probes[1:], runs[1:], all_settings[1:], strict=True):
+        probe.check_scoring(probe.load(probe_run, settings, model), model, settings)
     finished = []
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         done = run_loaded(model_id, probe, probe_run, settings, placement, model)

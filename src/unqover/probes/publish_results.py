@@ -136,6 +136,20 @@ def check_model(provenance: Mapping, model_repo: str, where: str) -> None:
             and base.lower() == hub.lower()
         ):
             return
+        # the adapter's repo, but the run does not tie the adapter to the base it was measured on
+        if adapter_hub is not None and adapter_hub.lower() == same:
+            if isinstance(base, str):
+                raise UnqoverError(
+                    f"{where} was measured on {model_id} with the adapter {adapter_id}, which records {base} as its "
+                    f"base model (base_model_name_or_path), not {hub or model_id}: these numbers are not {model_repo}'s "
+                    "on the base it was made for"
+                )
+            lm_eval = " (lm-eval's model arguments do not name it)" if provenance.get("lm_eval") else ""
+            raise UnqoverError(
+                f"{where} was measured on {model_id} with the adapter {adapter_id}, but records no base model the "
+                f"adapter was made for{lm_eval}, so it cannot be tied to {model_repo}; probe it with `unqover probe "
+                f"{hub or model_id} --adapter {adapter_id}`, which records it"
+            )
         raise UnqoverError(
             f"{where} was measured on {model_id} with the adapter {adapter_id}, not {model_repo}: an adapted "
             "model's numbers are not its base model's; they go only on the adapter's own Hub repo (made for "
