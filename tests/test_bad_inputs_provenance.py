@@ -12,6 +12,7 @@ of an older unqover, which record no selection.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,31 @@ def test_lm_eval_samples_of_openai_gpt2_are_refused_on_another_repo(logged, tmp_
     assert main(_publish(measured, "openai/gpt2", tmp_path / "o")) == 0
     tasks = {e[0]["dataset"]["task_id"] for e in _files(tmp_path / "o").values()}
     assert tasks == {"unqover_religion_sample"}
+
+
+@pytest.mark.parametrize(
+    ("recorded", "revision"),
+    [
+        ({"model_revision": "main", "model_sha": "a" * 40}, "a" * 40),  # online: the commit lm-eval resolved
+        ({"model_revision": "main", "model_sha": ""}, "main"),  # offline: the revision asked for
+        ({"model_args": "pretrained=openai/gpt2,revision=v2", "model_sha": ""}, "v2"),
+    ],
+    ids=["commit", "branch", "argument"],
+)
+def test_lm_eval_samples_record_the_revision_lm_eval_scored(logged, tmp_path, recorded, revision):
+    """The revision of an lm-eval run is what its results file records (lm-eval's hf model writes model_revision
+    and model_sha beside the model arguments), not left out."""
+    (samples,) = logged.glob("samples_*.jsonl")
+    shutil.copy(samples, tmp_path / samples.name)
+    stamp = samples.stem.rsplit("_", 1)[-1]
+    config = {"model": "hf", "model_args": "pretrained=openai/gpt2,dtype=float32", **recorded}
+    (tmp_path / f"results_{stamp}.json").write_text(json.dumps({"config": config}))
+    measured = tmp_path / "measured.json"
+    assert (
+        main(["measure", str(tmp_path / samples.name), "--output", str(measured), "--resamples", "20"]) == 0
+    )
+    model = json.loads(measured.read_text())["provenance"]["model"]
+    assert (model["id"], model["revision"]) == ("openai/gpt2", revision)
 
 
 def test_lm_eval_samples_without_their_results_file_name_no_model(logged, tmp_path, capsys):

@@ -249,6 +249,9 @@ def _lm_eval_run(samples: Path, task: object) -> dict:
         "results": str(results.resolve()),
         "model": config.get("model"),
         "model_args": config.get("model_args"),
+        # what lm-eval's hf model adds: the revision asked for, and the commit it resolved (empty offline)
+        "model_revision": config.get("model_revision"),
+        "model_sha": config.get("model_sha"),
         "limit": config.get("limit"),
         "documents": counts if isinstance(counts, dict) else None,
     }

@@ -118,7 +118,7 @@ def lm_eval_model(lm_eval: Mapping) -> dict | None:
     pretrained = arguments.get("pretrained")
     if not pretrained:
         return None
-    model: dict[str, Any] = {"id": pretrained, "revision": arguments.get("revision")}
+    model: dict[str, Any] = {"id": pretrained, "revision": _lm_eval_revision(lm_eval, arguments)}
     local = Path(pretrained).expanduser()
     if local.is_dir():
         model["path"] = str(local.resolve())
@@ -127,3 +127,13 @@ def lm_eval_model(lm_eval: Mapping) -> dict | None:
         if arguments.get(key):
             model["adapter"] = {"id": arguments[key], "revision": None, "lm_eval_argument": key}
     return {**model, "lm_eval_model": lm_eval.get("model"), "lm_eval_model_args": lm_eval.get("model_args")}
+
+
+def _lm_eval_revision(lm_eval: Mapping, arguments: Mapping[str, str]) -> str | None:
+    """The revision of the model lm-eval scored: the commit its results file records (``model_sha``, which lm-eval
+    resolves on the Hub), else the revision it was asked for (``revision=`` of its model arguments, or the
+    ``model_revision`` it records, ``main`` by default); None where it records none."""
+    for value in (lm_eval.get("model_sha"), arguments.get("revision"), lm_eval.get("model_revision")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
