@@ -115,6 +115,17 @@ def test_the_module_population_needs_the_ids(religion_rows, religion_sample):
             references=kept.select(ROW_COLUMNS).to_pylist(),
             population=religion_rows.drop_columns(["id"]),
         )
+    for population, name in (("religion", "str"), (7, "int"), ([1, 2], "list")):
+        with pytest.raises(UnqoverError) as refusal:
+            module.compute(
+                predictions=[[0.5, 0.5]] * kept.num_rows,
+                references=kept.select(ROW_COLUMNS).to_pylist(),
+                population=population,
+            )
+        assert str(refusal.value) == (
+            "population: give the whole dataset's rows as a pyarrow Table, a datasets.Dataset or a list of "
+            f"dicts, not {name}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ Loaded by the definitions in :mod:`unqover.probes.unqover` when a run starts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -251,8 +252,13 @@ def population_table(population) -> pa.Table:
         table = population.data.table  # a datasets.Dataset (the selected rows: flatten its indices first)
         if getattr(population, "_indices", None) is not None:
             table = population.flatten_indices().data.table
-    else:
+    elif isinstance(population, list | tuple) and all(isinstance(row, Mapping) for row in population):
         table = pa.Table.from_pylist(list(population))
+    else:
+        raise UnqoverError(
+            "population: give the whole dataset's rows as a pyarrow Table, a datasets.Dataset or a list of dicts, "
+            f"not {type(population).__name__}"
+        )
     if "id" not in table.column_names:
         raise UnqoverError("population: its rows need their `id` (the dataset's id column)")
     return table.select([c for c in ROW_COLUMNS if c in table.column_names])
