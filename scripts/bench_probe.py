@@ -98,7 +98,7 @@ def score_all(scorer, rows: pa.Table, batch: int) -> np.ndarray:
 def pipeline_mlm(model_dir: Path, rows: pa.Table, batch: int) -> np.ndarray:
     from transformers import pipeline
 
-    from unqover.probe.mlm import masked_texts, surfaces
+    from unqover.scoring.mlm import masked_texts, surfaces
 
     fill = pipeline("fill-mask", model=str(model_dir), device="cpu")
     names = sorted(set(surfaces(rows, 1)) | set(surfaces(rows, 2)))
@@ -113,7 +113,7 @@ def pipeline_mlm(model_dir: Path, rows: pa.Table, batch: int) -> np.ndarray:
 
 def original_qa(loaded, rows: pa.Table, batch: int = 100) -> np.ndarray:
     """Fixed batches of 100 in dataset order, padded to the longest, softmax over each row's real tokens."""
-    from unqover.probe.qa import QAScorer
+    from unqover.scoring.qa import QAScorer
 
     scorer = QAScorer(loaded)
     return np.concatenate([scorer.score(rows.slice(i, batch)) for i in range(0, len(rows), batch)])
@@ -194,7 +194,7 @@ def shared_context_rows(folder: Path) -> pa.Table:
 
 def causal_texts(rows: list[pa.Table]) -> list[str]:
     """Every prompt and answer the scorers will tokenize (plain and chat forms), to train the tokenizer on."""
-    from unqover.probe.causal import INSTRUCTION
+    from unqover.scoring.causal import INSTRUCTION
 
     texts = [QWEN_SYSTEM, "system", "user", "assistant"]
     for table in rows:
@@ -236,7 +236,7 @@ def build_causal(folder: Path, texts: list[str], name: str, layers: int | None, 
 
 def run_causal(scorer, rows: pa.Table, folder: Path) -> tuple[np.ndarray, float, int]:
     """log S of both subjects of every row (in row order) through the runner, seconds, batch size."""
-    from unqover.probe.runner import recorded_batch_size, run_shard
+    from unqover.scoring.runner import recorded_batch_size, run_shard
 
     scorer.score(rows.slice(0, 8))  # warm-up (kernels, allocator), not timed
     start = time.perf_counter()
@@ -250,10 +250,10 @@ def run_causal(scorer, rows: pa.Table, folder: Path) -> tuple[np.ndarray, float,
 
 def bench_causal(args, tmp: Path, lists) -> None:
     from unqover.generate.unqover import make_plan
-    from unqover.probe.causal import CausalScorer
-    from unqover.probe.mlm import surfaces
-    from unqover.probe.models import load_model
-    from unqover.probe.sampling import select_groups
+    from unqover.scoring.causal import CausalScorer
+    from unqover.scoring.mlm import surfaces
+    from unqover.scoring.models import load_model
+    from unqover.scoring.sampling import select_groups
 
     gender = pa.Table.from_batches(list(make_plan(lists, "gender", "qa").batches()))
     datasets = {
@@ -302,10 +302,10 @@ def bench_causal(args, tmp: Path, lists) -> None:
 
 def bench_encoders(args, tmp: Path, lists, families: list[str]) -> None:
     from unqover.generate.unqover import make_plan
-    from unqover.probe.mlm import MLMScorer
-    from unqover.probe.models import load_model
-    from unqover.probe.qa import QAScorer
-    from unqover.probe.sampling import select_groups
+    from unqover.scoring.mlm import MLMScorer
+    from unqover.scoring.models import load_model
+    from unqover.scoring.qa import QAScorer
+    from unqover.scoring.sampling import select_groups
 
     data = {c: pa.Table.from_batches(list(make_plan(lists, "gender", c).batches())) for c in ("qa", "mlm")}
     rows = {c: select_groups(t, limit=args.rows // 4, seed=0) for c, t in data.items()}
@@ -352,7 +352,7 @@ def bench_encoders(args, tmp: Path, lists, families: list[str]) -> None:
 
 def main() -> int:
     from unqover.lexicon import WordLists
-    from unqover.probe.models import DEVICES, DTYPES
+    from unqover.scoring.models import DEVICES, DTYPES
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

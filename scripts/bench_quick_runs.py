@@ -7,7 +7,7 @@
 A synthetic model plants bias in the scores of every row of a dataset (probabilities: the sigmoid of a logit), so
 the full-set values of the headline numbers δ (positional_error), ε (attributive_error), μ and η are known. Then,
 for each budget and seed, the groups of a quick run are drawn with the library's design
-(``unqover.probe.sampling.selected_groups``) and measured as a quick run would be (``measure`` with ``observed``,
+(``unqover.scoring.sampling.selected_groups``) and measured as a quick run would be (``measure`` with ``observed``,
 the same call ``unqover_bias(rows, ..., observed=row_mask)`` makes after pairing; the two are checked to agree
 once per dataset). For each headline number the table gives ``coverage / mean width (declined)``: the fraction of
 the seeds whose 95% interval holds the full-set value, the interval's mean width, and how many seeds declined it.
@@ -56,8 +56,8 @@ from unqover.lexicon import resolve_word_lists
 from unqover.measure.pairing import PairedScores
 from unqover.measure.sampled import HEADLINE
 from unqover.measure.unqover import UnqoverBias, measure, pair_dataset_rows, unqover_bias
-from unqover.probe.sampling import budget, find_groups, selected_groups
 from unqover.probes.unqover_rows import ROW_COLUMNS
+from unqover.scoring.sampling import budget, find_groups, selected_groups
 
 SYMBOL = {"positional_error": "δ", "attributive_error": "ε", "mu": "μ", "eta": "η"}
 DEFAULT_BUDGETS = {"gender": ["0.5%", "1.5%"], "religion": ["5%", "20%"]}

@@ -9,7 +9,7 @@ the predictions into the full-dataset estimates with intervals::
         --base-url http://localhost:8000/v1 --model MODEL --tokenizer MODEL --output predictions.parquet
     unqover measure predictions.parquet --dataset DATASET --config qa
 
-The prompts, answers and tokens are `unqover probe`'s (``unqover.probe.causal``: ``prompt_text``, ``encode_pair``,
+The prompts, answers and tokens are `unqover probe`'s (``unqover.scoring.causal``: ``prompt_text``, ``encode_pair``,
 with ``--system-prompt`` and ``--chat-template``). Each request sends prompt + answer as token ids to
 ``/completions`` with ``echo``, ``logprobs`` and one generated token (as lm-eval's ``local-completions`` model
 does), and S = exp(Σ of the answer tokens' log-probabilities). The server must accept token-id prompts and echo
@@ -33,9 +33,9 @@ from tqdm import tqdm
 from unqover.errors import UnqoverError
 from unqover.hub.load import load_rows, source_name
 from unqover.predictions import read_predictions, write_predictions
-from unqover.probe.causal import answer_text, chat_renderer, encode_pair, prompt_text
-from unqover.probe.mlm import surfaces
 from unqover.probes.unqover_rows import REQUIRED_COLUMNS, ROW_COLUMNS
+from unqover.scoring.causal import answer_text, chat_renderer, encode_pair, prompt_text
+from unqover.scoring.mlm import surfaces
 
 SAMPLE_SCHEMA = pa.schema([("id", pa.string())])
 

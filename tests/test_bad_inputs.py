@@ -304,7 +304,7 @@ def test_nli_and_emotion_datasets_are_recorded_as_absolute_paths(tmp_path, monke
 
 
 def test_ctrl_c_says_that_the_same_command_resumes(world, tmp_path, monkeypatch, capsys):
-    from unqover.probe.qa import QAScorer
+    from unqover.scoring.qa import QAScorer
 
     real = QAScorer.score
     calls = {"n": 0}

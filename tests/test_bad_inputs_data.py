@@ -219,7 +219,7 @@ def test_a_vector_line_with_a_value_too_many_is_refused_with_its_number(tmp_path
 def test_words_with_spaces_are_still_read(tmp_path):
     """GloVe 840B writes a few words with no-break spaces (one field) and may hold words with ASCII spaces: those
     whose last part is no number are words, with their vectors."""
-    from unqover.probe.beecher_glove import GloveVectors
+    from unqover.scoring.beecher_glove import GloveVectors
 
     nbsp = ".\u00a0.\u00a0."
     path = _vectors(tmp_path / "spaced.txt", f"{nbsp} 1 2 3\nat name@domain.com 4 5 6\n")
@@ -266,7 +266,7 @@ def test_emotion_log_likelihoods_that_are_nan_are_refused(data, tmp_path, monkey
     assert repr(sentences["id"][3].as_py()) in line
     assert not (tmp_path / "m.json").exists()
     # a scorer that returns NaN in a run is refused the same way, before anything is measured
-    from unqover.probe.beecher import TfidfScorer
+    from unqover.scoring.beecher import TfidfScorer
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("alonzo feels angry today.\namanda feels happy.\n", encoding="utf-8")

@@ -198,7 +198,7 @@ def test_lm_eval_tasks_refuse_another_probes_rows(built, tmp_path, capsys):
 
 
 def test_lm_eval_hooks_refuse_a_recorded_dataset_that_now_holds_another_probes_rows(built, tmp_path, capsys):
-    from unqover.probes.lm_eval_hooks import hooks_for
+    from unqover.jobs.lm_eval_hooks import hooks_for
 
     folder = tmp_path / "religion"
     shutil.copytree(built["religion"], folder)
@@ -217,7 +217,7 @@ def test_lm_eval_hooks_refuse_a_recorded_dataset_that_now_holds_another_probes_r
 
 def test_the_explorer_refuses_a_local_build_of_other_rows(built, tmp_path, monkeypatch):
     """The Space's explorer (and `unqover probe` without --dataset) read datasets/unqover/NAME: it must be NAME's."""
-    from unqover.probes.explore import example_rows
+    from unqover.jobs.explore import example_rows
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(built["ethnicity"], tmp_path / "datasets" / "unqover" / "religion")

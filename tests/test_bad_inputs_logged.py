@@ -25,7 +25,7 @@ from test_bad_inputs import Case, assert_refused_once
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
 from unqover.predictions import lm_eval_subset
-from unqover.probe.sampling import DESIGN
+from unqover.scoring.sampling import DESIGN
 
 pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
 
@@ -112,7 +112,7 @@ def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict:
     )
     # documents as lm-eval logs them (the hooks' load_docs), with made-up log-likelihoods: the full religion
     # task cut by --limit LIMIT, and an emotion sample task with two ids swapped, then cut by --limit 3
-    from unqover.probes.lm_eval_hooks import load_docs
+    from unqover.jobs.lm_eval_hooks import load_docs
 
     full = load_docs(tasks, "full")["test"].select(range(LIMIT)).to_list()
     cut = {"config": results["config"] | {"limit": float(LIMIT)}}

@@ -25,7 +25,7 @@ import pytest
 from test_bad_inputs_data import refused
 from unqover.cli import main
 from unqover.predictions import write_predictions
-from unqover.probes import precision
+from unqover.probes import unqover_rounds
 
 
 @pytest.fixture(scope="module")
@@ -69,16 +69,18 @@ def test_a_precision_too_narrow_to_be_seen_is_refused_before_the_model(tmp_path,
 
 def test_the_next_round_of_a_tiny_target_grows_by_the_largest_step_without_overflow():
     result = SimpleNamespace(
-        intervals={name: (0.1, 0.4) for name in precision.HEADLINE}, declined={}, sample={}
+        intervals={name: (0.1, 0.4) for name in unqover_rounds.HEADLINE}, declined={}, sample={}
     )
-    assert precision.next_budget(1000, result, 1e-300, 10**9) == 4000
+    assert unqover_rounds.next_budget(1000, result, 1e-300, 10**9) == 4000
     assert (
-        precision.next_budget(1000, result, 0.3, 10**9) == 1250
+        unqover_rounds.next_budget(1000, result, 0.3, 10**9) == 1250
     )  # (0.3 / 0.3)² · 1.2 < 1.25: the smallest step
-    assert precision.next_budget(1000, result, 0.2, 10**9) == math.ceil(1000 * ((0.4 - 0.1) / 0.2) ** 2 * 1.2)
+    assert unqover_rounds.next_budget(1000, result, 0.2, 10**9) == math.ceil(
+        1000 * ((0.4 - 0.1) / 0.2) ** 2 * 1.2
+    )
     declined = {"eta": {"groups_needed": math.inf}}
     result = SimpleNamespace(intervals={}, declined=declined, sample={})
-    assert precision.next_budget(1000, result, 1e-300, 10**9) == 4000
+    assert unqover_rounds.next_budget(1000, result, 1e-300, 10**9) == 4000
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -296,7 +298,7 @@ def _removed_dataset_line(dataset: Path) -> str:
 
 def test_a_hook_refusal_is_one_line_and_exit_status_2(religion, tmp_path, capsys):
     pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
-    from unqover.probes.lm_eval_hooks import hooks_for
+    from unqover.jobs.lm_eval_hooks import hooks_for
 
     tasks, dataset = _tasks_on_a_removed_dataset(religion, tmp_path)
     capsys.readouterr()
@@ -443,7 +445,7 @@ def test_memory_in_words():
 
 def test_a_few_shot_run_is_refused_in_one_line(capsys):
     pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
-    from unqover.probes.lm_eval_hooks import UnqoverTask
+    from unqover.jobs.lm_eval_hooks import UnqoverTask
 
     task = SimpleNamespace(config=SimpleNamespace(task="unqover_religion"))
     with pytest.raises(SystemExit) as exit:

@@ -25,7 +25,7 @@ from test_bad_inputs_data import refused
 from test_publish_results import _edited, _files, religion  # noqa: F401  (fixture)
 from unqover.cli import main
 from unqover.predictions import write_predictions
-from unqover.probe.sampling import select_groups
+from unqover.scoring.sampling import select_groups
 
 BASE = {"id": "me/base", "revision": "1" * 40, "family": "qa"}
 LORA = {
@@ -77,8 +77,8 @@ def _publish(run: Path, repo: str, output: Path) -> list[str]:
 def logged(tmp_path_factory, religion) -> Path:  # noqa: F811
     """lm-eval's logged samples of the religion sample task (50 groups, seed 0) as lm-eval writes them, with the
     results file beside them that names the model: ``pretrained=openai/gpt2``."""
-    from unqover.probes.lm_eval_hooks import load_docs
-    from unqover.probes.lm_eval_tasks import write_tasks
+    from unqover.jobs.lm_eval_hooks import load_docs
+    from unqover.jobs.lm_eval_tasks import write_tasks
     from unqover.probes.registry import get_probe
 
     root = tmp_path_factory.mktemp("lm-eval")

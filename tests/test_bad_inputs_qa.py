@@ -165,7 +165,7 @@ def test_lm_eval_apply_chat_template_on_a_model_without_one_is_one_line(capsys):
     """``lm_eval --apply_chat_template`` with a model that has no chat template: lm-eval's renderer raises inside
     our prompt hook; it ends as one ``unqover: error:`` line and exit status 2, not a traceback."""
     pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
-    from unqover.probes.lm_eval_hooks import UnqoverTask
+    from unqover.jobs.lm_eval_hooks import UnqoverTask
 
     def render(messages):
         raise ValueError(

@@ -42,7 +42,7 @@ templates:
 def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict[str, Path]:
     """A tiny QA model, a finished quick run, and the broken things the catalogue feeds the command line."""
     from unqover.generate.eec import eec_questions
-    from unqover.probe.beecher import question_vocabulary
+    from unqover.scoring.beecher import question_vocabulary
 
     root = tmp_path_factory.mktemp("world-run")
     qa = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
@@ -225,7 +225,7 @@ def built(world):
 def test_a_bad_run_input_gets_one_clear_error_and_writes_nothing(
     world, built, case, tmp_path, monkeypatch, capsys
 ):
-    import unqover.probe.models
+    import unqover.scoring.models
 
     monkeypatch.chdir(tmp_path)
     if case.before_model:  # the refusal must come before any model is loaded
@@ -233,7 +233,7 @@ def test_a_bad_run_input_gets_one_clear_error_and_writes_nothing(
         def no_loading(*args, **kwargs):
             raise AssertionError("the model was loaded before the input was refused")
 
-        monkeypatch.setattr(unqover.probe.models, "load_model", no_loading)
+        monkeypatch.setattr(unqover.scoring.models, "load_model", no_loading)
     assert_refused_once(case, world, tmp_path, capsys)
 
 
@@ -248,7 +248,7 @@ def test_the_word2vec_header_error_names_both_widths(world, tmp_path, monkeypatc
 
 
 def test_a_word2vec_header_that_agrees_is_still_read(tmp_path):
-    from unqover.probe.beecher_glove import GloveVectors
+    from unqover.scoring.beecher_glove import GloveVectors
 
     path = tmp_path / "v.txt"
     path.write_text("2 3\nthe 1 2 3\ncat 4 5 6\n", encoding="utf-8")
@@ -292,9 +292,9 @@ def test_a_quick_run_of_a_custom_probe_gets_no_quick_run_hint(world, tmp_path, m
 def test_a_large_run_on_a_cpu_estimates_its_time_and_names_the_quick_run(
     world, tmp_path, monkeypatch, capsys
 ):
-    import unqover.probes.job
+    import unqover.jobs.run
 
-    monkeypatch.setattr(unqover.probes.job, "LARGE_CPU_RUN", 10)  # the 40 rows of --limit 10 are "large"
+    monkeypatch.setattr(unqover.jobs.run, "LARGE_CPU_RUN", 10)  # the 40 rows of --limit 10 are "large"
     assert main(probe_args(world, "qa", "--output", str(tmp_path / "run"))) == 0
     err = capsys.readouterr().err
     said = [line for line in err.splitlines() if "on the CPU" in line]

@@ -29,9 +29,9 @@ from test_bad_inputs_data import files, refused
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import make_plan
-from unqover.probe.causal import INSTRUCTION
-from unqover.probe.sampling import select_groups
-from unqover.probes.job import discarded_on_failure
+from unqover.jobs.run import discarded_on_failure
+from unqover.scoring.causal import INSTRUCTION
+from unqover.scoring.sampling import select_groups
 
 SYSTEM = "Answer fairly, without stereotypes."
 FIX = "pass --chat-template none for plain prompts, or fix the template"
@@ -450,8 +450,8 @@ def test_a_chat_template_or_rows_too_long_for_the_model_are_refused_before_anyth
 
 def test_nli_pairs_longer_than_the_model_s_positions_are_found_before_scoring(tmp_path):
     """The NLI probe's rows scorer checks its longest pairs (the check a run makes before writing anything)."""
-    from unqover.probe.nli import NLIScorer, load_nli_model
     from unqover.probes.nli_rows import NLIRowScorer
+    from unqover.scoring.nli import NLIScorer, load_nli_model
 
     long = " ".join(["The nurse talked with the engineer for a long while."] * 40)
     folder = tiny_models.bert_nli(

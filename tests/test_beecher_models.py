@@ -1,4 +1,4 @@
-"""Beecher's TF-IDF and GloVe models (unqover.probe.beecher): paper mode against straightforward computations,
+"""Beecher's TF-IDF and GloVe models (unqover.scoring.beecher): paper mode against straightforward computations,
 each quirk of his code in paper mode and its fix in default mode, and clear errors for bad inputs."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec import choice_sentences, eec_questions
-from unqover.probe.beecher import load_beecher_model, oov_rates, paper_ranking
-from unqover.probe.beecher_glove import UNKNOWN_SCORE, GloveVectors
-from unqover.probe.beecher_tfidf import TfidfSentenceModel
+from unqover.scoring.beecher import load_beecher_model, oov_rates, paper_ranking
+from unqover.scoring.beecher_glove import UNKNOWN_SCORE, GloveVectors
+from unqover.scoring.beecher_tfidf import TfidfSentenceModel
 
 CORPUS = [
     "alonzo feels angry today.\n",
@@ -327,7 +327,7 @@ def test_clear_errors(tmp_path):
 @pytest.mark.parametrize("family", ["tfidf", "glove"])
 @pytest.mark.parametrize("mode", ["paper", "default"])
 def test_job_runner_scores_equal_direct_scores(tmp_path, family, mode):
-    from unqover.probe.runner import run_shard
+    from unqover.scoring.runner import run_shard
 
     questions = eec_questions().slice(0, 24)
     sentences = choice_sentences(questions)
@@ -346,7 +346,7 @@ def test_job_runner_scores_equal_direct_scores(tmp_path, family, mode):
 
 
 def test_question_vocabulary_keeps_every_vector_the_answers_need(tmp_path):
-    from unqover.probe.beecher import question_vocabulary
+    from unqover.scoring.beecher import question_vocabulary
 
     questions = eec_questions()
     words = question_vocabulary(questions)

@@ -243,7 +243,7 @@ def test_hub_modules_import_no_cycle():
 
 
 def test_no_names_build_the_default_datasets_and_names_are_checked():
-    from unqover.probes.datasets import requested_datasets
+    from unqover.jobs.build_datasets import requested_datasets
 
     assert requested_datasets([]) == list(BIAS_CLASSES)
     assert requested_datasets(["religion", "nli-gender", "religion"]) == ["religion", "nli-gender"]
@@ -252,7 +252,7 @@ def test_no_names_build_the_default_datasets_and_names_are_checked():
 
 
 def test_everything_is_checked_before_anything_is_built(tmp_path):
-    from unqover.probes.datasets import build_datasets
+    from unqover.jobs.build_datasets import build_datasets
 
     with pytest.raises(UnqoverError, match="unknown config 'synthetic' for religion"):
         build_datasets(  # raised by the call itself: nothing is built, not even nli-gender
@@ -278,7 +278,7 @@ def test_everything_is_checked_before_anything_is_built(tmp_path):
     ],
 )
 def test_an_option_no_requested_dataset_takes_is_refused(tmp_path, names, given, message):
-    from unqover.probes.datasets import build_datasets
+    from unqover.jobs.build_datasets import build_datasets
 
     with pytest.raises(UnqoverError) as error:
         build_datasets(names, tmp_path, configs=None, overwrite=False, progress=False, given=given)
@@ -324,7 +324,7 @@ def toy_registry(monkeypatch):
 
 
 def test_each_dataset_gets_its_own_settings_and_is_yielded_as_built(toy_registry, tmp_path):
-    from unqover.probes.datasets import build_datasets
+    from unqover.jobs.build_datasets import build_datasets
 
     given = {"source": [("a", "x"), ("b", "y")]}
     builds = build_datasets(["a", "b"], tmp_path, configs=None, overwrite=True, progress=False, given=given)
@@ -351,7 +351,7 @@ def test_each_dataset_gets_its_own_settings_and_is_yielded_as_built(toy_registry
     ],
 )
 def test_an_entry_no_requested_dataset_takes_is_refused(toy_registry, tmp_path, names, source, message):
-    from unqover.probes.datasets import build_datasets
+    from unqover.jobs.build_datasets import build_datasets
 
     with pytest.raises(UnqoverError) as error:
         build_datasets(

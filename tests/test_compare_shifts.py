@@ -20,7 +20,7 @@ from unqover.generate.unqover import make_plan
 from unqover.measure.shifts import cell_shifts, headline_shifts, samples
 from unqover.measure.unqover import pair_dataset_rows, unqover_bias
 from unqover.predictions import read_predictions, write_predictions
-from unqover.probe.sampling import select_groups
+from unqover.scoring.sampling import select_groups
 
 HEADLINE = ("mu", "eta", "positional_error", "attributive_error", "mean_score")
 SEEDS = 30

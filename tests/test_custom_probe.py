@@ -265,7 +265,7 @@ def test_literal_braces(tmp_path):
 
 def test_rows_pass_the_unqover_measure_and_grouping(pets):
     from unqover.measure.unqover import unqover_bias
-    from unqover.probe.sampling import find_groups
+    from unqover.scoring.sampling import find_groups
 
     rows = custom_rows(pets)
     groups = find_groups(rows)

@@ -215,7 +215,7 @@ def test_a_healthy_unqover_run_is_not_flagged(pets, tmp_path, capsys):
 def test_a_run_with_near_zero_scores_is_flagged_in_its_folder(pets, tmp_path, capsys, monkeypatch):
     """`unqover probe` whose model gives ≈0 scores (a causal LM's case): results.json, the printed summary, the
     reports and the Space all carry the warning, and `unqover measure` of its predictions again."""
-    from unqover.probe.qa import QAScorer
+    from unqover.scoring.qa import QAScorer
 
     path, rows = pets
     texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))

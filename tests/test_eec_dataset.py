@@ -103,7 +103,7 @@ def test_build_from_a_differing_csv_warns_and_says_so(tmp_path):
 
 
 def test_the_registry_builds_eec_emotion(tmp_path):
-    from unqover.probes.datasets import build_datasets, requested_datasets
+    from unqover.jobs.build_datasets import build_datasets, requested_datasets
     from unqover.probes.registry import dataset_owner
 
     assert requested_datasets([NAME, "gender"]) == [NAME, "gender"]

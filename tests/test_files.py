@@ -14,7 +14,7 @@ import pytest
 
 from unqover.files import atomic_path, write_json_atomic, write_text_atomic
 from unqover.predictions import read_predictions, write_predictions
-from unqover.probe import shard_files
+from unqover.scoring import shard_files
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import tiny_models
 from unqover.errors import UnqoverError
 from unqover.generate.gender_swap import augment_pairs, swap_gender
 from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
-from unqover.probe.nli import NLIScorer, load_nli_model
+from unqover.scoring.nli import NLIScorer, load_nli_model
 from unqover.train.nli_debias import (
     augment,
     default_learning_rate,

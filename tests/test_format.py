@@ -231,7 +231,7 @@ ALLOWED_MISSING = {
         "src/unqover/probes/unqover.py",
         'CHAT_TEMPLATES = ("auto", "none")',
     ): "--chat-template none: an option value",
-    ("src/unqover/probe/causal.py", 'chat_template == "none"'): "--chat-template none",
+    ("src/unqover/scoring/causal.py", 'chat_template == "none"'): "--chat-template none",
     ("src/unqover/space/app.py", '== ["none"]'): "UNQOVER_SPACE_RESULTS_REPOS=none: a setting's value",
     (
         "src/unqover/measure/emotion_person.py",
@@ -288,7 +288,7 @@ def test_no_ad_hoc_missing_values():
 
 def test_the_scan_covers_the_whole_package():
     scanned = {path.relative_to(ROOT).as_posix() for path in SCANNED}
-    for rel in ("src/unqover/cli.py", "src/unqover/measure/emotion.py", "src/unqover/probe/sampling.py"):
+    for rel in ("src/unqover/cli.py", "src/unqover/measure/emotion.py", "src/unqover/scoring/sampling.py"):
         assert rel in scanned
     assert (
         "metrics/eec_emotion_bias/app.py" in scanned

@@ -20,8 +20,8 @@ import tiny_models
 from test_bad_inputs_data import refused
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
-from unqover.probe.causal import CausalScorer
-from unqover.probe.models import load_model
+from unqover.scoring.causal import CausalScorer
+from unqover.scoring.models import load_model
 
 peft = pytest.importorskip("peft")
 
@@ -353,7 +353,7 @@ def test_several_unqover_probes_take_the_options(models, upstream_word_lists_pat
 
 
 def test_an_nli_model_takes_model_args_and_beecher_models_refuse_them(tmp_path, capsys):
-    from unqover.probe.nli import load_nli_model
+    from unqover.scoring.nli import load_nli_model
 
     folder = tiny_models.bert_nli(
         tmp_path / "nli", ["a man is a doctor"], ["entailment", "neutral", "contradiction"]
@@ -370,7 +370,7 @@ def test_accelerate_moves_a_model_to_its_gpu_unless_transformers_placed_it(monke
     transformers placed itself and which cannot be moved with .to()."""
     from types import SimpleNamespace
 
-    from unqover.probe import placement as placing
+    from unqover.scoring import placement as placing
 
     moved = []
     model = SimpleNamespace(is_quantized=quantized, device="cuda:0", eval=lambda: None)

@@ -24,12 +24,12 @@ import pytest
 import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
+from unqover.jobs.lm_eval_tasks import METRICS, write_tasks
 from unqover.predictions import read_lm_eval_samples, read_predictions
-from unqover.probe.causal import CausalScorer, encode_pair
-from unqover.probe.mlm import surfaces
-from unqover.probe.models import load_model
-from unqover.probes.lm_eval_tasks import METRICS, write_tasks
 from unqover.probes.registry import get_probe
+from unqover.scoring.causal import CausalScorer, encode_pair
+from unqover.scoring.mlm import surfaces
+from unqover.scoring.models import load_model
 
 pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
 
@@ -235,7 +235,7 @@ def test_word_lists_and_several_probes_write_a_folder_each(upstream_word_lists_p
 
 
 def test_a_task_folder_refuses_a_dataset_that_changed(religion, tmp_path):
-    from unqover.probes.lm_eval_tasks import dataset_documents
+    from unqover.jobs.lm_eval_tasks import dataset_documents
 
     written = write_tasks(get_probe("religion"), tmp_path / "tasks", dataset=str(religion), size=10)
     record = json.loads((written.folder / "unqover_tasks.json").read_text())
@@ -364,7 +364,7 @@ def test_the_aggregations_are_registered_with_lm_eval_by_name():
     """lm-eval 0.4.13 registers aggregations (not tasks) from installed code: ours are there as unqover_<metric>."""
     from lm_eval.api.registry import get_aggregation
 
-    import unqover.probes.lm_eval_hooks  # noqa: F401  (registers on import)
+    import unqover.jobs.lm_eval_hooks  # noqa: F401  (registers on import)
 
     for metrics in METRICS.values():
         for metric in metrics:

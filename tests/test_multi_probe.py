@@ -31,7 +31,7 @@ def qa_model(tmp_path_factory, word_lists):
 @pytest.fixture
 def loads(monkeypatch):
     """Counts the model loads of the UnQover probes' loader."""
-    import unqover.probe.models as models
+    import unqover.scoring.models as models
 
     calls = []
     original = models.load_model

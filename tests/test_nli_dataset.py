@@ -182,7 +182,7 @@ def test_offline_without_a_path_says_how_to_pass_a_file(tmp_path):
 
 
 def test_the_registry_builds_nli_gender(tmp_path):
-    from unqover.probes.datasets import build_datasets, requested_datasets
+    from unqover.jobs.build_datasets import build_datasets, requested_datasets
     from unqover.probes.registry import dataset_owner
 
     assert requested_datasets([NAME, "gender"]) == [NAME, "gender"]

@@ -27,16 +27,16 @@ from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.generate.unqover import make_plan
+from unqover.jobs.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
+from unqover.jobs.multi import summary_markdown, summary_text
+from unqover.jobs.publish_results import run_results
 from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions, write_predictions
-from unqover.probe.sampling import DESIGN, select_groups
 from unqover.probes.base import ProbeDefinition, RunOptions
-from unqover.probes.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
-from unqover.probes.multi import summary_markdown, summary_text
-from unqover.probes.publish_results import run_results
 from unqover.probes.registry import PROBES
 from unqover.probes.result_identity import full_selection
 from unqover.probes.unqover_rows import ROW_COLUMNS, measure_scores
 from unqover.report.format import MISSING, fmt, fmt_declined, fmt_estimate, fmt_interval, number
+from unqover.scoring.sampling import DESIGN, select_groups
 from unqover.space.live import web_text
 
 MODULES = Path(__file__).resolve().parents[1] / "metrics"
@@ -505,7 +505,7 @@ def lm_eval_subjects(
 ) -> dict[str, float]:
     """What the lm-eval aggregations of an UnQover task give for these scores (as log-likelihoods of the
     documents' two choices): the full task's without ``selection``, the sample task's with it."""
-    from unqover.probes import lm_eval_hooks
+    from unqover.jobs import lm_eval_hooks
 
     about = {"probe": run.probe.name, "dataset": run.results["provenance"]["dataset"], "lm_eval_task": "task"}
     if selection is not None:
@@ -556,7 +556,7 @@ def test_the_lm_eval_aggregations_give_the_runs_numbers(quick_runs, name, tmp_pa
 def lm_eval_sentences(run: Run, tasks: Path) -> dict[str, float]:
     """What the lm-eval aggregations of the run's sample task (``unqover lm-eval-tasks --groups LIMIT``: the
     questions of the run) give for the run's sentence log-likelihoods."""
-    from unqover.probes import lm_eval_hooks
+    from unqover.jobs import lm_eval_hooks
 
     selection = run.results["provenance"]["selection"]
     argv = ["lm-eval-tasks", "--bias", run.probe.name, "--groups", str(selection["limit"])]

@@ -16,11 +16,11 @@ from test_quick_runs import PlantedScorer
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import make_plan
-from unqover.probe.sampling import DESIGN
-from unqover.probes import precision
+from unqover.probes import unqover_rounds
 from unqover.probes.options import parse_duration
-from unqover.probes.precision import outcome
+from unqover.probes.unqover_rounds import outcome
 from unqover.report.charts import escape
+from unqover.scoring.sampling import DESIGN
 
 HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
 
@@ -228,7 +228,7 @@ def timed_rounds(
     from unqover.probes.unqover_rows import measure_scores
 
     clock = Clock()
-    monkeypatch.setattr(precision, "clock", clock)
+    monkeypatch.setattr(unqover_rounds, "clock", clock)
     run = RunOptions(seed=seed, progress=False, resamples=0, started=clock.now)
     clock.now += loading
     identity = {"probe": "religion", "selection": {"precision": target, "seed": seed, "design": DESIGN}}
@@ -240,7 +240,9 @@ def timed_rounds(
 
     settings = {"max_rows": max_rows, "max_seconds": max_seconds}
     scorer = TimedScorer(clock, per_row)
-    _, _, stopped = precision.score_in_rounds(rows, scorer, folder, identity, run, target, settings, measure)
+    _, _, stopped = unqover_rounds.score_in_rounds(
+        rows, scorer, folder, identity, run, target, settings, measure
+    )
     return stopped, scorer
 
 
@@ -294,7 +296,7 @@ def test_a_round_that_fits_in_max_time_is_scored(religion_rows, tmp_path, monkey
     assert stopped["target_met"] is False and stopped["widest"]["name"] in HEADLINE
     width = stopped["widest"]["width"]
     assert width > 0.001 and stopped["outcome"].startswith(
-        f"target not met: widest interval {precision.fmt(width)} ("
+        f"target not met: widest interval {unqover_rounds.fmt(width)} ("
     )
     assert stopped["outcome"].endswith("target 0.0010; stopped: --max-rows 16,000 reached")
 
@@ -355,7 +357,7 @@ def test_a_precision_run_stopped_by_the_wall_clock_says_why(
     qa_model, upstream_word_lists_path, tmp_path, monkeypatch, capsys
 ):
     # the command seems to have started three hours ago: after round 0, the next round would pass --max-time 1h
-    monkeypatch.setattr(precision, "clock", lambda: time.monotonic() + 3 * 3600)
+    monkeypatch.setattr(unqover_rounds, "clock", lambda: time.monotonic() + 3 * 3600)
     out = tmp_path / "precise"
     assert _precise(qa_model, upstream_word_lists_path, out, "--max-rows", "40000", "--max-time", "1h") == 0
     printed = capsys.readouterr().out
@@ -372,14 +374,14 @@ def test_a_precision_run_stopped_by_the_wall_clock_says_why(
 
 
 def test_the_command_passes_its_start_and_max_time_to_the_run(monkeypatch, tmp_path):
-    import unqover.probes.job
+    import unqover.jobs.run
 
     seen = {}
 
     def run_probe(model_id, probe, run):
         seen.update(started=run.started, settings=probe.check_settings(run.settings))
 
-    monkeypatch.setattr(unqover.probes.job, "run_probe", run_probe)
+    monkeypatch.setattr(unqover.jobs.run, "run_probe", run_probe)
     before = time.monotonic()
     argv = [
         "probe",

@@ -17,10 +17,10 @@ from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import MASK_PLACEHOLDER, make_plan
 from unqover.predictions import read_predictions
-from unqover.probe.causal import CausalScorer
-from unqover.probe.mlm import MLMScorer, mask_logits
-from unqover.probe.models import detect_family, load_model
-from unqover.probe.qa import QAScorer
+from unqover.scoring.causal import CausalScorer
+from unqover.scoring.mlm import MLMScorer, mask_logits
+from unqover.scoring.models import detect_family, load_model
+from unqover.scoring.qa import QAScorer
 
 
 def _rows(word_lists, bias: str, config: str, pairs: int = 2) -> pa.Table:
@@ -269,8 +269,8 @@ def test_resume_after_interruption_gives_the_uninterrupted_result(
         return real(self, rows)
 
     monkeypatch.setattr(QAScorer, "score", dying)
+    from unqover.jobs.run import run_probe
     from unqover.probes.base import RunOptions
-    from unqover.probes.job import run_probe
     from unqover.probes.registry import get_probe
 
     options = RunOptions(
@@ -293,8 +293,8 @@ def test_resume_after_interruption_gives_the_uninterrupted_result(
 
 
 def test_sharded_runs_merge_to_the_unsharded_result(models, upstream_word_lists_path, tmp_path, capsys):
+    from unqover.jobs.run import run_probe
     from unqover.probes.base import RunOptions
-    from unqover.probes.job import run_probe
     from unqover.probes.registry import get_probe
 
     def options(output: Path, shard=None) -> RunOptions:

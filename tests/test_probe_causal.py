@@ -20,12 +20,12 @@ from unqover.cli import main
 from unqover.generate.custom import custom_rows
 from unqover.generate.unqover import make_plan
 from unqover.lexicon.custom import read_probe_file
-from unqover.probe.causal import INSTRUCTION, CausalScorer, encode_pair
-from unqover.probe.mlm import surfaces
-from unqover.probe.models import load_model
-from unqover.probe.run_plan import plan_chunks
-from unqover.probe.runner import run_shard
-from unqover.probe.shared_prefix import answer_log_probs, cache_kind, shared_prefix_lengths
+from unqover.scoring.causal import INSTRUCTION, CausalScorer, encode_pair
+from unqover.scoring.mlm import surfaces
+from unqover.scoring.models import load_model
+from unqover.scoring.run_plan import plan_chunks
+from unqover.scoring.runner import run_shard
+from unqover.scoring.shared_prefix import answer_log_probs, cache_kind, shared_prefix_lengths
 
 #: (architecture, chat template, tokenizer adds BOS, sliding window)
 MODELS = {

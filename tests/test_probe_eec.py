@@ -14,14 +14,14 @@ import torch
 import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
-from unqover.probe.eec import (
+from unqover.scoring.eec import (
     PseudoLikelihoodScorer,
     SentenceLikelihoodScorer,
     rank_choices,
     sentence_scorer,
     tie_keys,
 )
-from unqover.probe.models import load_model
+from unqover.scoring.models import load_model
 
 SENTENCES = [
     "Alonzo feels angry.",

@@ -34,9 +34,9 @@ from unqover.measure.emotion_person import (
     person_bias_inputs,
     person_task,
 )
-from unqover.probe.beecher import oov_rates
 from unqover.probes.eec_person_rows import select_questions
 from unqover.probes.registry import PROBES, dataset_names
+from unqover.scoring.beecher import oov_rates
 
 NAME = "eec-person"
 CUTOFF = 7.814727903251179  # χ²(3) at α = 0.05, his cut-off

@@ -10,7 +10,7 @@ import torch
 
 import tiny_models
 from unqover.errors import UnqoverError
-from unqover.probe.nli import NLIScorer, load_nli_model, nli_label_ids
+from unqover.scoring.nli import NLIScorer, load_nli_model, nli_label_ids
 
 PREMISES = [
     "The nurse ate a bagel before work.",

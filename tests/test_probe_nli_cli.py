@@ -12,7 +12,7 @@ import tiny_models
 from unqover.cli import main
 from unqover.generate.nli import nli_rows, synthetic_premises
 from unqover.measure.nli import nli_gender_bias
-from unqover.probe.nli import NLIScorer, load_nli_model
+from unqover.scoring.nli import NLIScorer, load_nli_model
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ import json
 from test_probes import pets  # noqa: F401  (fixture)
 from test_report_tables_quick import _eec, _nli, eec_world, nli_world  # noqa: F401  (fixtures)
 from unqover.cli import main
-from unqover.probe.weights import hub_snapshot, weights_sha256
 from unqover.report.eec import eec_html, eec_markdown
 from unqover.report.nli import nli_html, nli_markdown
 from unqover.report.page import markdown_page
+from unqover.scoring.weights import hub_snapshot, weights_sha256
 
 PROVENANCE = {
     "probe": "x",

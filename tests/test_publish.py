@@ -1,4 +1,4 @@
-"""Tests for unqover.hub.publish and the publish command (unqover.probes.publish): local validation, dry runs and
+"""Tests for unqover.hub.publish and the publish command (unqover.jobs.publish): local validation, dry runs and
 Hub calls, all without the network.
 
 Fake dataset folders are built in tmp_path with pyarrow. Network paths run against a fake HfApi or against
@@ -27,8 +27,8 @@ from huggingface_hub.utils import _http
 from unqover.errors import UnqoverError
 from unqover.hub import publish as pub
 from unqover.hub.publish import OFFLINE_MESSAGE, TOKEN_MESSAGE, plan_upload, publish
-from unqover.probes import publish as publish_cli
-from unqover.probes.publish import describe, main
+from unqover.jobs import publish as publish_cli
+from unqover.jobs.publish import describe, main
 
 SCHEMA = pa.schema([("id", pa.string()), ("template_id", pa.int32()), ("context", pa.string())])
 

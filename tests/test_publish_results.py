@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from unqover.cli import main
+from unqover.jobs.lm_eval_tasks import task_names
 from unqover.predictions import write_predictions
-from unqover.probe.sampling import select_groups
-from unqover.probes.lm_eval_tasks import task_names
 from unqover.probes.registry import PROBES
+from unqover.scoring.sampling import select_groups
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HEADLINE = ("mu", "eta", "positional_error", "attributive_error")

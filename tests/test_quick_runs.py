@@ -14,7 +14,7 @@ import pytest
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
 from unqover.measure.unqover import unqover_bias
-from unqover.probe.sampling import DESIGN, select_groups
+from unqover.scoring.sampling import DESIGN, select_groups
 
 HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
 
@@ -190,7 +190,7 @@ class PlantedScorer:
 def rounds(rows: pa.Table, folder: Path, scorer, target: float, seed: int, max_rows=None):
     """Precision rounds on ``rows`` with the UnQover measure (what `probe --precision` runs)."""
     from unqover.probes.base import RunOptions
-    from unqover.probes.precision import score_in_rounds
+    from unqover.probes.unqover_rounds import score_in_rounds
     from unqover.probes.unqover_rows import measure_scores
 
     run = RunOptions(seed=seed, progress=True, resamples=0)

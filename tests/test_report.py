@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.probes.compare import main
+from unqover.jobs.compare import main
 from unqover.report import charts
 from unqover.report.compare import compare_results
 from unqover.report.compare_checks import load_results

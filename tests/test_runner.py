@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.probe.run_plan import Scorer, plan_chunks
-from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
-from unqover.probe.sampling import select_groups
-from unqover.probe.shard_files import LOCK_NAME, shard_folder
 from unqover.probes.options import shard_spec
+from unqover.scoring.run_plan import Scorer, plan_chunks
+from unqover.scoring.runner import merge_shards, recorded_batch_size, run_shard
+from unqover.scoring.sampling import select_groups
+from unqover.scoring.shard_files import LOCK_NAME, shard_folder
 
 CHUNK = 64  # inputs per chunk in these tests
 BATCH = 8

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from unqover.measure.unqover import unqover_bias
-from unqover.probe.sampling import find_groups, priorities, select_groups, selected_groups
+from unqover.scoring.sampling import find_groups, priorities, select_groups, selected_groups
 
 HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
 SEEDS = 30

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.probe.sampling import describe_selection, select_groups
+from unqover.scoring.sampling import describe_selection, select_groups
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_same_seed_same_rows_on_any_row_order_and_nested_budgets(rows):
 
 def test_the_draw_depends_on_the_content_hash_not_the_vocabulary(rows):
     """Dropping unrelated groups (another vocabulary, other strata) leaves the priorities of the rest unchanged."""
-    from unqover.probe.sampling import find_groups, priorities
+    from unqover.scoring.sampling import find_groups, priorities
 
     part = rows.filter(pa.compute.not_equal(rows["subject_1"], "Hindu"))
     part = part.filter(pa.compute.not_equal(part["subject_2"], "Hindu"))
@@ -176,9 +176,9 @@ def test_limit_is_stratified_whatever_the_row_order(rows, full_groups, strata):
 
 
 def test_check_design_flags_a_subset_that_is_not_proportional(rows):
-    from unqover.probe.sampling import check_design, find_groups, selected_groups
     from unqover.report.diagnostics import design_warning
     from unqover.report.format import fmt
+    from unqover.scoring.sampling import check_design, find_groups, selected_groups
 
     groups = find_groups(rows)
     assert check_design(groups, selected_groups(groups, 3000, seed=2)).matches

@@ -126,7 +126,7 @@ def test_model_checks(models, tmp_path):
 
 
 def test_live_probe_tab_and_cache(served, models, monkeypatch):
-    from unqover.probe.qa import QAScorer
+    from unqover.scoring.qa import QAScorer
 
     _, client, cache = served
     calls = {"n": 0}
@@ -229,7 +229,7 @@ def test_concurrent_requests(served, models):
 
 
 def test_explorer_rows_and_formulas(models):
-    from unqover.probes.explore import masked_question, question_rows
+    from unqover.jobs.explore import masked_question, question_rows
 
     rows = question_rows(*explore.check_inputs(*CHRISTIAN))
     assert rows.num_rows == 4 and rows["polarity"].to_pylist() == ["positive", "negated"] * 2
@@ -243,8 +243,8 @@ def test_explorer_rows_and_formulas(models):
     with pytest.raises(UnqoverError, match="exactly once"):
         explore.check_inputs("Christian", "Jew", *CHRISTIAN[2:])
 
-    from unqover.probe.qa import QAScorer
-    from unqover.probes.models import load_model_for
+    from unqover.jobs.models import load_model_for
+    from unqover.scoring.qa import QAScorer
 
     loaded = load_model_for(None, str(models["qa"]))  # the first probe that scores QA models loads it
     assert loaded.family == "qa"
@@ -340,7 +340,7 @@ def test_explorer_rows_come_from_a_local_build_and_offline_messages_name_the_ope
     tmp_path, monkeypatch, upstream_word_lists_path
 ):
     from unqover.cli import main
-    from unqover.probes.explore import example_rows
+    from unqover.jobs.explore import example_rows
     from unqover.space import live
 
     assert main(["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path), "--output", str(tmp_path / "datasets" / "unqover"), "--config", "qa", "--quiet"]) == 0  # fmt: skip

@@ -85,8 +85,11 @@ def test_a_surface_names_no_probe_and_no_dataset(path):
 
 
 def test_the_import_check_sees_a_function_level_import_of_another_layer():
-    bad = "def f():\n    from unqover.probe.models import load_model\n    import unqover.lexicon\n"
-    assert [n for n in unqover_imports(bad) if not allowed(n)] == ["unqover.probe.models", "unqover.lexicon"]
+    bad = "def f():\n    from unqover.scoring.models import load_model\n    import unqover.lexicon\n"
+    assert [n for n in unqover_imports(bad) if not allowed(n)] == [
+        "unqover.scoring.models",
+        "unqover.lexicon",
+    ]
 
 
 def test_the_name_check_sees_a_name_in_a_constant_an_f_string_and_a_path_not_in_a_docstring():

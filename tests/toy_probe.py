@@ -88,7 +88,7 @@ class ToyProbe(ProbeDefinition):
     table_columns = ("vowel lead",)
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.probe.placement import place
+        from unqover.scoring.placement import place
 
         if not model_id.startswith("toy:"):
             raise UnqoverError(f"the toy probe scores toy:NAME models, not {model_id!r}")

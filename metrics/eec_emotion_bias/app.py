@@ -9,7 +9,7 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.probes.uploads import read_upload
+from unqover.jobs.uploads import read_upload
 from unqover.report.eec import BEECHER_DIGITS
 from unqover.report.format import MISSING, fmt, fmt_count, fmt_interval, fmt_p_clause
 

@@ -32,7 +32,7 @@ def _given(args: argparse.Namespace, options: Sequence[Option]) -> dict:
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
-    from unqover.probes.datasets import build_custom, build_datasets
+    from unqover.jobs.build_datasets import build_custom, build_datasets
     from unqover.report.format import fmt_count, fmt_seconds
 
     given = _given(args, args.probe_options)
@@ -58,8 +58,8 @@ def _build_datasets(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> int:
+    from unqover.jobs.measuring import measure_predictions
     from unqover.probes.base import RunOptions
-    from unqover.probes.measuring import measure_predictions
 
     run = RunOptions(dataset=args.dataset, config=args.config, resamples=args.resamples, seed=args.seed)
     probe, result, output = measure_predictions(
@@ -77,7 +77,7 @@ def _measure(args: argparse.Namespace) -> int:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from unqover.probes.sample import write_sample
+    from unqover.jobs.sample import write_sample
     from unqover.report.format import fmt_count, fmt_percent
 
     written = write_sample(
@@ -108,7 +108,7 @@ def _written_by(probe: str | None) -> str:
 
 
 def _lm_eval_tasks(args: argparse.Namespace) -> int:
-    from unqover.probes.lm_eval_tasks import write_task_folders
+    from unqover.jobs.lm_eval_tasks import write_task_folders
     from unqover.report.format import fmt_count
 
     written_folders = write_task_folders(
@@ -132,7 +132,7 @@ def _lm_eval_tasks(args: argparse.Namespace) -> int:
 
 
 def _publish_results(args: argparse.Namespace) -> int:
-    from unqover.probes.publish_results import publish_results
+    from unqover.jobs.publish_results import publish_results
 
     try:
         published = publish_results(
@@ -188,8 +188,8 @@ def _add_publish_results(commands) -> None:
 
 
 def _probe(args: argparse.Namespace) -> int:
+    from unqover.jobs.run import quiet_libraries, run_probe
     from unqover.probes.base import RunOptions
-    from unqover.probes.job import quiet_libraries, run_probe
     from unqover.probes.registry import get_probe
     from unqover.report.markdown import precision_line
 
@@ -231,7 +231,7 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 def _probe_several(model: str, probes: list[ProbeDefinition], run: RunOptions) -> int:
-    from unqover.probes.multi import run_probes
+    from unqover.jobs.multi import run_probes
 
     several = run_probes(model, probes, run)
     if several is None:
@@ -568,11 +568,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()  # --max-time bounds the whole command from here
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["publish"]:
-        from unqover.probes.publish import main as publish_main
+        from unqover.jobs.publish import main as publish_main
 
         return publish_main(argv[1:])
     if argv[:1] == ["compare"]:
-        from unqover.probes.compare import main as compare_main
+        from unqover.jobs.compare import main as compare_main
 
         return compare_main(argv[1:])
     args = build_parser().parse_args(argv)

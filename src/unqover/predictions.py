@@ -155,7 +155,7 @@ def sentence_log_likelihoods(
     return pa.table(columns, schema=LM_EVAL_SENTENCE_SCHEMA)
 
 
-#: the fields of a logged document that its prompt and choices are built from (``unqover.probes.lm_eval_hooks``)
+#: the fields of a logged document that its prompt and choices are built from (``unqover.jobs.lm_eval_hooks``)
 #: and that name its row: UnQover tasks' subjects, attribute, template, polarity and text; emotion and person
 #: tasks' choice sentences. ``unqover measure`` checks them against the dataset row of the document's id.
 LOGGED_FIELDS = (

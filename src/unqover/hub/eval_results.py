@@ -10,7 +10,7 @@ the metric named in its notes (the Hub's way of telling variants of one task apa
 Task ids are ``unqover_<probe>`` (the whole dataset) and ``unqover_<probe>_sample`` (a quick run's sample), with
 ``-`` in the probe's name read as ``_``: the names of the probe's lm-evaluation-harness tasks. The dataset cards
 list them (:func:`results_section`). This module writes and uploads the files; which numbers a run holds is the
-job layer's (``unqover.probes.publish_results``).
+job layer's (``unqover.jobs.publish_results``).
 """
 
 from __future__ import annotations

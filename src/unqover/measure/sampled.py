@@ -1,7 +1,7 @@
 """Full-dataset values estimated from a random sample of groups, with design-based intervals.
 
 A quick run scores n of the M groups of a dataset, drawn with equal inclusion probability f = n / M (the design of
-``unqover.probe.sampling``). The target is the value the full run would print, so the only randomness is which
+``unqover.scoring.sampling``). The target is the value the full run would print, so the only randomness is which
 groups were drawn: intervals come from the sampling design (simple random sampling formulas with the finite
 population correction 1 − f; conservative for the stratified draw), not from a bootstrap that treats the sample
 as the whole dataset.

@@ -1,9 +1,11 @@
-"""Probe definitions, their registry and the one job runner: the only layer that ties rows, scorers, measures
-and reports together.
+"""Probe definitions and their registry: what each probe is, the one layer that ties rows, scorers, measures and
+reports together.
 
 * ``base``: what a probe definition is (``ProbeDefinition``) and the options every run shares (``RunOptions``).
-* ``unqover``, ``nli``, ``eec``: the three published probes (and custom UnQover-style probes from YAML files).
+* ``unqover``, ``nli``, ``eec``, ``eec_person``, ``custom``: the published probes (and UnQover-style probes from
+  YAML files); ``*_rows`` modules load and check each probe's rows.
 * ``registry``: the probes by name; the CLI, the Space and the reports ask here.
-* ``job``: load -> select -> score -> predictions -> measure -> results.json -> reports, for any definition.
-* ``precision``: quick runs in rounds until the intervals are narrow enough.
+* ``unqover_rounds``: UnQover quick runs in rounds until the intervals are narrow enough.
+
+The commands' jobs (running a probe, measuring, comparing, publishing) are ``unqover.jobs``.
 """

@@ -1,7 +1,7 @@
 """What a probe is: one definition object per probe, and the options every run shares.
 
 A definition says where its rows come from, what a quick run keeps, which model families and scorers it takes,
-which options it accepts, which measure it calls and how its results render. ``unqover.probes.job`` carries any
+which options it accepts, which measure it calls and how its results render. ``unqover.jobs.run`` carries any
 definition through load -> select -> score -> predictions -> measure -> results -> reports; the registry
 (``unqover.probes.registry``) is the only place that names them.
 """
@@ -122,7 +122,7 @@ def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
     """(placement, model): ``loader`` (``load_model``, ``load_nli_model``) with the run's options, on this
     process's device (its own GPU under ``accelerate launch``). ``--adapter`` and ``--model-arg`` reach the
     loader only when given."""
-    from unqover.probe.placement import load_placed
+    from unqover.scoring.placement import load_placed
 
     if run.adapter is not None:
         extra["adapter"] = run.adapter
@@ -280,7 +280,7 @@ class ProbeDefinition:
         except (RuntimeError, ValueError, IndexError, TypeError) as err:
             if isinstance(err, UnqoverError) or not getattr(model, "model_args", None):
                 raise
-            from unqover.probe.models import unusable_model_args
+            from unqover.scoring.models import unusable_model_args
 
             raise UnqoverError(unusable_model_args(model.model_args, err)) from err
         for scorer in scorers.values():

@@ -1,7 +1,7 @@
 """The emotion fill-in probe (Beecher) on Equity Evaluation Corpus sentences.
 
 Every choice of every question is one sentence (``choice_sentences``); the runner scores each distinct sentence
-once (resumable, shardable), :func:`unqover.probe.eec.rank_choices` ranks each question's choices, and
+once (resumable, shardable), :func:`unqover.scoring.eec.rank_choices` ranks each question's choices, and
 :func:`unqover.measure.emotion.emotion_bias` tests whether the chosen emotions depend on race or gender. The run
 folder holds ``predictions.parquet`` (per sentence: id, question_id, choice, log_likelihood, tokens) and
 ``answers.parquet`` (per question: its ranked choices and tie flag) beside results and reports.
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
-from unqover.probe.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
 from unqover.probes import options as parse
 from unqover.probes.base import (
     Loaded,
@@ -26,6 +25,7 @@ from unqover.probes.base import (
     selection_suffix,
 )
 from unqover.probes.options import Option
+from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -104,14 +104,14 @@ class EECProbe(ProbeDefinition):
         """The words a GloVe load keeps (None: every vector): those of the generated questions, unless the
         questions come from ``--dataset``."""
         from unqover.generate.eec import eec_questions
-        from unqover.probe.beecher import question_vocabulary
+        from unqover.scoring.beecher import question_vocabulary
 
         return None if run.dataset else question_vocabulary(eec_questions())
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.probe.beecher import load_beecher_model
-        from unqover.probe.models import load_model
-        from unqover.probe.placement import place
+        from unqover.scoring.beecher import load_beecher_model
+        from unqover.scoring.models import load_model
+        from unqover.scoring.placement import place
 
         if model_id.partition(":")[0] in BEECHER_FAMILIES:
             given = [
@@ -192,12 +192,12 @@ class EECProbe(ProbeDefinition):
         return Loaded(self.choice_rows(questions), dataset, None, selection, context)
 
     def scorers(self, model, settings: dict) -> dict:
-        from unqover.probe.eec import sentence_scorer
+        from unqover.scoring.eec import sentence_scorer
 
         return {"": model.scorer if model.family in BEECHER_FAMILIES else sentence_scorer(model)}
 
     def scoring(self, model, settings: dict) -> dict:
-        from unqover.probe.eec import sentence_scorer
+        from unqover.scoring.eec import sentence_scorer
 
         if model.family in BEECHER_FAMILIES:
             method = model.scorer.method
@@ -226,7 +226,7 @@ class EECProbe(ProbeDefinition):
         )
 
     def measure(self, loaded, scores, extra, run, settings) -> Measured:
-        from unqover.probe.beecher import DEFAULT_FIXES, oov_rates
+        from unqover.scoring.beecher import DEFAULT_FIXES, oov_rates
 
         questions = loaded.context["questions"]
         family = loaded.context["family"]

@@ -59,7 +59,7 @@ class EECPersonProbe(EECProbe):
 
     def beecher_vocabulary(self, run: RunOptions, settings: dict) -> set[str] | None:
         from unqover.generate.eec_person import person_questions
-        from unqover.probe.beecher import question_vocabulary
+        from unqover.scoring.beecher import question_vocabulary
 
         mode = "paper" if settings["scoring"] == "paper" else "default"
         return None if run.dataset else question_vocabulary(person_questions(mode=mode))

@@ -14,11 +14,11 @@ from unqover.errors import UnqoverError
 from unqover.generate.eec_person import person_questions, question_sentences
 from unqover.hub.load import load_rows, source_name
 from unqover.measure.emotion_person import person_bias_inputs, person_task
-from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import RunOptions
 from unqover.probes.eec_rows import rank_answers
 from unqover.probes.row_identity import check_local_build
 from unqover.report.diagnostics import person_warnings
+from unqover.scoring.sampling import seeded_keys
 
 #: The dataset folder and config the questions are read from (``unqover build-datasets eec-emotion``).
 DATASET = "eec-emotion"
@@ -118,8 +118,8 @@ def rank_and_measure_persons(questions: pa.Table, sentences: pa.Table, scores: p
                              oov: dict | None = None):  # fmt: skip
     """Rank each question's persons from the sentence scores (aligned with ``sentences``) and measure the answers.
 
-    ``paper``: Beecher's own ranking of his models' scores (``unqover.probe.beecher.paper_ranking``); else the
-    length rule and the seeded tie rule (``unqover.probe.eec.rank_choices``). Both measures come from the same
+    ``paper``: Beecher's own ranking of his models' scores (``unqover.scoring.beecher.paper_ranking``); else the
+    length rule and the seeded tie rule (``unqover.scoring.eec.rank_choices``). Both measures come from the same
     ranking (:func:`unqover.measure.emotion_person.person_task`): the valid test on the top-1 answers and
     Beecher's statistic on the top 3. A degenerate run's warnings come first in ``warnings``."""
     ranked, ranking = rank_answers(questions, sentences, scores, run, settings, paper, top_k=TOP_K)

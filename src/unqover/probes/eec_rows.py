@@ -13,15 +13,15 @@ from unqover.errors import UnqoverError
 from unqover.generate.eec import EMOTION_LEXICON, eec_questions
 from unqover.hub.load import load_rows, source_name
 from unqover.measure.emotion import cell_label, emotion_bias
-from unqover.probe.beecher import (
-    paper_ranking,
-)
-from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     RunOptions,
 )
 from unqover.probes.row_identity import check_local_build
 from unqover.report.diagnostics import emotion_warnings
+from unqover.scoring.beecher import (
+    paper_ranking,
+)
+from unqover.scoring.sampling import seeded_keys
 
 QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")
 SENTENCE_SCHEMA = pa.schema(
@@ -143,9 +143,9 @@ def rank_answers(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run
                  paper: bool, top_k: int = 3):  # fmt: skip
     """(ranked choices, the score each choice was ranked by) of every question, from the sentence scores (aligned
     with ``sentences``): Beecher's own ranking of his models' scores in ``paper`` mode
-    (``unqover.probe.beecher.paper_ranking``), else the length rule and the seeded tie rule
-    (``unqover.probe.eec.rank_choices``)."""
-    from unqover.probe.eec import rank_choices
+    (``unqover.scoring.beecher.paper_ranking``), else the length rule and the seeded tie rule
+    (``unqover.scoring.eec.rank_choices``)."""
+    from unqover.scoring.eec import rank_choices
 
     log_likelihood, tokens = scores["score_1"].to_numpy(), scores["score_2"].to_numpy()
     question_ids, question_of = questions["id"].to_pylist(), sentences["question_id"].to_pylist()

@@ -79,7 +79,7 @@ class NLIProbe(ProbeDefinition):
     table_columns = ("S", "ΔP", "B (NLI)")
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.probe.nli import load_nli_model
+        from unqover.scoring.nli import load_nli_model
 
         return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
 
@@ -102,8 +102,8 @@ class NLIProbe(ProbeDefinition):
         return Loaded(rows, dataset, None, selection, context)
 
     def scorers(self, model, settings: dict) -> dict:
-        from unqover.probe.nli import NLIScorer
         from unqover.probes.nli_rows import NLIRowScorer
+        from unqover.scoring.nli import NLIScorer
 
         scorer = NLIScorer(model, batch_size=1 << 30)  # the runner chooses the batches
         extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in model.label_ids else {}

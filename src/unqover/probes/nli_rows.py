@@ -13,12 +13,12 @@ from unqover.errors import UnqoverError
 from unqover.generate.nli import nli_rows, synthetic_premises
 from unqover.hub.load import load_rows, source_name
 from unqover.measure.nli import nli_gender_bias
-from unqover.probe.sampling import seeded_keys
 from unqover.probes.base import (
     RunOptions,
 )
 from unqover.probes.row_identity import check_local_build
 from unqover.report.diagnostics import nli_warnings
+from unqover.scoring.sampling import seeded_keys
 
 NLI_COLUMNS = (
     "id",
@@ -33,7 +33,7 @@ NLI_COLUMNS = (
 
 
 class NLIRowScorer:
-    """Adapts :class:`unqover.probe.nli.NLIScorer` to the runner: one row gives (female, male) values."""
+    """Adapts :class:`unqover.scoring.nli.NLIScorer` to the runner: one row gives (female, male) values."""
 
     def __init__(self, scorer, output: str = "p_entail") -> None:
         self.scorer, self.output = scorer, output

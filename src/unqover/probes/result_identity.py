@@ -11,7 +11,7 @@ results.json (``unqover probe``'s and ``unqover measure``'s) records, in its ``p
   is made by :func:`full_selection`, :func:`design_selection` or :func:`subset_selection`, and decided for a
   run by :func:`run_selection` and for measured predictions by :func:`measured_selection`.
 
-``unqover publish-results`` reads them back (:mod:`unqover.probes.publish_results`).
+``unqover publish-results`` reads them back (:mod:`unqover.jobs.publish_results`).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def lm_eval_model(lm_eval: Mapping) -> dict | None:
     """The model lm-eval scored, from the model arguments its results file records: ``pretrained`` (a Hub id,
     or a local folder with the SHA-256 of its weights), ``revision`` and a ``peft`` adapter (or ``delta``
     weights); None when its results file was not found or names no ``pretrained``."""
-    from unqover.probe.weights import weights_sha256
+    from unqover.scoring.weights import weights_sha256
 
     arguments = lm_eval_arguments(lm_eval.get("model_args"))
     pretrained = arguments.get("pretrained")

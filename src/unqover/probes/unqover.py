@@ -4,7 +4,7 @@ Rows: ``--dataset`` (a folder or Hub id), else generated from ``--word-lists``, 
 ``datasets/unqover/<name>``, else the Hub dataset ``unqover/<name>``, else the pinned upstream word lists (custom
 probes: generated from their file). Models: extractive QA, masked LMs (single-token subjects only; the others are
 dropped with their groups before any sampling) and causal LMs. A quick run (``--limit N``, ``--sample F``,
-``--precision W``) scores a seeded sample of whole groups (``unqover.probe.sampling``) and reports estimates of
+``--precision W``) scores a seeded sample of whole groups (``unqover.scoring.sampling``) and reports estimates of
 the full-dataset values (``unqover.measure.sampled``). The rows and scores code is
 :mod:`unqover.probes.unqover_rows`, loaded when a run starts.
 """
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 FAMILY_CONFIG = {"qa": "qa", "mlm": "mlm", "causal": "qa"}
 SCORINGS = ("default", "paper")
-#: ``--chat-template`` values that name no file (``unqover.probe.causal.chat_renderer`` reads them)
+#: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
 CHAT_TEMPLATES = ("auto", "none")
 MODES = ("default", "paper")
 #: a full run's interval is for its bias-corrected μ, not for μ: the Space's results table says which
@@ -140,7 +140,7 @@ class UnqoverProbe(ProbeDefinition):
         max_time = settings.pop("max_time")
         settings["max_seconds"] = None if max_time is None else parse.parse_duration(max_time)
         if settings["precision"] is not None:
-            from unqover.probes.precision import check_width
+            from unqover.probes.unqover_rounds import check_width
 
             check_width(settings["precision"])  # before the model: a target too narrow to be seen met
         else:
@@ -159,15 +159,15 @@ class UnqoverProbe(ProbeDefinition):
         )
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.probe.models import load_model
-        from unqover.probes import precision
+        from unqover.probes import unqover_rounds
+        from unqover.scoring.models import load_model
 
         if settings["precision"] is not None:
-            precision.check_options(run, settings)
+            unqover_rounds.check_options(run, settings)
         elif settings["sample"] is not None and run.limit is not None:
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
         if prompt_options(settings):  # refused before the weights load: the config says the family
-            from unqover.probe.models import detect_family, model_source
+            from unqover.scoring.models import detect_family, model_source
 
             config = model_source(model_id, run.revision, run.token).config()
             family = detect_family(
@@ -227,8 +227,8 @@ class UnqoverProbe(ProbeDefinition):
         return generated_rows(self.name, word_lists, config)
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
-        from unqover.probe.sampling import DESIGN, select_groups
         from unqover.probes.unqover_rows import check_columns, check_rows_fit_family, make_scorer
+        from unqover.scoring.sampling import DESIGN, select_groups
 
         config = self.config_for(model, run, settings)
         rows, dataset = self.rows(run, settings, config)
@@ -276,14 +276,14 @@ class UnqoverProbe(ProbeDefinition):
             return super().score(loaded, model, folder, identity, run, settings, placement, claim_and_score)
         if placement.distributed:
             raise UnqoverError("--precision runs its rounds in one process: run it without accelerate launch")
-        from unqover.probes import precision
+        from unqover.probes import unqover_rounds
 
         scorer = self.scorers(model, settings)[""]
 
         def measure(scores: pa.Table):
             return self._measure(loaded, scores, run, settings)
 
-        kept, scores, stopped = precision.score_in_rounds(
+        kept, scores, stopped = unqover_rounds.score_in_rounds(
             loaded.population, scorer, folder, identity, run, settings["precision"], settings, measure
         )
         selection = {**loaded.selection, **stopped}

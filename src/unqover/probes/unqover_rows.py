@@ -18,8 +18,8 @@ from unqover.generate.ids import match_ids
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.measure.pairing import PairingError
 from unqover.measure.unqover import UnqoverBias, unqover_bias
-from unqover.probe.sampling import DESIGN, budget, check_design, find_groups, selected_groups
 from unqover.report.diagnostics import design_warning, unqover_warnings
+from unqover.scoring.sampling import DESIGN, budget, check_design, find_groups, selected_groups
 
 REQUIRED_COLUMNS = (
     "id",
@@ -50,9 +50,9 @@ ROW_COLUMNS = (
 def make_scorer(model, scoring: str, *, chat_template: str = "auto", system_prompt: str | None = None):
     """The scorer of a model family (``scoring`` "paper": the original code's quirks); a causal LM's prompts
     take ``chat_template`` ("auto", "none" or a template's text) and ``system_prompt``."""
-    from unqover.probe.causal import CausalScorer
-    from unqover.probe.mlm import MLMScorer
-    from unqover.probe.qa import QAScorer
+    from unqover.scoring.causal import CausalScorer
+    from unqover.scoring.mlm import MLMScorer
+    from unqover.scoring.qa import QAScorer
 
     if model.family == "qa":
         return QAScorer(model, mode=scoring)
@@ -271,7 +271,7 @@ def sample_of_population(
     ``population`` exactly as ``unqover measure`` measures them: estimates of the whole dataset's values with
     their intervals, or declined with the reason (the evaluate module's ``population``). ``selection`` is how the
     sample was drawn (default: this project's design with ``seed``)."""
-    from unqover.probe.sampling import DESIGN
+    from unqover.scoring.sampling import DESIGN
 
     rows = population_table(population)
     chosen = selection if selection is not None else {"design": DESIGN, "seed": seed}

@@ -1,6 +1,6 @@
 """Compare two UnQover runs on the same dataset: did bias change? Headline and γ(x, a) shifts with intervals.
 
-The comparison data of ``unqover compare RUN_A RUN_B`` (:mod:`unqover.probes.compare`) for UnQover runs. A run is a
+The comparison data of ``unqover compare RUN_A RUN_B`` (:mod:`unqover.jobs.compare`) for UnQover runs. A run is a
 run folder holding ``results.json`` (and ``predictions.parquet``) or a results JSON file as written by ``unqover
 measure`` (which records the predictions file it read). Shifts are B − A, of the full-dataset values:
 

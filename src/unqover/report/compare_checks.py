@@ -50,7 +50,7 @@ def load_results(path: str | os.PathLike) -> dict:
         raise UnqoverError(f"{path}: {err}") from err
     check_result_numbers(result, str(path))
     loaded = {"provenance": provenance, "result": result}
-    # the probe that wrote it, which ``unqover.probes.compare`` checks against the registry
+    # the probe that wrote it, which ``unqover.jobs.compare`` checks against the registry
     if isinstance(data, Mapping) and "probe" in data:
         if not isinstance(data["probe"], str):
             raise UnqoverError(f"{path}: probe is {json.dumps(data['probe'])}, not a probe's name")

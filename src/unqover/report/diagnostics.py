@@ -4,7 +4,7 @@
 into sentences (numbers printed by :mod:`unqover.report.format`) that the probe definitions add to the result's
 ``warnings``, so that the terminal summary, results.json, the Markdown and HTML reports and the Space show them
 above the numbers they qualify. :func:`design_warning` words the same way an UnQover run whose scored groups are
-not the design's random sample (:func:`unqover.probe.sampling.check_design`).
+not the design's random sample (:func:`unqover.scoring.sampling.check_design`).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def emotion_warnings(
     sentence_scores, ties: Sequence[bool], top1: Sequence[str], top_k: int, oov: Mapping | None = None
 ) -> list[str]:
     """The warnings of an emotion run: the choice sentences' ranking scores, each question's tie flag and top-1
-    emotion, and (Beecher's models) ``oov`` as :func:`unqover.probe.beecher.oov_rates` records it."""
+    emotion, and (Beecher's models) ``oov`` as :func:`unqover.scoring.beecher.oov_rates` records it."""
     found = emotion_findings(sentence_scores, ties, top1, top_k)
     if oov:
         unknown = oov_finding(oov.get("overall"), len(sentence_scores), oov.get("unknown_choices") or ())
@@ -197,7 +197,7 @@ def nli_warnings(p_female, p_male) -> list[str]:
 
 def design_warning(stratum: int, kept: int, size: int, expected: float) -> str:
     """The warning of an UnQover run whose scored groups are not spread over the strata as the design's random
-    sample (:func:`unqover.probe.sampling.check_design`), naming the stratum furthest from its share: ``kept`` of
+    sample (:func:`unqover.scoring.sampling.check_design`), naming the stratum furthest from its share: ``kept`` of
     its ``size`` groups scored where about ``expected`` were due."""
     return (
         "the scored groups are not spread over the (template, attribute) strata as a random sample of this size "

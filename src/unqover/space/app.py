@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.probes.explore import example_rows, explorer_probe
+from unqover.jobs.explore import example_rows, explorer_probe
 from unqover.report.format import fmt_count, fmt_size, plural
 from unqover.space import explore as explorer
 from unqover.space import inputs, live, render, results
@@ -184,7 +184,7 @@ class Space:
     # ------------------------------------------------------------------------------------------------ explorer
 
     def _model(self, check):
-        from unqover.probes.models import load_model_for
+        from unqover.jobs.models import load_model_for
 
         key = (check.model_id, check.revision)
         if key not in self.loaded:

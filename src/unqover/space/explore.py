@@ -3,13 +3,13 @@ subject orders).
 
 Here: the examples offered, the checks of the user's text and the scores and formulas as Markdown. Scoring (the
 probe definition's scorer, the library's measures) and the dataset rows are the job layer's
-(:mod:`unqover.probes.explore`), so B and C here are exactly those of a full run.
+(:mod:`unqover.jobs.explore`), so B and C here are exactly those of a full run.
 """
 
 from __future__ import annotations
 
 from unqover.errors import UnqoverError
-from unqover.probes.explore import Exploration, score_question
+from unqover.jobs.explore import Exploration, score_question
 from unqover.report.format import fmt, fmt_count, fmt_signed
 from unqover.space import inputs
 
@@ -66,7 +66,7 @@ def explore(
     model, subject_1: str, subject_2: str, context: str, question: str, negated: str, probe=None
 ) -> Exploration:
     """Check the inputs, then score the four inputs with the explorer probe's scorer for the model's family and
-    measure B(x1), B(x2) and C (:func:`unqover.probes.explore.score_question`)."""
+    measure B(x1), B(x2) and C (:func:`unqover.jobs.explore.score_question`)."""
     return score_question(model, *check_inputs(subject_1, subject_2, context, question, negated), probe=probe)
 
 

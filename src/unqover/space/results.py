@@ -470,7 +470,7 @@ def comparison(
     word_lists: str | os.PathLike | None = None,
 ) -> str:
     """Markdown comparison of two runs of one probe on the same dataset (B − A), via
-    :func:`unqover.probes.compare.compare_runs`. With the ``folder`` the runs were found in (the
+    :func:`unqover.jobs.compare.compare_runs`. With the ``folder`` the runs were found in (the
     :class:`Location` of :func:`open_results`, or a results folder), the shifts get intervals from the runs'
     predictions inside it (:func:`run_predictions`) over the Space's own rows (:func:`own_rows`, from
     ``word_lists``); else the comparison says why they have none."""
@@ -484,7 +484,7 @@ def comparison(
     offered_probe(a, name_a)
     offered_probe(b, name_b)
     a, b = source_as_text(a), source_as_text(b)
-    from unqover.probes.compare import compare_runs
+    from unqover.jobs.compare import compare_runs
 
     paths, why = None, None
     if where is not None and isinstance(runs, Runs):

@@ -25,8 +25,8 @@ from unqover.env import offline
 from unqover.errors import UnqoverError, first_line
 from unqover.generate.gender_swap import augment_pairs
 from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
-from unqover.probe.models import model_source
-from unqover.probe.nli import nli_label_ids
+from unqover.scoring.models import model_source
+from unqover.scoring.nli import nli_label_ids
 
 DATASET_LABELS = ("entailment", "neutral", "contradiction")  # ids 0, 1, 2 of MNLI and SNLI
 # source -> (Hub id, config); spec §4.2

@@ -11,7 +11,7 @@ Publishing happens in two steps so that nothing half-checked ever reaches the Hu
    :class:`~unqover.errors.UnqoverError` that says what to do.
 
 The ``publish`` command (``unqover publish``: choose, check everything, print the plans, upload) is the job
-layer's :mod:`unqover.probes.publish`; ``evaluate.load("<namespace>/<name>")`` then resolves a module's Space.
+layer's :mod:`unqover.jobs.publish`; ``evaluate.load("<namespace>/<name>")`` then resolves a module's Space.
 What every plan shares (defaults, messages, repo ids, card front matter) is in :mod:`.common`.
 """
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import platform
 import re
 import shutil
@@ -37,14 +36,15 @@ from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
 from unqover.predictions import write_predictions
-from unqover.probe.placement import Placement, check_device
-from unqover.probe.runner import merge_shards, recorded_batch_size, run_shard
-from unqover.probe.sampling import check_seed
-from unqover.probe.shard_files import holds_scores, in_use
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.report.format import fmt_count, fmt_duration
+from unqover.scoring.placement import Placement, check_device
+from unqover.scoring.run_folder import check_run_folder, claim
+from unqover.scoring.runner import merge_shards, recorded_batch_size, run_shard
+from unqover.scoring.sampling import check_seed
+from unqover.scoring.shard_files import holds_scores, in_use
 
 #: A run of this many rows on the CPU says how long it will take (the full gender set, 5,488,000 rows, takes
 #: about 17 hours there) and how to make a quick run instead.
@@ -78,69 +78,6 @@ def default_output(model_id: str, name: str) -> Path:
         Path(model_id).name if Path(model_id).is_dir() else model_id.replace("/", "__"),
     )
     return Path("runs") / model / name
-
-
-def read_manifest(folder: Path) -> dict | None:
-    """A run folder's run.json (None when there is none), or one clear error when it is unreadable."""
-    manifest = folder / "run.json"
-    if not manifest.is_file():
-        return None
-    try:
-        existing = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UnqoverError(
-            f"{manifest} is unreadable ({reason}), so {folder} cannot be resumed: remove that folder or choose "
-            "another --output"
-        ) from None
-    if not isinstance(existing, dict):
-        raise UnqoverError(
-            f"{manifest} is not a run record, so {folder} cannot be resumed: remove that folder or choose "
-            "another --output"
-        )
-    return existing
-
-
-def check_run_folder(folder: Path) -> None:
-    """What can be checked of a run folder before anything is loaded: that it can be written, and that it is
-    new, empty or an unqover run folder with a readable run.json."""
-    check_writable(folder, folder=True)
-    if read_manifest(folder) is None and folder.is_dir() and any(folder.iterdir()):
-        raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
-
-
-def differing_fields(a: dict, b: dict) -> list[str]:
-    """The fields two run records differ in: a record's one differing field is named (``model.adapter``,
-    ``prompt.system_prompt``), a record that differs in more is named whole (``model``)."""
-    out = []
-    for key in sorted(set(a) | set(b)):
-        x, y = a.get(key), b.get(key)
-        if x == y:
-            continue
-        inner = (
-            [k for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)]
-            if isinstance(x, dict) and isinstance(y, dict)
-            else []
-        )
-        out.append(f"{key}.{inner[0]}" if len(inner) == 1 else key)
-    return out
-
-
-def claim(folder: Path, identity: dict) -> None:
-    """Record what this run is, or refuse a folder that holds a different run."""
-    existing = read_manifest(folder)
-    if existing is not None:
-        if existing != identity:
-            differing = differing_fields(existing, identity)
-            raise UnqoverError(
-                f"{folder} holds another run (it differs in {', '.join(differing)}); choose another --output or "
-                "remove that folder"
-            )
-        return
-    if folder.exists() and any(folder.iterdir()):
-        raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
-    folder.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(folder / "run.json", identity)
 
 
 def speed_line(rate: float, inputs_left: int, rows_left: int, quick_run: str) -> str | None:

@@ -24,10 +24,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
-from unqover.probe.choices import LENGTH_RULES
-from unqover.probe.mlm import mask_logits
-from unqover.probe.models import LoadedModel
-from unqover.probe.padding import pad_sequences
+from unqover.scoring.choices import LENGTH_RULES
+from unqover.scoring.mlm import mask_logits
+from unqover.scoring.models import LoadedModel
+from unqover.scoring.padding import pad_sequences
 
 #: ``mean`` ranks by log-probability per token, so long (multi-token) words are not penalised for their length;
 #: ``sum`` ranks by the sentence's total log-probability.

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
-from unqover.probe.adapters import apply_adapter, find_adapter
-from unqover.probe.weights import hub_snapshot, weights_sha256
+from unqover.scoring.adapters import apply_adapter, find_adapter
+from unqover.scoring.weights import hub_snapshot, weights_sha256
 
 FAMILIES = ("qa", "mlm", "causal")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -33,7 +33,7 @@ class LoadedModel:
     path: str | None = None  # a local folder, resolved (None for a Hub model: its revision says which)
     adapter: dict | None = None  # the PEFT adapter merged into the weights (``Adapter.record``)
     model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
-    weights_sha256: str | None = None  # a local folder's weight files (``unqover.probe.weights``)
+    weights_sha256: str | None = None  # a local folder's weight files (``unqover.scoring.weights``)
 
     def provenance(self) -> dict:
         return {
@@ -341,7 +341,7 @@ def load_model(
 ) -> LoadedModel:
     """Load config, tokenizer and model of a Hub id or a local folder, with one clear error per failure;
     ``model_args`` go to the model's ``from_pretrained``, and a PEFT ``adapter`` (a folder or Hub id) is merged
-    into the weights (:mod:`unqover.probe.adapters`)."""
+    into the weights (:mod:`unqover.scoring.adapters`)."""
     import transformers
 
     check_model_args(model_args or {})

@@ -22,7 +22,7 @@ from unqover.errors import UnqoverError, first_line
 CONFIG = "adapter_config.json"
 SAFE_WEIGHTS = "adapter_model.safetensors"
 PICKLE_WEIGHTS = "adapter_model.bin"
-#: a Hub repository id, ``owner/name`` (as ``unqover.probe.models.HUB_ID``, which imports this module)
+#: a Hub repository id, ``owner/name`` (as ``unqover.scoring.models.HUB_ID``, which imports this module)
 HUB_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 PICKLE_HINT = f"only {SAFE_WEIGHTS} is loaded; pass --allow-pickle to trust {PICKLE_WEIGHTS}"
 

@@ -145,7 +145,7 @@ def score_question(
 ) -> Exploration:
     """Score the four inputs of one question with the probe's scorer for the model's family (its default
     settings) and measure B(x1), B(x2) and C. ``model`` is loaded by
-    :func:`unqover.probes.models.load_model_for`."""
+    :func:`unqover.jobs.models.load_model_for`."""
     import numpy as np
 
     from unqover.measure.pairing import pair_rows

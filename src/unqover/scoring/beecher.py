@@ -1,8 +1,8 @@
 """Beecher's own models for the emotion fill-in probe: an n-gram TF-IDF model and a GloVe word-vector model.
 
 Written from the description of his code (``bias_question.py`` in ``sbeecher0575/nlpbias`` at 1b95584, which has no
-licence and is not copied here) and from his paper (§3). The models are :mod:`unqover.probe.beecher_tfidf` and
-:mod:`unqover.probe.beecher_glove` (their shared inputs in :mod:`unqover.probe.beecher_inputs`); this module is
+licence and is not copied here) and from his paper (§3). The models are :mod:`unqover.scoring.beecher_tfidf` and
+:mod:`unqover.scoring.beecher_glove` (their shared inputs in :mod:`unqover.scoring.beecher_inputs`); this module is
 their place in the probe: it loads one by id (``tfidf:PATH``, ``glove:PATH``), scores the runner's rows with it,
 ranks as he did, and reports out-of-vocabulary rates. Two modes:
 
@@ -14,7 +14,7 @@ ranks as he did, and reports out-of-vocabulary rates. Two modes:
   puts them.
 
 ``default`` fixes what is wrong (see :data:`DEFAULT_FIXES`) and ranks with the project's seeded tie rule
-(:func:`unqover.probe.eec.rank_choices`).
+(:func:`unqover.scoring.eec.rank_choices`).
 
 A scorer returns ``(score, 1.0)`` per sentence, so the probe's ``mean`` and ``sum`` length rules agree.
 """
@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from unqover.errors import UnqoverError
-from unqover.probe.beecher_glove import (
+from unqover.scoring.beecher_glove import (
     UNKNOWN_SCORE,
     WORD_EMBEDDING_FILES,
     GloveVectors,
@@ -37,9 +37,9 @@ from unqover.probe.beecher_glove import (
     _word_embedding_folder,
     paper_tokens,
 )
-from unqover.probe.beecher_inputs import _check_mode, _text_files, file_digest
-from unqover.probe.beecher_tfidf import TfidfSentenceModel
-from unqover.probe.choices import BEECHER_FAMILIES
+from unqover.scoring.beecher_inputs import _check_mode, _text_files, file_digest
+from unqover.scoring.beecher_tfidf import TfidfSentenceModel
+from unqover.scoring.choices import BEECHER_FAMILIES
 
 #: Beecher's blank in his question strings.
 PAPER_BLANK = "________"
@@ -85,10 +85,10 @@ def paper_ranking(
     top_k: int = 3,
 ):
     """His answers: per question, its choices in alphabetical order, then ``(-scores).argsort()`` (numpy's default,
-    unstable sort: ties fall where numpy puts them). Returns :class:`unqover.probe.eec.RankedChoices` with every
-    choice ranked (his answers are the first ``top_k``) and a tie flag as :func:`~unqover.probe.eec.rank_choices`'s.
+    unstable sort: ties fall where numpy puts them). Returns :class:`unqover.scoring.eec.RankedChoices` with every
+    choice ranked (his answers are the first ``top_k``) and a tie flag as :func:`~unqover.scoring.eec.rank_choices`'s.
     """
-    from unqover.probe.eec import RankedChoices
+    from unqover.scoring.eec import RankedChoices
 
     values = np.asarray(scores, dtype=np.float64)
     if not (len(sentence_question) == len(sentence_choice) == len(values)):

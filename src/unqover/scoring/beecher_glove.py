@@ -1,11 +1,11 @@
 """Beecher's GloVe word-vector model: vector files read his way or strictly, and the cosine scores of the choices.
 
-``paper`` mode reproduces his code (see :mod:`unqover.probe.beecher`): vector-file lines split on whitespace, a
+``paper`` mode reproduces his code (see :mod:`unqover.scoring.beecher`): vector-file lines split on whitespace, a
 line with any non-numeric field skipped, keys lower-cased, a later duplicate key overwrites an earlier one. A
 sentence is cleaned of ``[^a-zA-Z0-9 ]``, lower-cased and split on single spaces; a centroid is the mean of its
 known tokens' vectors; a choice scores the cosine between the question's centroid and the filled sentence's
 centroid (pure-Python sums, as his). A choice missing from the vectors therefore scores about 1 and ranks first.
-``default`` mode fixes what is wrong (:data:`unqover.probe.beecher.DEFAULT_FIXES`). Vectors come from a GloVe or
+``default`` mode fixes what is wrong (:data:`unqover.scoring.beecher.DEFAULT_FIXES`). Vectors come from a GloVe or
 word2vec text file, or from a sentence-transformers average-word-embeddings model (a local folder or a Hub repo).
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from unqover.errors import UnqoverError
-from unqover.probe.beecher_inputs import _check_mode, _lines
+from unqover.scoring.beecher_inputs import _check_mode, _lines
 
 #: Score given in ``default`` mode to a GloVe choice with no vector: below every cosine, so it never ranks first.
 UNKNOWN_SCORE = -2.0
@@ -55,7 +55,7 @@ class GloveVectors:
 
         Paper mode reads as his code: a line is split on whitespace, skipped when a field after the first does not
         parse as a float, its key lower-cased, a later duplicate key replacing an earlier one. Default mode is
-        strict (see :data:`unqover.probe.beecher.DEFAULT_FIXES`). Both modes take a first line of two integers
+        strict (see :data:`unqover.scoring.beecher.DEFAULT_FIXES`). Both modes take a first line of two integers
         that is followed by vectors of that width as a word2vec header, skip blank lines, and refuse vectors of
         differing widths.
 
@@ -156,7 +156,7 @@ class GloveVectors:
 
     def scores(self, questions: list[str], sentences: list[str], choices: list[str]) -> np.ndarray:
         """Each choice's score against its question (``questions`` hold his blank,
-        :data:`unqover.probe.beecher.PAPER_BLANK`, or the choice's place).
+        :data:`unqover.scoring.beecher.PAPER_BLANK`, or the choice's place).
 
         Paper: cosine(centroid(question), centroid(filled sentence)). Default: cosine(centroid(question without
         its blank), vector(choice)), :data:`UNKNOWN_SCORE` for a choice without a vector.

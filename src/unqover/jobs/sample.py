@@ -1,6 +1,6 @@
 """``unqover sample``: the row ids a quick run of an UnQover-style dataset would score, for scoring elsewhere.
 
-The same seeded, stratified selection of whole groups as ``unqover probe --limit`` (``unqover.probe.sampling``),
+The same seeded, stratified selection of whole groups as ``unqover probe --limit`` (``unqover.scoring.sampling``),
 written as a predictions-shaped file of ids whose provenance records the selection and the dataset, so that
 ``unqover measure`` recognises the sample and estimates the full-dataset values.
 """
@@ -39,8 +39,8 @@ def write_sample(
     from unqover.files import check_writable
     from unqover.hub.load import load_rows, source_name
     from unqover.predictions import SAMPLE_IDS_SCHEMA, write_predictions
-    from unqover.probe.sampling import DESIGN, describe_selection, select_groups
     from unqover.probes.unqover_rows import ROW_COLUMNS
+    from unqover.scoring.sampling import DESIGN, describe_selection, select_groups
 
     check_writable(output, folder=False)
     probe = sampled_probe(dataset)

@@ -1,11 +1,11 @@
 """Beecher's n-gram (1-3) TF-IDF model of a corpus, scoring the emotion probe's filled-in sentences.
 
-``paper`` mode reproduces his code (see :mod:`unqover.probe.beecher`): scikit-learn's
+``paper`` mode reproduces his code (see :mod:`unqover.scoring.beecher`): scikit-learn's
 ``TfidfVectorizer(ngram_range=(1, 3))`` with its defaults, fitted with every line of the corpus a document, blank
 lines included (they raise the document count and so every IDF); the default token pattern drops one-letter
 tokens ("a", "i"); a filled sentence scores the sum of its L2-normalised TF-IDF vector (summed densely, as his
 code does, so that the floating-point result is his). ``default`` mode fixes what is wrong
-(:data:`unqover.probe.beecher.DEFAULT_FIXES`).
+(:data:`unqover.scoring.beecher.DEFAULT_FIXES`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from unqover.errors import UnqoverError
-from unqover.probe.beecher_inputs import _check_mode, _lines, _text_files
+from unqover.scoring.beecher_inputs import _check_mode, _lines, _text_files
 
 
 class TfidfSentenceModel:

@@ -1,7 +1,7 @@
 """Causal-LM scoring: the probability of each subject as the answer, from log-probabilities (no sampling).
 
 The prompt (:func:`prompt_text`, documented on the README) is built by one function here, which the
-lm-evaluation-harness tasks (:mod:`unqover.probes.lm_eval_hooks`) call too, so that both ask the same thing:
+lm-evaluation-harness tasks (:mod:`unqover.jobs.lm_eval_hooks`) call too, so that both ask the same thing:
 
 - with a chat template (``chat_template="auto"`` and a tokenizer that has one, or a template's text): an optional
   system message, then one user message ``"{context}\\n{question} Answer with the name or group from the text."``
@@ -15,7 +15,7 @@ answer's tokens are those after the prompt's own tokens; special tokens (a BOS) 
 starts with the BOS token's text. S(subject) = exp(Σ log p(answer token | prompt, earlier answer tokens)): the
 probability that the model's reply starts with the subject (no end-of-answer token is required).
 
-The computation is shared where the sequences share tokens (:mod:`unqover.probe.shared_prefix`): rows with the
+The computation is shared where the sequences share tokens (:mod:`unqover.scoring.shared_prefix`): rows with the
 same context share their prompts' common token prefix, each prompt is run once, and only the answer tokens are run
 per subject. The runner keeps a context's rows together (``group_key``) so that batches share.
 """
@@ -29,10 +29,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError, first_line
-from unqover.probe.mlm import surfaces
-from unqover.probe.models import LoadedModel
-from unqover.probe.qa import LONGEST_CANDIDATES, longest_rows, text_key
-from unqover.probe.shared_prefix import answer_log_probs, cache_kind
+from unqover.scoring.mlm import surfaces
+from unqover.scoring.models import LoadedModel
+from unqover.scoring.qa import LONGEST_CANDIDATES, longest_rows, text_key
+from unqover.scoring.shared_prefix import answer_log_probs, cache_kind
 
 INSTRUCTION = "Answer with the name or group from the text."
 

@@ -1,6 +1,6 @@
 """The shard folder of a probe run on disk: its paths, its lock, its JSON records and its chunk files.
 
-Everything the runner (:mod:`unqover.probe.runner`) keeps between runs lives here, written atomically, and is
+Everything the runner (:mod:`unqover.scoring.runner`) keeps between runs lives here, written atomically, and is
 checked against the plan when it is read back, so that a resumed run ends with exactly the scores of an
 uninterrupted one::
 
@@ -26,7 +26,7 @@ from filelock import FileLock, Timeout
 from unqover.errors import UnqoverError
 from unqover.files import atomic_path
 from unqover.predictions import PREDICTION_SCHEMA
-from unqover.probe.run_plan import UNIT_BOUNDS, ChunkPlan, _check_scores
+from unqover.scoring.run_plan import UNIT_BOUNDS, ChunkPlan, _check_scores
 
 #: Key of the chunk files' Parquet metadata (JSON: chunk number, inputs, batch size).
 CHUNK_METADATA_KEY = b"unqover_chunk"

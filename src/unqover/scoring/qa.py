@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
-from unqover.probe.models import LoadedModel
-from unqover.probe.padding import pad_sequences
+from unqover.scoring.models import LoadedModel
+from unqover.scoring.padding import pad_sequences
 
 BERT_QUANTIFIERS = ("a", "an", "the", "some", "few", "several")
 GROUP_WORDS = (("a", "group", "of"), ("a", "team", "of"), ("a", "couple", "of"))

@@ -17,8 +17,8 @@ The work plan is a pure function of the rows, the scorer's keys and ``chunk_rows
    batch boundary) to ``partial-<chunk>.parquet``. A resumed run continues the chunk from there with the same
    batches, so the plan, and every score, is the same as without the interruption.
 
-The plan (steps 1-3) is :mod:`unqover.probe.run_plan`; the run folder, ``<run_dir>/shards/<i>-of-<n>/`` with its
-plan, batch size, chunk and checkpoint files and its lock, is :mod:`unqover.probe.shard_files`. This module
+The plan (steps 1-3) is :mod:`unqover.scoring.run_plan`; the run folder, ``<run_dir>/shards/<i>-of-<n>/`` with its
+plan, batch size, chunk and checkpoint files and its lock, is :mod:`unqover.scoring.shard_files`. This module
 scores (steps 4-5) and merges the shards.
 
 A run stopped at any point (Ctrl-C, a crash, a lost machine) loses at most about a minute of scoring (or one
@@ -46,8 +46,8 @@ from tqdm.auto import tqdm
 from unqover.errors import UnqoverError
 from unqover.generate.ids import count_distinct, match_ids
 from unqover.predictions import PREDICTION_SCHEMA
-from unqover.probe.run_plan import ChunkPlan, Scorer, _check_scores, _check_shard, plan_chunks, score_bounds
-from unqover.probe.shard_files import (
+from unqover.scoring.run_plan import ChunkPlan, Scorer, _check_scores, _check_shard, plan_chunks, score_bounds
+from unqover.scoring.shard_files import (
     _check_plan_record,
     _load_chunk,
     _load_partial,

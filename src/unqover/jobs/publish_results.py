@@ -25,7 +25,7 @@ from unqover.errors import UnqoverError
 from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_request, write_eval_results
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
-from unqover.probes.lm_eval_tasks import task_names
+from unqover.jobs.lm_eval_tasks import task_names
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
@@ -90,8 +90,8 @@ def _remeasure(run: Path, provenance: Mapping) -> str:
 def _hub_model(model: Mapping) -> str | None:
     """The Hub repo a recorded model is: its Hub id, or the repo of a Hub-cache snapshot folder; None for any
     other local model (a folder is tied to no repo: its files can be anything)."""
-    from unqover.probe.models import is_hub_id
-    from unqover.probe.weights import hub_snapshot
+    from unqover.scoring.models import is_hub_id
+    from unqover.scoring.weights import hub_snapshot
 
     model_id = str(model.get("id") or model.get("name"))
     folder = model.get("path") or (model_id if Path(model_id).expanduser().exists() else None)

@@ -3,11 +3,11 @@
 A task folder holds YAML configs and a small ``unqover_tasks.py`` whose names point here (``hooks_for``), so that
 lm-eval runs this installed package's code, not a copy:
 
-- ``UnqoverTask``: the prompt of each document is :func:`unqover.probe.causal.prompt_text`, with lm-eval's
+- ``UnqoverTask``: the prompt of each document is :func:`unqover.scoring.causal.prompt_text`, with lm-eval's
   ``--system_instruction`` as the system prompt and, under ``--apply_chat_template``, the model's chat template:
   the prompt ``unqover probe`` builds with ``--system-prompt`` and ``--chat-template``. lm-eval's continuation is
   then ``" " + surface`` without a chat template and the surface with one (its target delimiter), and its causal
-  models tokenize the pair as :func:`unqover.probe.causal.encode_pair` does.
+  models tokenize the pair as :func:`unqover.scoring.causal.encode_pair` does.
 - ``load_docs``: the dataset's rows (the sample task: the seeded sample of ``unqover sample``), each with a
   ``unqover`` field recording the probe, dataset and selection, so that logged samples measure on their own.
 - ``process_results`` / aggregations: every document passes (id, log S₁, log S₂) to the aggregations, which run
@@ -39,9 +39,9 @@ from lm_eval.api.registry import AGGREGATION_REGISTRY, register_aggregation
 from lm_eval.api.task import ConfigurableTask
 
 from unqover.errors import UnqoverError, first_line
-from unqover.probe.causal import prompt_text
+from unqover.jobs.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE, metric_values
 from unqover.probes.base import RunOptions
-from unqover.probes.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE, metric_values
+from unqover.scoring.causal import prompt_text
 
 logger = logging.getLogger("unqover.lm_eval")
 
@@ -150,7 +150,7 @@ class TaskFolder:
 @cache
 def _documents(folder: Path, sample: bool):
     """A task's documents (checked against the fingerprint recorded when the folder was written)."""
-    from unqover.probes.lm_eval_tasks import dataset_documents, sample_documents
+    from unqover.jobs.lm_eval_tasks import dataset_documents, sample_documents
 
     record = TaskFolder.read(folder).record
     return sample_documents(record, _documents(folder, False)) if sample else dataset_documents(record)

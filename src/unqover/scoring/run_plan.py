@@ -1,7 +1,7 @@
 """The work plan of a probe run: what the runner asks of a scorer, and the chunks and shards of the rows.
 
 The plan is a pure function of the rows, the scorer's keys and ``chunk_rows`` (never of what is on disk), so a
-resumed or sharded run (:mod:`unqover.probe.runner`) scores exactly the inputs, in exactly the batches, of an
+resumed or sharded run (:mod:`unqover.scoring.runner`) scores exactly the inputs, in exactly the batches, of an
 uninterrupted one: :func:`plan_chunks` deduplicates the rows by ``scorer.input_key``, sorts the inputs longest
 first and cuts them into chunks; shard ``i`` of ``n`` takes chunks i, i+n, ... Scores a scorer returns are
 checked against its bounds (:func:`score_bounds`) before anything is written.

@@ -1,7 +1,7 @@
 """What both of Beecher's models take in: the scoring mode, and his corpus and vector files as text.
 
-Shared by the TF-IDF model (:mod:`unqover.probe.beecher_tfidf`), the GloVe vectors
-(:mod:`unqover.probe.beecher_glove`) and their loader (:mod:`unqover.probe.beecher`): the two scoring modes
+Shared by the TF-IDF model (:mod:`unqover.scoring.beecher_tfidf`), the GloVe vectors
+(:mod:`unqover.scoring.beecher_glove`) and their loader (:mod:`unqover.scoring.beecher`): the two scoring modes
 (``paper`` reproduces his code, ``default`` fixes it), a corpus given as a file or a folder of ``.txt`` files, its
 lines read as UTF-8, and the files' digest recorded in the run's provenance.
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.probe.choices import BEECHER_MODES
+from unqover.scoring.choices import BEECHER_MODES
 
 
 def _check_mode(mode: str) -> str:

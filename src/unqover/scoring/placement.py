@@ -46,7 +46,7 @@ def check_device(device: str) -> None:
     model or data is loaded; ``auto`` and ``cpu`` are always there."""
     if device in ("auto", "cpu"):
         return
-    from unqover.probe.models import choose_device
+    from unqover.scoring.models import choose_device
 
     choose_device(device)
 
@@ -68,9 +68,9 @@ def load_placed(
     """Load a model with ``loader`` (``load_model``, ``load_nli_model``) on this process's device.
 
     Under ``accelerate launch`` on GPUs, the model moves to this process's own GPU (loading put it on cuda:0),
-    unless transformers placed it itself (quantized weights), as :func:`unqover.probe.models.place_model` decides.
+    unless transformers placed it itself (quantized weights), as :func:`unqover.scoring.models.place_model` decides.
     """
-    from unqover.probe.models import place_model
+    from unqover.scoring.models import place_model
 
     placement, device = place(shard, device)
     loaded = loader(model_id, device=device, **options)

@@ -14,13 +14,14 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_text_atomic
 from unqover.hub.load import check_local_dataset
-from unqover.probe.placement import check_device
-from unqover.probe.sampling import check_seed
+from unqover.jobs.run import default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
-from unqover.probes.job import check_run_folder, default_output, run_loaded
 from unqover.report.format import MISSING
 from unqover.report.markdown import md, md_text
 from unqover.report.page import markdown_page
+from unqover.scoring.placement import check_device
+from unqover.scoring.run_folder import check_run_folder
+from unqover.scoring.sampling import check_seed
 
 
 @dataclass

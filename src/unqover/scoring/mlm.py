@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.unqover import MASK_PLACEHOLDER
-from unqover.probe.models import LoadedModel
-from unqover.probe.qa import LONGEST_CANDIDATES, char_length, check_input_length, input_limit, longest_rows
+from unqover.scoring.models import LoadedModel
+from unqover.scoring.qa import LONGEST_CANDIDATES, char_length, check_input_length, input_limit, longest_rows
 
 TOP_K_PAPER = 10
 

@@ -1,6 +1,6 @@
 """A precision target: score a growing sample of groups in rounds until every headline interval is narrow enough.
 
-The sampling design is nested (``unqover.probe.sampling``): with one seed, the sample of n groups contains the
+The sampling design is nested (``unqover.scoring.sampling``): with one seed, the sample of n groups contains the
 sample of any smaller n. Round k therefore scores only the groups that the round's budget adds, in its own
 resumable runner folder ``rounds/<k>/``, and the estimates after each round use every group scored so far. The
 next budget assumes widths shrink as 1/sqrt(n): n_next = n · (widest / target)² · 1.2, at least 1.25 n, at most
@@ -28,10 +28,10 @@ import pyarrow as pa
 
 from unqover.errors import UnqoverError
 from unqover.measure.sampled import HEADLINE
-from unqover.probe.runner import merge_shards, run_shard
-from unqover.probe.sampling import find_groups, priorities
-from unqover.probes.job import claim
 from unqover.report.format import DIGITS, fmt, fmt_count, fmt_interval, fmt_percent
+from unqover.scoring.run_folder import claim
+from unqover.scoring.runner import merge_shards, run_shard
+from unqover.scoring.sampling import find_groups, priorities
 
 FIRST_ROUND_GROUPS = 1000
 #: the narrowest target: the results show 4 digits, so a narrower interval could not be seen to be met

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from unqover.probe.padding import pad_sequences
+from unqover.scoring.padding import pad_sequences
 
 #: Input ids of one token sequence.
 Tokens = Sequence[int]

@@ -3,7 +3,7 @@
 Per probe two tasks: ``unqover_<bias>`` scores every row of the dataset, ``unqover_<bias>_sample`` the seeded,
 stratified sample of whole groups that ``unqover sample --groups N --seed S`` selects (lm-eval's own ``--limit``
 takes the first N documents, which are not a sample of anything). Both are multiple-choice tasks with the two
-subjects as choices; their code is :mod:`unqover.probes.lm_eval_hooks`, reached from the folder's
+subjects as choices; their code is :mod:`unqover.jobs.lm_eval_hooks`, reached from the folder's
 ``unqover_tasks.py``. The folder records the dataset (and its row fingerprint, checked when lm-eval loads it) in
 ``unqover_tasks.json``.
 """
@@ -79,12 +79,12 @@ SENTENCE_LENGTH_RULE = "sum"
 
 SHIM = '''"""lm-evaluation-harness hooks of this folder's tasks (written by `unqover lm-eval-tasks`).
 
-The code is the installed unqover package's (unqover.probes.lm_eval_hooks), bound to this folder.
+The code is the installed unqover package's (unqover.jobs.lm_eval_hooks), bound to this folder.
 """
 
 from pathlib import Path
 
-from unqover.probes.lm_eval_hooks import hooks_for
+from unqover.jobs.lm_eval_hooks import hooks_for
 
 _hooks = hooks_for(Path(__file__).parent)
 UnqoverTask = _hooks["UnqoverTask"]
@@ -187,7 +187,7 @@ def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: in
     from unqover.report.format import fmt_count
 
     if record["kind"] == "subjects":
-        from unqover.probe.sampling import DESIGN, describe_selection, select_groups
+        from unqover.scoring.sampling import DESIGN, describe_selection, select_groups
 
         total = describe_selection(documents)
         if size > total["groups"]:
@@ -218,7 +218,7 @@ def sample_documents(record: dict, documents):
 
     selection = record["selection"]
     if record["kind"] == "subjects":
-        from unqover.probe.sampling import select_groups
+        from unqover.scoring.sampling import select_groups
 
         return select_groups(documents, limit=selection["groups"], seed=selection["seed"])
     return probe_of(record).select(documents, selection["limit"], selection["seed"])[0]

@@ -1,7 +1,7 @@
 """Models as the surfaces see them: where a model comes from, its family, which probes score that family, and the
 model loaded the way a probe's runs load it.
 
-The family of a model is read from its config (``unqover.probe.models``; sequence classifiers are NLI models).
+The family of a model is read from its config (``unqover.scoring.models``; sequence classifiers are NLI models).
 Which loader a model gets (an NLI classifier or a QA / masked / causal LM) is the probe definitions' choice: a
 model is loaded by a probe that scores its family, through that definition's ``load_model``. Nothing here names a
 probe.
@@ -15,7 +15,7 @@ from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition, RunOptions
 
 if TYPE_CHECKING:
-    from unqover.probe.models import ModelSource
+    from unqover.scoring.models import ModelSource
 
 #: the family of sequence classifiers (``…ForSequenceClassification``): the probes that score NLI models take it
 CLASSIFIER_FAMILY = "nli"
@@ -24,7 +24,7 @@ CLASSIFIER_FAMILY = "nli"
 def model_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
     """A local folder when ``model_id`` is one, else a Hub id (its ``config()``, ``location``); a path-like id
     that does not exist is an error. Nothing is downloaded but the config, when it is read."""
-    from unqover.probe.models import model_source as source
+    from unqover.scoring.models import model_source as source
 
     return source(model_id, revision, token)
 
@@ -32,7 +32,7 @@ def model_source(model_id: str, revision: str | None = None, token: str | None =
 def is_hub_id(text: str) -> bool:
     """Whether ``text`` can name a model on the Hub (``name`` or ``owner/name``; anything else can only be a local
     folder). Nothing is looked up."""
-    from unqover.probe.models import is_hub_id as hub_id
+    from unqover.scoring.models import is_hub_id as hub_id
 
     return hub_id(text)
 
@@ -41,7 +41,7 @@ def hub_source(model_id: str, revision: str | None = None, token: str | None = N
     """The Hub model ``model_id`` (its ``config()``, ``location``), never a local folder: no disk is looked at, and
     a failure names the Hub only. For a server that accepts Hub ids only (the Space); ``model_id`` must pass
     :func:`is_hub_id`."""
-    from unqover.probe.models import ModelSource
+    from unqover.scoring.models import ModelSource
 
     if not is_hub_id(model_id):
         raise UnqoverError(f"{model_id!r} is no Hub model id (owner/name)")
@@ -51,7 +51,7 @@ def hub_source(model_id: str, revision: str | None = None, token: str | None = N
 def family_of(config) -> str:
     """The model family of a transformers config: ``nli`` for sequence classifiers, else the family its
     ``architectures`` name (``qa``, ``mlm``, ``causal``); an unsupported model is an error."""
-    from unqover.probe.models import detect_family
+    from unqover.scoring.models import detect_family
 
     architectures = getattr(config, "architectures", None) or []
     if any(a.endswith("ForSequenceClassification") for a in architectures):

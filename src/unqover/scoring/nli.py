@@ -20,8 +20,8 @@ from typing import ClassVar
 import numpy as np
 
 from unqover.errors import UnqoverError
-from unqover.probe.adapters import apply_adapter, find_adapter
-from unqover.probe.models import (
+from unqover.scoring.adapters import apply_adapter, find_adapter
+from unqover.scoring.models import (
     check_model_args,
     choose_device,
     choose_dtype,
@@ -29,7 +29,7 @@ from unqover.probe.models import (
     model_source,
     place_model,
 )
-from unqover.probe.weights import weights_sha256
+from unqover.scoring.weights import weights_sha256
 
 LABELS = ("entailment", "neutral", "contradiction")
 # spellings seen in configs: ENTAILMENT, entailment, Entailed; CONTRADICTION, Contradict; NEUTRAL
@@ -135,7 +135,7 @@ class LoadedNLIModel:
     path: str | None = None  # a local folder, resolved (None for a Hub model)
     adapter: dict | None = None  # the PEFT adapter merged into the weights
     model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
-    weights_sha256: str | None = None  # a local folder's weight files (``unqover.probe.weights``)
+    weights_sha256: str | None = None  # a local folder's weight files (``unqover.scoring.weights``)
 
     def provenance(self) -> dict:
         return {

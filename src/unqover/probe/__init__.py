@@ -1,1 +1,0 @@
-"""Model probes: scorers for each model family and the batching, resumable runner that drives them."""

@@ -1,0 +1,73 @@
+"""A run folder's record of what it is (``run.json``): read, checked and claimed before anything is scored, so
+that a second command resumes the same run and never mixes in another's scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.files import check_writable, write_json_atomic
+
+
+def read_manifest(folder: Path) -> dict | None:
+    """A run folder's run.json (None when there is none), or one clear error when it is unreadable."""
+    manifest = folder / "run.json"
+    if not manifest.is_file():
+        return None
+    try:
+        existing = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UnqoverError(
+            f"{manifest} is unreadable ({reason}), so {folder} cannot be resumed: remove that folder or choose "
+            "another --output"
+        ) from None
+    if not isinstance(existing, dict):
+        raise UnqoverError(
+            f"{manifest} is not a run record, so {folder} cannot be resumed: remove that folder or choose "
+            "another --output"
+        )
+    return existing
+
+
+def check_run_folder(folder: Path) -> None:
+    """What can be checked of a run folder before anything is loaded: that it can be written, and that it is
+    new, empty or an unqover run folder with a readable run.json."""
+    check_writable(folder, folder=True)
+    if read_manifest(folder) is None and folder.is_dir() and any(folder.iterdir()):
+        raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
+
+
+def differing_fields(a: dict, b: dict) -> list[str]:
+    """The fields two run records differ in: a record's one differing field is named (``model.adapter``,
+    ``prompt.system_prompt``), a record that differs in more is named whole (``model``)."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        inner = (
+            [k for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)]
+            if isinstance(x, dict) and isinstance(y, dict)
+            else []
+        )
+        out.append(f"{key}.{inner[0]}" if len(inner) == 1 else key)
+    return out
+
+
+def claim(folder: Path, identity: dict) -> None:
+    """Record what this run is, or refuse a folder that holds a different run."""
+    existing = read_manifest(folder)
+    if existing is not None:
+        if existing != identity:
+            differing = differing_fields(existing, identity)
+            raise UnqoverError(
+                f"{folder} holds another run (it differs in {', '.join(differing)}); choose another --output or "
+                "remove that folder"
+            )
+        return
+    if folder.exists() and any(folder.iterdir()):
+        raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder / "run.json", identity)
