@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, require_models_extra
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -53,6 +53,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    try:  # before the corpus is read: one line naming the extra
+        require_models_extra("fine-tuning a model")
+    except UnqoverError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
     from unqover.train.nli_debias import augment, finetune, load_nli_training_data
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create (or update) .venv with the project and its test tools, on a fresh machine.
 # torch goes first and pinned: `pip install torch==2.13.0` takes the CPU wheel, an open range a multi-GB CUDA build.
+# ".[test]" pulls in the models extra (torch, transformers, accelerate) and the other extras' packages the tests use;
+# `pip install unqover` alone is the light core (datasets, measures, evaluate modules, reports; no torch).
 # --with-browser also installs Debian's chromium, which the Space's browser test drives (Playwright's own browser
 # download is not used); it needs root or sudo.
 set -euo pipefail

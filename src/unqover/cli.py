@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unqover import __version__
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, require_models_extra
 from unqover.probes import options as parse
 
 if TYPE_CHECKING:
@@ -193,6 +193,7 @@ def _probe(args: argparse.Namespace) -> int:
     from unqover.probes.registry import get_probe
     from unqover.report.markdown import precision_line
 
+    require_models_extra()  # before the model, the rows and the run folder: one line naming the extra
     if args.quiet:
         quiet_libraries()
     probes = [get_probe(name) for name in args.bias] if args.bias else [get_probe(probe_file=args.probe)]

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable, write_text_atomic
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.run import default_output, run_loaded
@@ -60,6 +60,7 @@ def check_shared_loader(probes: Sequence[ProbeDefinition]) -> None:
 
 def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions) -> MultiRun | None:
     """Run several probes on one model loaded once; None on processes that only scored a shard."""
+    require_models_extra()
     if run.shard is not None:
         raise UnqoverError("--shard splits one probe's run: give --bias a single probe")
     if run.dataset is not None:  # one dataset's rows under several probes' names would be wrong results

@@ -31,7 +31,7 @@ import pyarrow as pa
 from tqdm.auto import tqdm
 
 from unqover import __version__
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
@@ -178,6 +178,7 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
 
 def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
     """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
+    require_models_extra()
     settings = probe.check_settings(run.settings)
     check_seed(run.seed)
     # what can be checked of the output before the model and the rows are loaded

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from unqover.errors import UnqoverError, first_line
+from unqover.errors import UnqoverError, first_line, require_models_extra
 from unqover.scoring.adapters import apply_adapter, find_adapter
 from unqover.scoring.weights import hub_snapshot, weights_sha256
 
@@ -129,6 +129,7 @@ class ModelSource:
         return {"revision": self.revision, "token": self.token, "trust_remote_code": False}
 
     def config(self):
+        require_models_extra()
         import transformers
 
         try:
@@ -342,6 +343,7 @@ def load_model(
     """Load config, tokenizer and model of a Hub id or a local folder, with one clear error per failure;
     ``model_args`` go to the model's ``from_pretrained``, and a PEFT ``adapter`` (a folder or Hub id) is merged
     into the weights (:mod:`unqover.scoring.adapters`)."""
+    require_models_extra()
     import transformers
 
     check_model_args(model_args or {})

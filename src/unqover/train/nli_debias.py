@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from unqover.env import offline
-from unqover.errors import UnqoverError, first_line
+from unqover.errors import UnqoverError, first_line, require_models_extra
 from unqover.generate.gender_swap import augment_pairs
 from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
 from unqover.scoring.models import model_source
@@ -242,6 +242,7 @@ def prepare_trainer(
     token: str | None = None,
 ):
     """The ``transformers.Trainer`` that :func:`finetune` runs, with ``label_ids`` set on it (for inspection)."""
+    require_models_extra("fine-tuning a model")
     import torch
     import transformers
 
