@@ -126,7 +126,7 @@ def _lm_eval_tasks(args: argparse.Namespace) -> int:
         )
     print(
         f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {args.output} --tasks TASK "
-        "--log_samples --output_path OUT; then `unqover measure OUT/.../samples_TASK_*.jsonl` for the report."
+        "--log_samples --output_path OUT; then `unqover measure OUT/.../samples_TASK_*.jsonl` for the measures."
     )
     return 0
 
