@@ -1,86 +1,50 @@
-"""A self-contained HTML page (no scripts, no external resources) from a simple Markdown report.
+"""A self-contained HTML page (no scripts, no external resources) from a Markdown report.
 
-Understands what the reports write: ``# `` and ``## `` headings, ``> `` notes, ``- `` bullet lists, pipe tables
-and paragraphs, and inline ``**bold**``, `` `code` `` and backslash escapes (a backslash before a character).
+The Markdown is rendered by markdown-it-py (CommonMark with tables) with raw HTML switched off, so text from the
+data (model, dataset and word-list names) can never become markup: ``<script>`` in a word shows as ``<script>``.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
+from functools import cache
+
+from markdown_it import MarkdownIt
 
 STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
     "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}"
-    ".warning{background:#fff4e5;padding:.5rem}"
+    "td:not(.l),th:not(.l){text-align:right}blockquote{background:#fff4e5;padding:.5rem;margin:0}"
+    "blockquote p{margin:0}"
 )
 
 
-_CODE = re.compile(r"`([^`]*)`")
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
-_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
+def _cell_open(self, tokens, idx, options, env) -> str:
+    """A table cell's tag with a class instead of an inline style: right-aligned columns (``---:``) take the page's
+    default (numbers), every other column is ``class="l"`` (text, left)."""
+    token = tokens[idx]
+    right = "right" in str(token.attrGet("style") or "")
+    return f"<{token.tag}>" if right else f'<{token.tag} class="l">'
 
 
-def inline(text: str) -> str:
-    """Markdown inline text as HTML: code spans verbatim, ``**bold**``, backslash escapes undone, the rest escaped."""
-    out = []
-    for k, part in enumerate(_CODE.split(text)):
-        if k % 2:  # inside backticks
-            out.append(f"<code>{html.escape(part)}</code>")
-            continue
-        escaped = html.escape(_ESCAPED.sub(lambda m: "\x00" + str(ord(m[1])) + "\x00", part))
-        escaped = _BOLD.sub(r"<strong>\1</strong>", escaped)
-        out.append(re.sub("\x00(\\d+)\x00", lambda m: html.escape(chr(int(m[1]))), escaped))
-    return "".join(out)
+@cache
+def _parser() -> MarkdownIt:
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    parser.add_render_rule("th_open", _cell_open)
+    parser.add_render_rule("td_open", _cell_open)
+    return parser
 
 
-def _table_row(line: str) -> list[str]:
-    cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
-    return [inline(c.strip()) for c in cells]
+def render_markdown(markdown: str) -> str:
+    """Markdown as an HTML fragment (raw HTML in the text is escaped, not passed through)."""
+    return _parser().render(markdown)
 
 
 def markdown_page(markdown: str, title: str, extra: Sequence[str] = ()) -> str:
-    """The Markdown's headings, notes, tables and paragraphs as HTML, then the ``extra`` HTML fragments."""
-    body: list[str] = []
-    in_table = in_list = False
-    for line in markdown.splitlines():
-        if in_list and not line.startswith("- "):
-            body.append("</ul>")
-            in_list = False
-        if line.startswith("- "):
-            if not in_list:
-                body.append("<ul>")
-                in_list = True
-            body.append(f"<li>{inline(line[2:])}</li>")
-            continue
-        if line.startswith("|"):
-            cells = _table_row(line)
-            if set("".join(cells)) <= set("-:"):
-                continue
-            tag = "td" if in_table else "th"
-            if not in_table:
-                body.append("<table>")
-                in_table = True
-            body.append("<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            body.append("</table>")
-            in_table = False
-        if line.startswith("# "):
-            body.append(f"<h1>{inline(line[2:])}</h1>")
-        elif line.startswith("## "):
-            body.append(f"<h2>{inline(line[3:])}</h2>")
-        elif line.startswith("> "):
-            body.append(f'<p class="warning">{inline(line[2:])}</p>')
-        elif line:
-            body.append(f"<p>{inline(line)}</p>")
-    if in_table:
-        body.append("</table>")
-    if in_list:
-        body.append("</ul>")
-    body.extend(extra)
+    """The Markdown as an HTML page, then the ``extra`` HTML fragments."""
+    body = render_markdown(markdown) + "".join(extra)
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{STYLE}</style></head><body>{''.join(body)}</body></html>"
+        f"<style>{STYLE}</style></head><body>{body}</body></html>"
     )
