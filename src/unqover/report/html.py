@@ -89,7 +89,7 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
     if result.get("cluster_gamma"):
         sections.append(_clusters_section(result, cluster_top))
     sections += [provenance_section(provenance), _method_section(result)]
-    probe = results.get("probe") or provenance.get("probe") or "unqover"
+    probe = results.get("probe") if isinstance(results.get("probe"), str) else None
     return page(title, sections, warning=CONTENT_WARNING, scope=scope_line(probe, provenance))
 
 
