@@ -75,8 +75,8 @@ def test_the_html_page_renders_the_reports_markdown():
     page = markdown_page(
         "# T\n\n- **Warning:** a `deadbeef` hash, a\\_b\n- two\n\n| a | b\\|c |\n|---|---|\n| 1 | `x` |", "t"
     )
-    assert "<ul><li><strong>Warning:</strong> a <code>deadbeef</code> hash, a_b</li><li>two</li></ul>" in page
-    assert "<th>b|c</th>" in page and "<td><code>x</code></td>" in page
+    assert "<li><strong>Warning:</strong> a <code>deadbeef</code> hash, a_b</li>\n<li>two</li>" in page
+    assert '<th class="l">b|c</th>' in page and '<td class="l"><code>x</code></td>' in page
     assert "**" not in page and "`" not in page and "\\_" not in page
 
 

@@ -103,7 +103,9 @@ def test_nli_quick_reports_show_each_occupation_value_with_its_interval(nli_worl
     assert any(line.startswith(shown) and line.endswith(f" | {gap} |") for line in _occupation_rows(markdown))
     assert all(line.count("[") == 3 for line in _occupation_rows(markdown))  # every value with its interval
     assert f"<td>{delta_p}</td>" in html and f"<td>{gap}</td>" in html
-    assert f"\n{NLI_LINE}" in markdown and f"<p>{html_text.escape(NLI_LINE)}" in html  # under the table
+    assert (
+        f"\n{NLI_LINE}" in markdown and f"<p>{html_text.escape(NLI_LINE, quote=False)}" in html
+    )  # under the table
     assert "(betting intervals for bounded values, stratified by template" in markdown
     assert "by occupation (10 largest gender gaps of 38)" in text
     assert f"{row['occupation']} ({row['occupation_gender']})" in text and gap in text and delta_p in text
@@ -169,9 +171,12 @@ def test_eec_quick_reports_show_each_group_share_with_its_interval(eec_world):
     assert f"<td>{share}</td>" in html and f"<td>{weighted}</td>" in html
     assert markdown.count(f"Shares of each group's top-1 answers; {EEC_LINE}") == 2
     assert markdown.count(f"Shares of each group's weighted points; {EEC_LINE}") == 2
-    assert "stratified by gender × race cell" in markdown and html.count(html_text.escape(EEC_LINE)) == 4
+    assert (
+        "stratified by gender × race cell" in markdown
+        and html.count(html_text.escape(EEC_LINE, quote=False)) == 4
+    )
     assert PERSONS_EXACT in markdown and markdown.index(PERSONS_EXACT) > markdown.index("## Per-person")
-    assert html_text.escape(PERSONS_EXACT) in html
+    assert html_text.escape(PERSONS_EXACT, quote=False) in html
     assert "race: share of top-1 answers per group" in text and f"joy {share}" in text
     assert text.splitlines()[-1].startswith(f"  {EEC_LINE}")
     assert view(results)[0] == markdown  # the Space shows the report
@@ -192,7 +197,7 @@ def test_eec_declined_share_intervals_show_the_shares_alone_and_the_reason(eec_w
     alone = fmt_percent_estimate(counts[group][result["emotions"][0]] / sum(counts[group].values()))
     assert f"| {group} | {alone} | " in section and "[" not in section
     assert f"Shares of each group's top-1 answers, without intervals: {note}." in section
-    assert f"    no intervals: {note}" in text and html_text.escape(note) in eec_html(results)
+    assert f"    no intervals: {note}" in text and html_text.escape(note, quote=False) in eec_html(results)
 
 
 def test_eec_full_run_reports_have_no_share_tables(eec_world):

@@ -285,11 +285,12 @@ def test_results_tab(served, models):
     assert run_b[0].startswith("✅")
     status, table, *_ = client.predict(str(cache), api_name="/load_results")
     assert status.startswith("✅") and "μ" in table["headers"]
-    names = [row[0] for row in table["data"]]
+    run_at = table["headers"].index("run")  # the run names come after the headline numbers
+    names = [row[run_at] for row in table["data"]]
     a = next(n for n in names if n.startswith("qa@") and n.endswith("religion-limit12"))
     b = next(n for n in names if n.startswith("qa2@"))
     column = {name: table["headers"].index(name) for name in ("μ", "groups", "δ")}
-    row = next(row for row in table["data"] if row[0] == a)
+    row = next(row for row in table["data"] if row[run_at] == a)
     assert row[column["groups"]] == "12 of 38,500 groups (0.031%)"
     assert row[column["μ"]] is None and row[column["δ"]] is None  # declined at 12 groups: missing, not 0
     headline, _, charts = client.predict(str(cache), a, api_name="/view_run")

@@ -161,7 +161,7 @@ def test_the_results_folder_its_subfolders_and_hub_repos_still_load(public, worl
     for location in ("", "cache", str(world["cache"]), str(world["root"])):
         status, table, *_ = client.predict(location, api_name="/load_results")
         assert status.startswith("✅"), (location, status)
-        names = [row[0] for row in table["data"]]
+        names = [row[table["headers"].index("run")] for row in table["data"]]
         assert any(name.endswith("religion-limit12") for name in names)
     headline, *_ = client.predict("", run, api_name="/view_run")
     assert headline.startswith("### UnQover bias report") and " on religion" in headline

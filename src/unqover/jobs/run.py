@@ -316,3 +316,11 @@ def quiet_libraries() -> None:
     from transformers.utils import logging
 
     logging.disable_progress_bar()
+
+
+def user_cache_folder(name: str) -> Path:
+    """``name`` under the user's cache (``$UNQOVER_CACHE`` or ``~/.cache/unqover``): where a surface keeps the
+    runs it makes for itself (the Space's live probe), never in the working folder."""
+    from unqover.lexicon.upstream import default_cache_dir
+
+    return default_cache_dir() / name

@@ -266,12 +266,9 @@ class EECProbe(ProbeDefinition):
 
     def headline(self, results: dict) -> dict:
         """Per test (race, gender): its p-value (permutation, else asymptotic) and Cramér's V with its interval."""
-        tests = results["result"].get("tests") or {}
-        out = {}
-        for name, test in tests.items():
-            out[f"{name}: p-value"] = (test.get("p_value"), None)
-            out[f"{name}: Cramér's V"] = (test.get("cramers_v"), test.get("cramers_v_interval"))
-        return out
+        from unqover.report.eec import emotion_headline
+
+        return emotion_headline(results["result"])
 
     def headline_text(self, results: dict) -> dict[str, str]:
         """As the reports print them (:func:`unqover.report.eec.headline_words`)."""

@@ -122,12 +122,6 @@ class EECPersonProbe(EECProbe):
 
     def headline(self, results: dict) -> dict:
         """Per test (gender, race): its p-value (permutation, else asymptotic), Cramér's V, and Beecher's statistic."""
-        result = results["result"]
-        out = {}
-        for name, test in (result.get("tests") or {}).items():
-            test = test or {}
-            out[f"{name}: p-value"] = (test.get("p_value"), None)
-            out[f"{name}: Cramér's V"] = (test.get("cramers_v"), None)
-        for name, value in ((result.get("beecher") or {}).get("statistics") or {}).items():
-            out[f"{name}: Beecher's statistic"] = (value, None)
-        return out
+        from unqover.report.eec_person import person_headline
+
+        return person_headline(results["result"])

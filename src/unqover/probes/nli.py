@@ -153,9 +153,11 @@ class NLIProbe(ProbeDefinition):
         return nli_summary(result.to_dict())
 
     def headline(self, results: dict) -> dict:
+        from unqover.report.nli import HEADLINE_NAMES
+
         result = results["result"]
         intervals = result.get("intervals") or {}
-        return {name: (result.get(name), intervals.get(name)) for name in ("S", "delta_P", "B")}
+        return {name: (result.get(name), intervals.get(name)) for name in HEADLINE_NAMES}
 
     def headline_text(self, results: dict) -> dict[str, str]:
         """In percentage points, as the reports print them (:func:`unqover.report.nli.value_text`)."""

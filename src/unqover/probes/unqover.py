@@ -112,7 +112,7 @@ class UnqoverProbe(ProbeDefinition):
     lm_eval_unfit = None
     lm_eval_kind = "subjects"
     evaluate_module = "unqover_bias"
-    table_columns = ("groups", "μ", INTERVAL_ESTIMATE, "μ low", "μ high", "η", "δ", "ε")
+    table_columns = ("μ", "η", "δ", "ε", INTERVAL_ESTIMATE, "μ low", "μ high", "groups")  # headline first
 
     def __init__(
         self, name: str, title: str, card: DatasetCard | None = None, space_default: int = 2000

@@ -23,7 +23,7 @@ from unqover.report.format import (
     plural,
 )
 from unqover.report.markdown import md_text, provenance_markdown, scope_notes
-from unqover.report.page import markdown_page
+from unqover.report.page import markdown_report_page
 
 BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
 
@@ -140,6 +140,15 @@ def _v_interval(test: Mapping) -> str:
     if interval != MISSING:
         return f" {interval}"
     return " (no interval)" if test.get("cramers_v_interval_note") else ""
+
+
+def emotion_headline(result: Mapping) -> dict[str, tuple]:
+    """Per test (race, gender): its p-value (permutation, else asymptotic) and Cramér's V with its interval."""
+    out = {}
+    for name, test in (result.get("tests") or {}).items():
+        out[f"{name}: p-value"] = (test.get("p_value"), None)
+        out[f"{name}: Cramér's V"] = (test.get("cramers_v"), test.get("cramers_v_interval"))
+    return out
 
 
 def headline_words(result: Mapping, headline: Mapping[str, tuple]) -> dict[str, str]:
@@ -344,7 +353,8 @@ def eec_markdown(results: Mapping) -> str:
 
 
 def eec_html(results: Mapping) -> str:
-    """A self-contained page: the Markdown report's tables and, per test, each group's top-1 emotion shares."""
+    """The report page (:mod:`unqover.report.page`): each test's p-value and Cramér's V in cards, the Markdown
+    report's tables and, per test, each group's top-1 emotion shares."""
     result = results["result"]
     charts = []
     for name, test in _tests(result):
@@ -354,4 +364,5 @@ def eec_html(results: Mapping) -> str:
             for group, row in counts.items()
         }
         charts.append(share_bars(shares, title=f"{name}: share of top-1 answers by emotion"))
-    return markdown_page(eec_markdown(results), "Emotion fill-in bias", charts)
+    words = headline_words(result, emotion_headline(result))
+    return markdown_report_page(eec_markdown(results), results, words, charts)

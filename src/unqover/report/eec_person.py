@@ -13,10 +13,10 @@ from collections.abc import Mapping
 
 from unqover.measure.emotion_person import NA, PAPER_EMOTIONS
 from unqover.report.charts import share_bars
-from unqover.report.eec import BEECHER_DIGITS, count_table, model_notes, ranking_words
+from unqover.report.eec import BEECHER_DIGITS, count_table, headline_words, model_notes, ranking_words
 from unqover.report.format import MISSING, fmt, fmt_count, fmt_p, fmt_p_clause, fmt_percent, plural
 from unqover.report.markdown import md, provenance_markdown, scope_notes
-from unqover.report.page import markdown_page
+from unqover.report.page import markdown_report_page
 
 #: His count columns: the four emotions of his statistic, then his NA (questions without an emotion).
 PAPER_COLUMNS = (*PAPER_EMOTIONS, NA)
@@ -157,6 +157,18 @@ def _intro(result: Mapping, scoring: Mapping, model: Mapping) -> str:
     )
 
 
+def person_headline(result: Mapping) -> dict[str, tuple]:
+    """Per test (gender, race): its p-value (permutation, else asymptotic), Cramér's V, and Beecher's statistic."""
+    out = {}
+    for name, test in (result.get("tests") or {}).items():
+        test = test or {}
+        out[f"{name}: p-value"] = (test.get("p_value"), None)
+        out[f"{name}: Cramér's V"] = (test.get("cramers_v"), None)
+    for name, value in ((result.get("beecher") or {}).get("statistics") or {}).items():
+        out[f"{name}: Beecher's statistic"] = (value, None)
+    return out
+
+
 def person_markdown(results: Mapping) -> str:
     result, provenance = results["result"], results.get("provenance") or {}
     scoring = results.get("scoring") or {}
@@ -232,8 +244,9 @@ def person_markdown(results: Mapping) -> str:
 
 
 def person_html(results: Mapping) -> str:
-    """A self-contained page: the Markdown report's tables and, per test, each group's share of the top-1 answers
-    per question emotion."""
+    """The report page (:mod:`unqover.report.page`): each test's p-value, Cramér's V and Beecher's statistic in
+    cards, the Markdown report's tables and, per test, each group's share of the top-1 answers per question
+    emotion."""
     result = results["result"]
     charts = []
     for name, test in _tests(result):
@@ -243,4 +256,5 @@ def person_html(results: Mapping) -> str:
             for group, row in counts.items()
         }
         charts.append(share_bars(shares, title=f"{name}: share of each group's top-1 answers by emotion"))
-    return markdown_page(person_markdown(results), "Person fill-in bias", charts)
+    words = headline_words(result, person_headline(result))
+    return markdown_report_page(person_markdown(results), results, words, charts)

@@ -20,7 +20,7 @@ from unqover.report.format import (
     plural,
 )
 from unqover.report.markdown import md_text, provenance_markdown, scope_notes
-from unqover.report.page import markdown_page
+from unqover.report.page import markdown_report_page
 
 HEADLINE = (
     ("S", "S: same label for both hypotheses (↑ less bias)"),
@@ -37,6 +37,16 @@ HEADLINE = (
 def _points(value: object) -> str:
     """A value in percentage points, as the paper's tables: ``43.02``."""
     return fmt(value, POINTS_DIGITS)
+
+
+#: the headline numbers (``unqover compare``, the summaries, the page's cards)
+HEADLINE_NAMES = ("S", "delta_P", "B")
+
+
+def nli_headline(result: Mapping) -> dict[str, str]:
+    """The headline numbers' labels and words (:func:`value_text`), as the page's cards show them."""
+    labels = dict(HEADLINE)
+    return {labels[name]: value_text(result, name) for name in HEADLINE_NAMES if name in result}
 
 
 def value_text(result: Mapping, name: str) -> str:
@@ -254,7 +264,8 @@ def nli_markdown(results: Mapping) -> str:
 
 
 def nli_html(results: Mapping) -> str:
-    """A self-contained page (no scripts, no external resources) with the Markdown report's tables."""
+    """The report page (:mod:`unqover.report.page`): S, ΔP and B in cards, the Markdown report's tables, the
+    occupations' chart and the provenance."""
     extra = []
     occupations = []
     for r in results["result"].get("by_occupation", []):
@@ -269,5 +280,7 @@ def nli_html(results: Mapping) -> str:
         chart = ranking_chart(
             occupations, title="Occupations by signed gender gap P_f − P_m (points)", label="occupation"
         )
-        extra.append(f"<h2>Occupations</h2>{chart}")
-    return markdown_page(nli_markdown(results), "NLI gender bias", extra)
+        extra.append(chart)
+    return markdown_report_page(
+        nli_markdown(results), results, nli_headline(results["result"]), extra, "Occupations"
+    )

@@ -1,7 +1,8 @@
 """The Gradio app: live probe, explorer and results tabs, wired to the library (``space/app.py`` calls
 :func:`build_app`). Settings come from arguments (tests) or environment variables (the Space):
 
-``UNQOVER_SPACE_MODELS`` (comma-separated curated list), ``UNQOVER_SPACE_CACHE`` (run-folder cache),
+``UNQOVER_SPACE_MODELS`` (comma-separated curated list), ``UNQOVER_SPACE_CACHE`` (run-folder cache; default
+``$UNQOVER_CACHE/space`` or ``~/.cache/unqover/space``),
 ``UNQOVER_SPACE_RESULTS_ROOT`` (the only folder the results box reads; default: the cache),
 ``UNQOVER_SPACE_RESULTS`` (default results folder inside it, or Hub dataset repo),
 ``UNQOVER_SPACE_RESULTS_REPOS`` (the Hub dataset repos or owners the results box reads; default: ``unqover`` and the
@@ -27,6 +28,7 @@ import pandas as pd
 
 from unqover.errors import UnqoverError
 from unqover.jobs.explore import example_rows, explorer_probe
+from unqover.jobs.run import user_cache_folder
 from unqover.report.format import fmt_count, fmt_size, plural
 from unqover.space import explore as explorer
 from unqover.space import inputs, live, render, results
@@ -95,7 +97,10 @@ class Space:
         default_bias: str = BIASES[0],
     ) -> None:
         self.models = list(models or _env_list("UNQOVER_SPACE_MODELS") or CURATED_MODELS)
-        self.cache_dir = Path(cache_dir or os.environ.get("UNQOVER_SPACE_CACHE") or "space-cache")
+        # the live probe's run folders: under the user's cache, never in the working folder
+        self.cache_dir = Path(
+            cache_dir or os.environ.get("UNQOVER_SPACE_CACHE") or user_cache_folder("space")
+        )
         lists = word_lists or os.environ.get("UNQOVER_WORD_LISTS")
         self.word_lists = Path(lists) if lists else None
         self.results_location = results_location or os.environ.get("UNQOVER_SPACE_RESULTS", "")
@@ -331,9 +336,9 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
                     1, first.maximum, value=first.default, step=1, label=first.label, info=live.SAMPLE_INFO
                 )
             run = gr.Button("Probe", variant="primary")
-            status = gr.Markdown(elem_id="probe-status")
-            headline = gr.Markdown()
-            charts = gr.HTML(elem_id="probe-charts")
+            status = gr.Markdown(elem_id="probe-status", label="status")
+            headline = gr.Markdown(label="report")
+            charts = gr.HTML(elem_id="probe-charts", label="charts")
             pairs = gr.Dataframe(
                 render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
             )
@@ -375,7 +380,7 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
                 row_index = gr.Number(0, label=f"row (0 to {fmt_count(EXAMPLE_ROWS - 1)})", step=1)
                 pick = gr.Button("Use this row")
             score = gr.Button("Score", variant="primary")
-            explained = gr.Markdown(elem_id="explorer-result")
+            explained = gr.Markdown(elem_id="explorer-result", label="answers")
             pick.click(space.example_row, [row_bias, row_index], fields, api_name="example_row")
             score.click(space.explore, [e_model, *fields], explained, api_name="explore", **gpu_queue)
         with gr.Tab("Results"):
@@ -392,7 +397,7 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
                     max_length=inputs.MAX_LOCATION_CHARS,
                 )
                 load = gr.Button("Load")
-            r_status = gr.Markdown()
+            r_status = gr.Markdown(label="status")
             table = gr.Dataframe(
                 pd.DataFrame(columns=results.columns()),
                 label="runs (click a column to sort)",
@@ -401,14 +406,16 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
             with gr.Row():
                 chosen = gr.Dropdown([], label="run to show")
                 show = gr.Button("Show")
-            r_headline = gr.Markdown()
-            r_charts = gr.HTML()
-            r_pairs = gr.Dataframe(render.empty_pairs(), interactive=False)
+            r_headline = gr.Markdown(label="report")
+            r_charts = gr.HTML(label="charts")
+            r_pairs = gr.Dataframe(
+                render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
+            )
             with gr.Row():
                 run_a = gr.Dropdown([], label="run A")
                 run_b = gr.Dropdown([], label="run B")
                 compare = gr.Button("Compare (B − A)")
-            compared = gr.Markdown()
+            compared = gr.Markdown(label="comparison")
             load.click(
                 space.load_results, location, [r_status, table, chosen, run_a, run_b], api_name="load_results"
             )

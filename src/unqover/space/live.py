@@ -158,8 +158,8 @@ def with_timeout(function: Callable, timeout: float | None, *args, **kwargs):
 
 #: a command-line option named in a library message (``--word-lists``, ``--probe FILE.yaml``)
 CLI_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
-#: where a message may be cut before the clause that names an option
-CLAUSE = re.compile(r"(?:; |\. | \(|, | or |: )")
+#: where a message may be cut before the clause that names an option (a sentence's end, not an "e.g." or "i.e.")
+CLAUSE = re.compile(r"(?:; |(?<!e\.g)(?<!i\.e)\. | \(|, | or |: )")
 #: the library's messages that give command-line advice, in web terms: (what the message names, what a web user
 #: reads); the first that matches wins
 WEB_TERMS = (
@@ -186,6 +186,10 @@ NOT_SET_UP = "the Space cannot do this as it is set up; its operator finds the d
 INSTEAD = {
     "--allow-pickle": "choose a model with safetensors weights",
     "--mode": "only runs measured in the same mode compare",
+    "--local-dir": (
+        "the Space loads only the models on its server: choose one of the listed models, or ask its operator to "
+        "download this one (`hf download` on a machine with network)"
+    ),
 }
 
 

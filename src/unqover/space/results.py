@@ -64,8 +64,9 @@ RESULTS = "results.json"
 PREDICTIONS = "predictions.parquet"
 #: the Hub owners whose dataset repos the results box reads when the operator names none: the project's namespace
 DEFAULT_REPO_OWNERS = ("unqover",)
-#: the columns every run fills in
-SHARED_COLUMNS = ["run", "model", "probe", "dataset"]
+#: the columns every run fills in: the probe before its headline numbers, the long names after them
+SHARED_COLUMNS = ["probe"]
+TRAILING_COLUMNS = ["model", "run", "dataset"]
 #: run folders are looked for at most this many folder levels below the folder loaded
 MAX_DEPTH = 6
 #: files and folders looked at in one walk
@@ -91,9 +92,10 @@ READS = (
 
 
 def columns() -> list[str]:
-    """The results table's columns: the shared ones, then each probe's own (registry order, each column once)."""
+    """The results table's columns: the probe, each probe's own (its headline numbers first; registry order, each
+    column once), then the model, run and dataset names, which are long and would push the numbers off-screen."""
     own = (column for probe in PROBES.values() for column in probe.table_columns)
-    return list(dict.fromkeys([*SHARED_COLUMNS, *own]))
+    return list(dict.fromkeys([*SHARED_COLUMNS, *own, *TRAILING_COLUMNS]))
 
 
 # ---------------------------------------------------------------------------------------------------------------
