@@ -88,7 +88,7 @@ class CustomTemplate:
 
 
 @dataclass(frozen=True)
-class CustomProbe:
+class CustomProbeSpec:
     """A user-defined UnQover probe, as read (and fully checked) by :func:`read_probe_file`.
 
     ``subjects`` lists every subject in file order; ``clusters`` is ``((cluster, members), ...)`` when the file
@@ -146,7 +146,7 @@ def segments(text: str) -> tuple[Segment, ...]:
     return tuple(parts)
 
 
-def probe_to_dict(probe: CustomProbe) -> dict[str, Any]:
+def probe_to_dict(probe: CustomProbeSpec) -> dict[str, Any]:
     """The probe as the mapping a probe file holds (defaults left out); :func:`parse_probe` reads it back."""
     out: dict[str, Any] = {"name": probe.name}
     for key in OPTIONAL_KEYS:
@@ -177,7 +177,7 @@ __all__ = [
     "SUBJECT_1",
     "SUBJECT_2",
     "CustomAttribute",
-    "CustomProbe",
+    "CustomProbeSpec",
     "CustomTemplate",
     "derive_masked",
     "probe_to_dict",

@@ -26,13 +26,11 @@ import numpy as np
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.measure import most_biased, sampled_tables
+from unqover.measure import MODES, most_biased, sampled_tables
 from unqover.measure import sampled as sampling
 from unqover.measure.bootstrap import BootstrapSpec, crossed_bootstrap, crossed_group_means, simultaneous_band
 from unqover.measure.cells import Estimates, SubjectValues, Sums
 from unqover.measure.pairing import PairedScores, PairingError, pair_rows
-
-MODES = ("default", "paper")
 
 
 def bias_scores(paired: PairedScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

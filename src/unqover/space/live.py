@@ -43,7 +43,7 @@ def check_sample(bias: str, sample: float | int | None) -> int:
     size = sample_size(bias)
     if sample is None or sample == "":
         return size.default
-    return inputs.whole(sample, f"sample size for {bias}", 1, size.maximum, size.unit)
+    return inputs.whole_in_range(sample, f"sample size for {bias}", 1, size.maximum, size.unit)
 
 
 def gpu_seconds(bias: str, sample: int) -> int:
@@ -82,7 +82,7 @@ def cached(folder: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def run_probe(
+def run_live_probe(
     check: ModelCheck,
     bias: str,
     sample: int,
@@ -95,7 +95,7 @@ def run_probe(
 ) -> dict:
     """The results dict of ``probe(model, limit=sample)`` (``sample`` in the bias class's unit: groups for the
     UnQover classes): read from the cache, else scored once and cached."""
-    from unqover.jobs.run import run_probe as run_job
+    from unqover.jobs.run import run_live_probe as run_job
 
     folder = cache_folder(cache_dir, check, bias, sample)
     found = cached(folder)
