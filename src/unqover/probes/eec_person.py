@@ -131,3 +131,7 @@ class EECPersonProbe(EECProbe):
         for name, value in ((result.get("beecher") or {}).get("statistics") or {}).items():
             out[f"{name}: Beecher's statistic"] = (value, None)
         return out
+
+
+#: the person probe's definition (the registry loads it by name)
+EEC_PERSON_PROBE = EECPersonProbe()

@@ -112,7 +112,7 @@ class NLIProbe(ProbeDefinition):
     def output_name(self, loaded: Loaded, settings: dict) -> str:
         return f"{self.name}-{loaded.dataset['config']}" + selection_suffix(loaded.selection)
 
-    def measure(self, loaded, scores, extra, run, settings) -> Measured:
+    def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         from unqover.probes.nli_rows import measure_nli
 
         population = loaded.context.get("population")
@@ -233,3 +233,7 @@ class NLIProbe(ProbeDefinition):
             "ΔP": number(result.get("delta_P")),
             "B (NLI)": number(result.get("B")),
         }
+
+
+#: the NLI probe's definition (the registry loads it by name)
+NLI_PROBE = NLIProbe()

@@ -281,16 +281,16 @@ class UnqoverProbe(ProbeDefinition):
 
         scorer = self.scorers(model, settings)[""]
 
-        def measure(scores: pa.Table):
-            return self._measure(loaded, scores, run, settings)
+        def bias_so_far(scores: pa.Table):
+            return self._bias_of_scores(loaded, scores, run, settings)
 
         kept, scores, stopped = unqover_rounds.score_in_rounds(
-            loaded.population, scorer, folder, identity, run, settings["precision"], settings, measure
+            loaded.population, scorer, folder, identity, run, settings["precision"], settings, bias_so_far
         )
         selection = {**loaded.selection, **stopped}
         return Loaded(kept, loaded.dataset, loaded.population, selection, loaded.context), scores, {}
 
-    def _measure(self, loaded: Loaded, scores: pa.Table, run: RunOptions, settings: dict):
+    def _bias_of_scores(self, loaded: Loaded, scores: pa.Table, run: RunOptions, settings: dict):
         from unqover.probes.unqover_rows import measure_scores
 
         info = {
@@ -305,11 +305,11 @@ class UnqoverProbe(ProbeDefinition):
             sample_info={**info, "matches_design": True},
         )
 
-    def measure(self, loaded, scores, extra, run, settings) -> Measured:
+    def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         from unqover.probes.unqover_rows import add_warnings
 
         coverage = loaded.context.get("identity", {}).get("coverage")
-        return Measured(add_warnings(self._measure(loaded, scores, run, settings), scores, coverage))
+        return Measured(add_warnings(self._bias_of_scores(loaded, scores, run, settings), scores, coverage))
 
     def reports(self, results: dict) -> dict[str, str]:
         from unqover.report.html import html_report

@@ -95,7 +95,7 @@ def run_live_probe(
 ) -> dict:
     """The results dict of ``probe(model, limit=sample)`` (``sample`` in the bias class's unit: groups for the
     UnQover classes): read from the cache, else scored once and cached."""
-    from unqover.jobs.run import run_live_probe as run_job
+    from unqover.jobs.run import run_probe as run_job
 
     folder = cache_folder(cache_dir, check, bias, sample)
     found = cached(folder)
