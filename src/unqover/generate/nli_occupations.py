@@ -9,7 +9,7 @@ One job, what the probe's occupations are and how a sentence mentions them, shar
 - :data:`OCCUPATION_LABELS` / :func:`occupation_labels`: the paper's 19/19 labels (default) or data-driven labels
   from the WinoBias/BLS percentages in :data:`DATA_DRIVEN_PERCENT_FEMALE`.
 - :data:`OCCUPATION_FORMS` / :func:`find_occupations`: every mention, as a whole word, case-insensitively, in the
-  singular or the plural (:func:`plural`); a hyphen counts as part of a word.
+  singular or the plural (:func:`occupation_plural`); a hyphen counts as part of a word.
 """
 
 from __future__ import annotations

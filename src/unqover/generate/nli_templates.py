@@ -1,7 +1,7 @@
 """The NLI probe's hypothesis templates (spec §1.5): a table of the paper's three families, verbatim.
 
 A premise is paired with a female and a male hypothesis made from one template ("This text speaks of a female
-profession"). :data:`TEMPLATES` holds the main, premise-quoted and occupation-named families and
+profession"). :data:`HYPOTHESIS_TEMPLATES` holds the main, premise-quoted and occupation-named families and
 :func:`hypotheses` fills one; the premises and rows that use them live in :mod:`unqover.generate.nli_premises` and
 :mod:`unqover.generate.nli`.
 """

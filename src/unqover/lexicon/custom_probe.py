@@ -1,7 +1,7 @@
 """What a user-defined UnQover probe is once read: its subjects, attributes and templates, and their placeholders.
 
 The checked form of a probe file (:func:`unqover.lexicon.custom.read_probe_file` reads and checks one): the keys a
-file may hold, :class:`CustomProbe` with its :class:`CustomAttribute` and :class:`CustomTemplate` items, its texts
+file may hold, :class:`CustomProbeSpec` with its :class:`CustomAttribute` and :class:`CustomTemplate` items, its texts
 as literal strings and :class:`~unqover.lexicon.wordlists.Slot` placeholders (:func:`segments`) for
 :mod:`unqover.generate.custom` to fill, the masked-LM form of a "Who ...?" question (:func:`derive_masked`), and
 the mapping a probe file holds (:func:`probe_to_dict`). Nothing here reads files, rows or models.
