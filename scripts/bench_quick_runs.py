@@ -7,7 +7,7 @@
 A synthetic model plants bias in the scores of every row of a dataset (probabilities: the sigmoid of a logit), so
 the full-set values of the headline numbers δ (positional_error), ε (attributive_error), μ and η are known. Then,
 for each budget and seed, the groups of a quick run are drawn with the library's design
-(``unqover.scoring.sampling.selected_groups``) and measured as a quick run would be (``measure`` with ``observed``,
+(``unqover.scoring.sampling.selected_groups``) and measured as a quick run would be (``measure_paired`` with ``observed``,
 the same call ``unqover_bias(rows, ..., observed=row_mask)`` makes after pairing; the two are checked to agree
 once per dataset). For each headline number the table gives ``coverage / mean width (declined)``: the fraction of
 the seeds whose 95% interval holds the full-set value, the interval's mean width, and how many seeds declined it.
@@ -55,7 +55,7 @@ from unqover.generate.unqover import make_plan
 from unqover.lexicon import resolve_word_lists
 from unqover.measure.pairing import PairedScores
 from unqover.measure.sampled import HEADLINE
-from unqover.measure.unqover import UnqoverBias, measure, pair_dataset_rows, unqover_bias
+from unqover.measure.unqover import UnqoverBias, measure_paired, pair_dataset_rows, unqover_bias
 from unqover.probes.unqover_rows import ROW_COLUMNS
 from unqover.scoring.sampling import budget, find_groups, selected_groups
 
@@ -318,7 +318,7 @@ def run_compares(scenario, rows, codes, index, paired_a, full_a, plans, masks, g
     weaker = replace(scenario, affinity=scenario.affinity * DEBIASED, subject=scenario.subject * DEBIASED)
     score_1, score_2 = plant(weaker, codes, seed=1000 + index)
     paired_b = pair(rows, score_1, score_2)  # the same rows: the same groups in the same order
-    full_b = measure(paired_b, n_resamples=0)
+    full_b = measure_paired(paired_b, n_resamples=0)
     (_, small), (_, large) = plans[0], plans[-1]
     return {
         (n_a, n_b): compare_budgets(
@@ -342,8 +342,8 @@ def compare_budgets(paired_a, paired_b, full_a, full_b, budgets, masks, group_of
     for seed in range(seeds):
         obs_a, obs_b = masks[(small, seed)][group_of], masks[(large, seed)][group_of]
         shifts = headline_shifts(paired_a, paired_b, obs_a, obs_b, seeds=(seed, seed))
-        run_a = measure(paired_a, n_resamples=0, observed=obs_a, seed=seed)
-        run_b = measure(paired_b, n_resamples=0, observed=obs_b, seed=seed)
+        run_a = measure_paired(paired_a, n_resamples=0, observed=obs_a, seed=seed)
+        run_b = measure_paired(paired_b, n_resamples=0, observed=obs_b, seed=seed)
         for name in HEADLINE:
             shift, tally = shifts[name], tallies[name]
             if shift.interval is None:
@@ -400,7 +400,7 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
         paired = pair(rows, score_1, score_2)
         pair_time += time.perf_counter() - start
         start = time.perf_counter()
-        full = measure(paired, n_resamples=0)
+        full = measure_paired(paired, n_resamples=0)
         timings.setdefault("full-set measure", time.perf_counter() - start)
         truth = {name: value for name, (value, _, _) in headline(full).items()}
         out["truth"][scenario.name] = (truth, full.mu_unit)
@@ -416,10 +416,10 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
                 rows, score_1, score_2, observed=keep[groups.row_group], n_resamples=0, seed=0
             )
             timings["sampled unqover_bias (rows, with pairing)"] = time.perf_counter() - start
-            by_groups = measure(paired, n_resamples=0, observed=keep[group_of], seed=0)
+            by_groups = measure_paired(paired, n_resamples=0, observed=keep[group_of], seed=0)
             if not same(by_rows, by_groups):
                 raise SystemExit(
-                    f"unqover_bias(observed=rows) and measure(observed=groups) disagree on {dataset}: "
+                    f"unqover_bias(observed=rows) and measure_paired(observed=groups) disagree on {dataset}: "
                     f"{headline(by_rows)} != {headline(by_groups)}"
                 )
         full_tables = {name: getattr(full, table) for name, (table, _, _) in TABLES.items()}
@@ -430,7 +430,7 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
             listed = [0, 0]  # listed pairs, covered
             for seed in range(seeds):
                 start = time.perf_counter()
-                result = measure(paired, n_resamples=0, observed=masks[(n, seed)][group_of], seed=seed)
+                result = measure_paired(paired, n_resamples=0, observed=masks[(n, seed)][group_of], seed=seed)
                 sampled_time += time.perf_counter() - start
                 sampled_calls += 1
                 for name, (value, interval, declined) in headline(result).items():

@@ -1,8 +1,8 @@
 """The UnQover Space: all logic lives in the library (`unqover.space`); this file only starts it."""
 
-from unqover.space.app import CSS, build_app
+from unqover.space.app import CHART_CSS, build_app
 
 demo = build_app()
 
 if __name__ == "__main__":
-    demo.launch(css=CSS)
+    demo.launch(css=CHART_CSS)

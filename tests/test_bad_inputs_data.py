@@ -236,7 +236,7 @@ def test_words_with_spaces_are_still_read(tmp_path):
 def test_emotion_log_likelihoods_that_are_nan_are_refused(data, tmp_path, monkeypatch, capsys):
     from unqover.generate.eec import choice_sentences
     from unqover.predictions import write_predictions
-    from unqover.probes.eec_rows import SENTENCE_SCHEMA
+    from unqover.probes.eec_rows import SENTENCE_SCORE_SCHEMA
 
     questions = pq.read_table(next((data["eec"] / "data" / "questions").glob("*.parquet")))
     sentences = choice_sentences(questions)
@@ -251,13 +251,13 @@ def test_emotion_log_likelihoods_that_are_nan_are_refused(data, tmp_path, monkey
             pa.array(scores),
             pa.array(np.full(n, 5.0)),
         ],
-        schema=SENTENCE_SCHEMA,
+        schema=SENTENCE_SCORE_SCHEMA,
     )
     about = {
         "probe": "eec-emotion",
         "dataset": {"source": str(data["eec"]), "config": "questions", "split": "test"},
     }
-    predictions = write_predictions(tmp_path / "nan.parquet", table, about, schema=SENTENCE_SCHEMA)
+    predictions = write_predictions(tmp_path / "nan.parquet", table, about, schema=SENTENCE_SCORE_SCHEMA)
     line = refused(
         ["measure", str(predictions), "--resamples", "5", "--output", str(tmp_path / "m.json")],
         capsys,

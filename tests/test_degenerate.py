@@ -21,7 +21,7 @@ from unqover.generate.eec import choice_sentences, eec_questions
 from unqover.lexicon.custom import read_probe_file
 from unqover.measure import diagnostics as d
 from unqover.predictions import write_predictions
-from unqover.probes.eec_rows import SENTENCE_SCHEMA, describe_eec_selection, select_persons
+from unqover.probes.eec_rows import SENTENCE_SCORE_SCHEMA, describe_eec_selection, select_persons
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe
 from unqover.report.diagnostics import emotion_warnings, nli_warnings, unqover_warnings
 from unqover.report.eec import shown_warnings as eec_shown_warnings
@@ -271,7 +271,7 @@ def _emotion_measure(tmp_path, capsys, log_likelihood) -> tuple[dict, str]:
             pa.array(log_likelihood(sentences), pa.float64()),
             pa.array(np.ones(sentences.num_rows)),
         ],
-        schema=SENTENCE_SCHEMA,
+        schema=SENTENCE_SCORE_SCHEMA,
     )
     predictions = tmp_path / "predictions.parquet"
     provenance = {
@@ -281,7 +281,7 @@ def _emotion_measure(tmp_path, capsys, log_likelihood) -> tuple[dict, str]:
         "selection": describe_eec_selection(questions, kept, 1, 0),
         "scoring": {"sentence": "test", "length_rule": "mean"},
     }
-    write_predictions(predictions, table, provenance, schema=SENTENCE_SCHEMA)
+    write_predictions(predictions, table, provenance, schema=SENTENCE_SCORE_SCHEMA)
     output = tmp_path / "emotion.json"
     capsys.readouterr()
     assert main(["measure", str(predictions), "--resamples", "20", "--output", str(output)]) == 0

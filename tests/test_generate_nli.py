@@ -68,7 +68,7 @@ def test_templates_exactly_as_the_paper():
         family: [
             t.format(gender="[gender]", premise="[Premise]", occupation="[occupation]") for t in templates
         ]
-        for family, templates in nli_templates.TEMPLATES.items()
+        for family, templates in nli_templates.HYPOTHESIS_TEMPLATES.items()
     }
     assert rendered == SPEC_TEMPLATES
 
@@ -97,7 +97,7 @@ def test_hypotheses_defaults():
 
 
 def test_hypotheses_differ_only_in_gender():
-    for family, templates in nli_templates.TEMPLATES.items():
+    for family, templates in nli_templates.HYPOTHESIS_TEMPLATES.items():
         for template_id in range(len(templates)):
             female, male = nli_templates.hypotheses("The nurse is here.", "nurse", family, template_id)
             assert female.replace("female", "male") == male
@@ -206,7 +206,7 @@ def test_equalize_exact_n_articles_number_and_determinism():
         for p in group:
             assert (
                 p.text[p.span[0] : p.span[1]].lower()
-                == (nli_occupations.plural(occupation) if p.is_plural else occupation).lower()
+                == (nli_occupations.occupation_plural(occupation) if p.is_plural else occupation).lower()
             )
             assert p.is_substituted == (p.source_occupation != occupation)
             assert p.source_text in sentences
@@ -260,7 +260,7 @@ def test_synthetic_premises_are_neutral_with_one_occupation():
 def test_nli_rows_columns_ids_and_clusters():
     premises = nli.synthetic_premises(3, seed=0)
     table = nli.nli_rows(premises)
-    assert table.schema == nli.ROW_SCHEMA
+    assert table.schema == nli.NLI_ROW_SCHEMA
     assert table.num_rows == len(premises) * 3
     rows = table.to_pylist()
     ids = [r["id"] for r in rows]

@@ -13,7 +13,7 @@ import yaml
 from datasets import load_dataset
 
 from unqover.errors import UnqoverError
-from unqover.generate.nli import ROW_SCHEMA
+from unqover.generate.nli import NLI_ROW_SCHEMA
 from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
 from unqover.hub.nli_card import nli_dataset_card
 from unqover.hub.nli_configs import make_nli_configs
@@ -59,7 +59,7 @@ def test_synthetic_layout_and_load_dataset(synthetic_folder):
     assert files == sorted(["README.md"] + [f"data/{c}/test-00000-of-00001.parquet" for c in SYNTHETIC])
     assert not [p for p in synthetic_folder.parent.iterdir() if p.name.startswith(".")]  # staging removed
     ds = load_dataset(str(synthetic_folder), "synthetic", split="test")
-    assert list(ds.features) == ROW_SCHEMA.names
+    assert list(ds.features) == NLI_ROW_SCHEMA.names
     assert ds.num_rows == 4560
     first = ds[0]
     assert first["source"] == "synthetic" and first["template_family"] == "main"
@@ -91,7 +91,7 @@ def test_card_of_the_synthetic_build(synthetic_folder):
         assert text in card
     assert "Not in this build: `mnli`, `snli`, `anli`, `qnli`" in card
     assert "CC BY-NC 4.0" in card and "Sharma, Shanya and Dey, Manan and Sinha, Koustuv" in card
-    for column in ROW_SCHEMA.names:
+    for column in NLI_ROW_SCHEMA.names:
         assert f"| `{column}` |" in card
 
 

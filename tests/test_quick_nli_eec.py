@@ -24,7 +24,7 @@ from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
 from unqover.measure.bootstrap import BootstrapSpec
 from unqover.measure.emotion import emotion_bias
 from unqover.measure.nli import MIN_CLUSTERS, bootstrap_replicates, nli_gender_bias
-from unqover.measure.nli_instances import cluster_sums, instance_values, validate
+from unqover.measure.nli_instances import cluster_sums, instance_values, validate_nli_columns
 from unqover.probes.eec_rows import describe_eec_selection, select_persons
 from unqover.probes.nli_rows import describe_nli_selection, limit_per_occupation
 from unqover.report.eec import eec_markdown, eec_summary, v_interval_reason
@@ -189,7 +189,7 @@ def test_few_premises_get_wider_t_intervals_and_many_keep_percentiles():
         assert result.bootstrap["methods"]["gender_gap"].startswith(method)
         assert result.bootstrap["clusters"]["all"] == clusters
         low, high = result.intervals["gender_gap"]
-        columns = validate(pf, pm, gender, cluster)
+        columns = validate_nli_columns(pf, pm, gender, cluster)
         sums = cluster_sums(columns, instance_values(columns, 0.1))
         replicates = bootstrap_replicates(sums, "half", BootstrapSpec(400, 0.95, 1))["gender_gap"]
         finite = replicates[~np.isnan(replicates)]

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.jobs.compare import main
+from unqover.jobs.compare import compare_main
 from unqover.report import charts
 from unqover.report.compare import compare_results
 from unqover.report.compare_checks import load_results
@@ -449,7 +449,7 @@ def test_main_end_to_end(tmp_path, capsys):
     file_b = tmp_path / "tuned.bias.json"
     file_b.write_text(json.dumps(make_results(scale=0.5)))
     output = tmp_path / "out" / "comparison.md"
-    assert main([str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 0
+    assert compare_main([str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 0
     out = capsys.readouterr().out
     assert "A = run-a" in out and "B = tuned" in out
     assert "Subjects by |shift of γ(x)| (top 2 of 4, no intervals)" in out
@@ -459,10 +459,10 @@ def test_main_end_to_end(tmp_path, capsys):
     different = make_results(source="datasets/unqover/gender")
     different["provenance"]["dataset"]["fingerprint"] = "beef"
     other.write_text(json.dumps(different))
-    assert main([str(run_a), str(other)]) == 2
+    assert compare_main([str(run_a), str(other)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("unqover compare: error:") and "different datasets" in err
-    assert main([str(run_a), str(tmp_path / "missing")]) == 2
+    assert compare_main([str(run_a), str(tmp_path / "missing")]) == 2
     assert "not found" in capsys.readouterr().err
 
 

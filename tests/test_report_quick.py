@@ -22,7 +22,7 @@ from unqover.report.compare_text import compare_markdown, compare_text
 from unqover.report.html import html_report
 from unqover.report.markdown import markdown_report
 from unqover.report.text import summary
-from unqover.space.render import quick_run_line, unqover_headline
+from unqover.space.render import quick_run_web_line, unqover_headline
 from unqover.space.results import INTERVAL_ESTIMATE, runs_table
 
 HEADLINE = ("positional_error", "attributive_error", "mu", "eta")
@@ -180,7 +180,7 @@ def test_quick_run_prints_estimated_from_and_every_headline_with_its_interval(cl
     assert "| bias intensity μ (per " in markdown and "| 0.2280 [0.2010, 0.2550] |" in markdown
     assert "95% intervals for the full-dataset values, from the sampling of groups" in markdown  # the method
     assert "No intervals" not in markdown
-    assert quick_run_line(results) == SAMPLE_LINE
+    assert quick_run_web_line(results) == SAMPLE_LINE
 
 
 def test_declined_values_print_a_dash_with_the_reason_never_nan_or_zero():

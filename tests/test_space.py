@@ -16,7 +16,7 @@ from unqover.errors import UnqoverError
 from unqover.generate.unqover import make_plan
 from unqover.space import explore, live
 from unqover.space.app import Space, build_app
-from unqover.space.models import check_model, local_parameters
+from unqover.space.models import check_live_model, local_parameters
 
 CHRISTIAN = (
     "Christian",
@@ -97,7 +97,7 @@ def test_sample_bounds_and_gpu_duration():
 
 
 def test_model_checks(models, tmp_path):
-    check = check_model(str(models["qa"]), local_models=True)
+    check = check_live_model(str(models["qa"]), local_models=True)
     assert check.family == "qa" and check.local and check.revision.startswith("local-")
     import torch
     from transformers import AutoModelForQuestionAnswering
@@ -106,23 +106,23 @@ def test_model_checks(models, tmp_path):
         p.numel() for p in AutoModelForQuestionAnswering.from_pretrained(models["qa"]).state_dict().values()
     )
     assert local_parameters(models["qa"]) == check.parameters == expected
-    assert check_model(str(models["nli"]), local_models=True).family == "nli"
+    assert check_live_model(str(models["nli"]), local_models=True).family == "nli"
     from unqover.report.format import fmt_size
 
     size = re.escape(fmt_size(check.parameters))
     with pytest.raises(UnqoverError, match=f"has {size} parameters; the Space probes models up to 1.0k"):
-        check_model(str(models["qa"]), max_parameters=1000, local_models=True)
+        check_live_model(str(models["qa"]), max_parameters=1000, local_models=True)
     with pytest.raises(UnqoverError, match="unsupported model"):
-        check_model(str(models["encoder"]), local_models=True)
+        check_live_model(str(models["encoder"]), local_models=True)
     with pytest.raises(UnqoverError, match="model folder not found"):
-        check_model("/no/such/folder", local_models=True)
+        check_live_model("/no/such/folder", local_models=True)
     pickled = tmp_path / "pickled"
     pickled.mkdir()
     for name in ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json"):
         (pickled / name).write_bytes((models["qa"] / name).read_bytes())
     torch.save({}, pickled / "pytorch_model.bin")
     with pytest.raises(UnqoverError, match=r"no \.safetensors weights"):
-        check_model(str(pickled), local_models=True)
+        check_live_model(str(pickled), local_models=True)
 
 
 def test_live_probe_tab_and_cache(served, models, monkeypatch):
@@ -204,7 +204,7 @@ def test_out_of_memory_timeout_and_size_messages(models, tmp_path, upstream_word
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
 
     space = Space([str(models["qa"])], tmp_path, word_lists=upstream_word_lists_path, timeout=0.5)
-    monkeypatch.setattr(live, "run_probe", oom)
+    monkeypatch.setattr(live, "run_live_probe", oom)
     status, *_ = space.probe(str(models["qa"]), "religion", 10)
     assert status.startswith("⚠️ the GPU ran out of memory")
 
@@ -212,7 +212,7 @@ def test_out_of_memory_timeout_and_size_messages(models, tmp_path, upstream_word
         time.sleep(2)
         return {}
 
-    monkeypatch.setattr(live, "run_probe", slow)
+    monkeypatch.setattr(live, "run_live_probe", slow)
     status, *_ = space.probe(str(models["qa"]), "religion", 10)
     assert status.startswith("⚠️ the probe took longer than 0 s") or "took longer than" in status
     small = Space([str(models["qa"])], tmp_path, max_parameters=1000)

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 import tiny_models
 from unqover.generate.unqover import make_plan
-from unqover.space.app import CSS, build_app
+from unqover.space.app import CHART_CSS, build_app
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -39,7 +39,9 @@ def test_probe_in_a_browser_shows_the_charts(tmp_path, word_lists, upstream_word
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, css=CSS)
+    demo.launch(
+        server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, css=CHART_CSS
+    )
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)

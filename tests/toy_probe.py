@@ -111,7 +111,7 @@ class ToyProbe(ProbeDefinition):
     def scorers(self, model, settings: dict) -> dict:
         return {"": ToyScorer(model.vowels)}
 
-    def measure(self, loaded, scores, extra, run, settings) -> Measured:
+    def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         return Measured(toy_measure(scores))
 
     def reports(self, results: dict) -> dict[str, str]:

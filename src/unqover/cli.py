@@ -569,11 +569,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()  # --max-time bounds the whole command from here
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["publish"]:
-        from unqover.jobs.publish import main as publish_main
+        from unqover.jobs.publish import publish_main
 
         return publish_main(argv[1:])
     if argv[:1] == ["compare"]:
-        from unqover.jobs.compare import main as compare_main
+        from unqover.jobs.compare import compare_main
 
         return compare_main(argv[1:])
     args = build_parser().parse_args(argv)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 
+#: a Hub repository id, ``name`` or ``owner/name`` (models, datasets and Spaces alike)
+HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "UNQOVER_OFFLINE")
 
 

@@ -35,7 +35,7 @@ from unqover.lexicon.custom_probe import (
     MASK,
     SUBJECT_1,
     SUBJECT_2,
-    CustomProbe,
+    CustomProbeSpec,
     segments,
 )
 from unqover.lexicon.wordlists import Attribute, Segment, Subject, Template
@@ -99,12 +99,12 @@ class CustomPlan(ProbePlan):
         }
 
 
-def custom_configs(probe: CustomProbe) -> list[str]:
+def custom_configs(probe: CustomProbeSpec) -> list[str]:
     """The configs this probe can make: ``qa`` always, ``mlm`` when every template has a masked-LM form."""
     return [c for c in CUSTOM_CONFIGS if c == "qa" or all(t.masked_derivable for t in probe.templates)]
 
 
-def ordered_pairs(probe: CustomProbe) -> np.ndarray:
+def custom_ordered_pairs(probe: CustomProbeSpec) -> np.ndarray:
     """Ordered subject pairs (indices into ``probe.subjects``): every i < j pair (across clusters when the
     probe has clusters), then every flip; for two clusters this is the built-in gender order."""
     clusters = probe.subject_clusters
@@ -118,7 +118,7 @@ def ordered_pairs(probe: CustomProbe) -> np.ndarray:
     return np.concatenate([forward, forward[:, ::-1]]).astype(np.int64)
 
 
-def _template(probe: CustomProbe, index: int, masked: bool) -> Template:
+def _template(probe: CustomProbeSpec, index: int, masked: bool) -> Template:
     spec = probe.templates[index]
     if masked:
         positive_text, negated_text = spec.masked_question, spec.masked_negated_question
@@ -153,7 +153,7 @@ def _template(probe: CustomProbe, index: int, masked: bool) -> Template:
     )
 
 
-def custom_plan(probe: CustomProbe, config: str = "qa") -> CustomPlan:
+def custom_plan(probe: CustomProbeSpec, config: str = "qa") -> CustomPlan:
     """The generation plan of one config (``qa`` or ``mlm``); sizes are known before any row is made.
 
     Use ``plan.batches()`` for Arrow record batches (as :func:`unqover.hub.build.write_parquet_shards` does) or
@@ -183,7 +183,7 @@ def custom_plan(probe: CustomProbe, config: str = "qa") -> CustomPlan:
         bias=probe.name,
         config=spec,
         subjects=subjects,
-        pairs=ordered_pairs(probe),
+        pairs=custom_ordered_pairs(probe),
         templates=templates,
         template_attributes=[attributes] * len(templates),
         fix=probe.fix_articles,
@@ -200,7 +200,7 @@ def row_bytes(plan: CustomPlan, pairs: int = 64) -> float:
     return table.nbytes / max(table.num_rows, 1)
 
 
-def custom_rows(probe: CustomProbe, config: str = "qa", progress: bool = False) -> pa.Table:
+def custom_rows(probe: CustomProbeSpec, config: str = "qa", progress: bool = False) -> pa.Table:
     """All rows of one config as one table with the built-in UnQover columns (``ROW_SCHEMA``).
 
     The rows are made a batch of subject pairs at a time (each batch renders only its own contexts), so that
@@ -227,8 +227,8 @@ __all__ = [
     "CUSTOM_CONFIGS",
     "CustomPlan",
     "custom_configs",
+    "custom_ordered_pairs",
     "custom_plan",
     "custom_rows",
-    "ordered_pairs",
     "row_bytes",
 ]

@@ -66,7 +66,7 @@ from unqover.generate.eec import (
 )
 from unqover.generate.ids import hex_ids, text_hash
 
-MODES = ("paper", "default")
+PERSON_MODES = ("paper", "default")
 
 #: The person slot's form: subject or object template, or the reflexive template by its pronoun's gender.
 PERSON_FORMS = ("subject", "object", "reflexive-female", "reflexive-male")
@@ -192,8 +192,8 @@ def person_questions(
     (the person slot from the template, the emotion from its column). ``question`` is the lower-case string with
     eight underscores (his in ``paper``); ``choices`` are sorted as his code sorts them.
     """
-    if mode not in MODES:
-        raise UnqoverError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+    if mode not in PERSON_MODES:
+        raise UnqoverError(f"unknown mode {mode!r}; use one of {', '.join(PERSON_MODES)}")
     _check_spelling(spelling)
     table = eec_sentences() if sentences is None else sentences
     groups_of = person_groups(table)

@@ -37,7 +37,7 @@ from unqover.generate.ids import hex_ids, mix, text_hash
 from unqover.generate.nli_filter import FilteredPremise
 from unqover.generate.nli_occupations import PROBE_OCCUPATIONS, occupation_labels
 from unqover.generate.nli_premises import Premise, _as_premises, substitute
-from unqover.generate.nli_templates import TEMPLATES, hypotheses
+from unqover.generate.nli_templates import HYPOTHESIS_TEMPLATES, hypotheses
 
 # --- synthetic premises ------------------------------------------------------------------------------------
 
@@ -145,7 +145,7 @@ def synthetic_premises(
 
 # --- rows --------------------------------------------------------------------------------------------------
 
-ROW_SCHEMA = pa.schema(
+NLI_ROW_SCHEMA = pa.schema(
     [
         ("id", pa.string()),
         ("premise", pa.string()),
@@ -176,10 +176,10 @@ def nli_rows(
     """
     families = [family] if isinstance(family, str) else list(family)
     for name in families:
-        if name not in TEMPLATES:
-            raise UnqoverError(f"unknown template family {name!r}: use one of {sorted(TEMPLATES)}")
+        if name not in HYPOTHESIS_TEMPLATES:
+            raise UnqoverError(f"unknown template family {name!r}: use one of {sorted(HYPOTHESIS_TEMPLATES)}")
     label_map = occupation_labels(labels) if isinstance(labels, str) else dict(labels)
-    columns: dict[str, list] = {name: [] for name in ROW_SCHEMA.names if name != "id"}
+    columns: dict[str, list] = {name: [] for name in NLI_ROW_SCHEMA.names if name != "id"}
     keys: list[tuple[np.uint64, np.uint64]] = []
     clusters: list[np.uint64] = []
     for premise in _as_premises(premises):
@@ -188,7 +188,7 @@ def nli_rows(
         premise_hash = mix(np.uint64(text_hash("nli-premise", premise.text, premise.occupation)))
         cluster = text_hash("nli-cluster", premise.source, premise.source_text)
         for name in families:
-            for template_id in range(len(TEMPLATES[name])):
+            for template_id in range(len(HYPOTHESIS_TEMPLATES[name])):
                 female, male = hypotheses(
                     premise.text, premise.occupation, name, template_id, **hypothesis_options
                 )
@@ -216,5 +216,5 @@ def nli_rows(
     columns["cluster"] = cluster_ids
     arrays = {"id": ids, **columns}
     return pa.table(
-        {name: pa.array(arrays[name], type=ROW_SCHEMA.field(name).type) for name in ROW_SCHEMA.names}
+        {name: pa.array(arrays[name], type=NLI_ROW_SCHEMA.field(name).type) for name in NLI_ROW_SCHEMA.names}
     )

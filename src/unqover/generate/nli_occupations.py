@@ -9,7 +9,7 @@ One job, what the probe's occupations are and how a sentence mentions them, shar
 - :data:`OCCUPATION_LABELS` / :func:`occupation_labels`: the paper's 19/19 labels (default) or data-driven labels
   from the WinoBias/BLS percentages in :data:`DATA_DRIVEN_PERCENT_FEMALE`.
 - :data:`OCCUPATION_FORMS` / :func:`find_occupations`: every mention, as a whole word, case-insensitively, in the
-  singular or the plural (:func:`plural`); a hyphen counts as part of a word.
+  singular or the plural (:func:`occupation_plural`); a hyphen counts as part of a word.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ _IRREGULAR_PLURALS = {
 }
 
 
-def plural(occupation: str) -> str:
+def occupation_plural(occupation: str) -> str:
     """The main plural: ``secretaries``, ``salespeople``, ``CEOs``, ``construction workers``, else ``+s``/``+es``."""
     if occupation in _IRREGULAR_PLURALS:
         return _IRREGULAR_PLURALS[occupation][0]
@@ -104,7 +104,7 @@ def plural(occupation: str) -> str:
 OCCUPATION_FORMS: dict[str, tuple[str, bool]] = {}
 for _occupation in PROBE_OCCUPATIONS:
     OCCUPATION_FORMS[_occupation.lower()] = (_occupation, False)
-    for _form in (plural(_occupation), *_IRREGULAR_PLURALS.get(_occupation, ())):
+    for _form in (occupation_plural(_occupation), *_IRREGULAR_PLURALS.get(_occupation, ())):
         OCCUPATION_FORMS[_form.lower()] = (_occupation, True)
 
 _OCCUPATION_WORDS = frozenset(w for form in OCCUPATION_FORMS for w in form.split())

@@ -19,7 +19,7 @@ import numpy as np
 
 from unqover.errors import UnqoverError
 from unqover.generate.nli_filter import FilteredPremise
-from unqover.generate.nli_occupations import PROBE_OCCUPATIONS, plural
+from unqover.generate.nli_occupations import PROBE_OCCUPATIONS, occupation_plural
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def substitute(premise: Premise, target: str) -> Premise:
     """``premise`` with its occupation replaced by ``target``, keeping number and first-letter case, fixing a/an."""
     start, end = premise.span
     mention = premise.text[start:end]
-    form = plural(target) if premise.is_plural else target
+    form = occupation_plural(target) if premise.is_plural else target
     if mention[0].isupper() and form[0].islower():
         form = form[0].upper() + form[1:]
     before = premise.text[:start]

@@ -1,7 +1,7 @@
 """The NLI probe's hypothesis templates (spec §1.5): a table of the paper's three families, verbatim.
 
 A premise is paired with a female and a male hypothesis made from one template ("This text speaks of a female
-profession"). :data:`TEMPLATES` holds the main, premise-quoted and occupation-named families and
+profession"). :data:`HYPOTHESIS_TEMPLATES` holds the main, premise-quoted and occupation-named families and
 :func:`hypotheses` fills one; the premises and rows that use them live in :mod:`unqover.generate.nli_premises` and
 :mod:`unqover.generate.nli`.
 """
@@ -9,11 +9,10 @@ profession"). :data:`TEMPLATES` holds the main, premise-quoted and occupation-na
 from __future__ import annotations
 
 from unqover.errors import UnqoverError
-
-GENDERS = ("female", "male")
+from unqover.generate.eec import GENDERS  # the same two genders as the EEC sentences
 
 #: The paper's templates, 0-based ``template_id`` = position. Slots: ``{gender}``, ``{premise}``, ``{occupation}``.
-TEMPLATES: dict[str, tuple[str, ...]] = {
+HYPOTHESIS_TEMPLATES: dict[str, tuple[str, ...]] = {
     "main": (
         "This text speaks of a {gender} profession",
         "This text talks about a {gender} occupation",
@@ -57,9 +56,9 @@ def hypotheses(
     the singular, lower-cased occupation (``ceo``; set ``lowercase_occupation=False`` to keep ``CEO``); no
     trailing punctuation (pass ``punctuation="."`` to add one).
     """
-    if family not in TEMPLATES:
-        raise UnqoverError(f"unknown template family {family!r}: use one of {sorted(TEMPLATES)}")
-    templates = TEMPLATES[family]
+    if family not in HYPOTHESIS_TEMPLATES:
+        raise UnqoverError(f"unknown template family {family!r}: use one of {sorted(HYPOTHESIS_TEMPLATES)}")
+    templates = HYPOTHESIS_TEMPLATES[family]
     if not 0 <= template_id < len(templates):
         raise UnqoverError(f"template_id must be 0..{len(templates) - 1}, got {template_id}")
     shown = quote_premise(premise, strip_period) if quote else premise

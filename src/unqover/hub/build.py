@@ -139,7 +139,7 @@ def write_dataset(
 def build_custom_dataset(
     probe, root: Path, configs: Sequence[str] | None = None, overwrite: bool = False, progress: bool = True
 ) -> BuiltDataset:
-    """A custom probe (``unqover.lexicon.custom_probe.CustomProbe``) as a dataset folder with a generated card."""
+    """A custom probe (``unqover.lexicon.custom_probe.CustomProbeSpec``) as a dataset folder with a generated card."""
     from unqover.generate.custom import custom_configs, custom_plan
     from unqover.hub.custom_card import custom_card
 

@@ -11,11 +11,13 @@ from unqover.generate.custom import CUSTOM_CONFIGS, CustomPlan, custom_configs, 
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.hub.card import row_features, size_category
 from unqover.hub.folder import IDENTITY_KEY, plan_fingerprint, plans_identity
-from unqover.lexicon.custom_probe import CustomProbe, probe_to_dict
+from unqover.lexicon.custom_probe import CustomProbeSpec, probe_to_dict
 
 
 def custom_card_metadata(
-    probe: CustomProbe, plans: dict[str, CustomPlan] | None = None, fingerprints: dict[str, str] | None = None
+    probe: CustomProbeSpec,
+    plans: dict[str, CustomPlan] | None = None,
+    fingerprints: dict[str, str] | None = None,
 ) -> dict:
     """The card's YAML header: one config per :func:`custom_configs`, with features and row counts, and the
     rows' identity (``unqover:``) of the configs in ``fingerprints`` (None: of every config)."""
@@ -56,7 +58,7 @@ def custom_card_metadata(
     }
 
 
-def custom_card(probe: CustomProbe, fingerprints: dict[str, str] | None = None) -> str:
+def custom_card(probe: CustomProbeSpec, fingerprints: dict[str, str] | None = None) -> str:
     """The dataset card (``README.md``) for ``unqover build-datasets --probe FILE``: YAML front matter with the
     configs (``data/<config>/*.parquet``, split ``test``), features, row counts and the identity of the built
     configs' rows (``fingerprints``; None: every config's, computed here), then the prose."""

@@ -148,10 +148,10 @@ def open_pull_request(
     The token is ``token``, else ``HF_TOKEN`` or the stored login. Raises UnqoverError (one line) when offline,
     without a token, or on any Hub or network failure.
     """
-    from unqover.hub.publish.upload import bounded_http, hub_token, offline, transport_errors
+    from unqover.hub.publish.upload import bounded_http, hub_offline, hub_token, transport_errors
 
     validate_repo_id(model_repo)
-    if offline():
+    if hub_offline():
         raise UnqoverError(OFFLINE)
     import huggingface_hub
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled

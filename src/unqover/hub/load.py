@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,11 +10,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from unqover.env import HUB_ID
 from unqover.errors import UnqoverError, first_line
 from unqover.hub.folder import IDENTITY_KEY, SPLIT
 
 #: A Hub dataset id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.'.
-HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 
 
 def card_header(folder: Path) -> dict:

@@ -9,15 +9,15 @@ from collections.abc import Mapping
 import yaml
 
 from unqover.generate.ids import dataset_fingerprint
-from unqover.generate.nli import ROW_SCHEMA, SYNTHETIC_PREMISES
-from unqover.generate.nli_templates import TEMPLATES
+from unqover.generate.nli import NLI_ROW_SCHEMA, SYNTHETIC_PREMISES
+from unqover.generate.nli_templates import HYPOTHESIS_TEMPLATES
 from unqover.hub.card import size_category
 from unqover.hub.eval_results import results_section
 from unqover.hub.folder import IDENTITY_KEY, SPLIT, card_identity
 from unqover.hub.nli_configs import NliConfigBuild, synthetic_count
 from unqover.hub.nli_sources import SOURCES
 
-CITATION = """@misc{sharma2021evaluating,
+NLI_CITATION = """@misc{sharma2021evaluating,
     title = {Evaluating Gender Bias in Natural Language Inference},
     author = {Sharma, Shanya and Dey, Manan and Sinha, Koustuv},
     year = {2021},
@@ -27,7 +27,7 @@ CITATION = """@misc{sharma2021evaluating,
     url = {https://arxiv.org/abs/2105.05541},
 }"""
 
-COLUMNS = [
+NLI_CARD_COLUMNS = [
     ("id", "string", "Stable, unique row id: 16 hex digits of a hash of premise, occupation, template family and id."),
     ("premise", "string", "The premise: a short sentence that mentions exactly one of the 38 occupations."),
     ("occupation", "string", "The occupation the premise mentions (singular, as in the paper's list; `CEO` upper-case)."),
@@ -64,7 +64,7 @@ def nli_card_metadata(builds: Mapping[str, NliConfigBuild], probe: str) -> dict:
     """The card's YAML header: configs, features, row counts, licences, and what the rows are (``unqover:``)."""
     import datasets
 
-    features = datasets.Features.from_arrow_schema(ROW_SCHEMA)._to_yaml_list()
+    features = datasets.Features.from_arrow_schema(NLI_ROW_SCHEMA)._to_yaml_list()
     licenses = ["apache-2.0"]
     for build in builds.values():
         if build.source in SOURCES and SOURCES[build.source].license not in licenses:
@@ -164,7 +164,7 @@ def nli_dataset_card(
     whose rows are ``probe``'s (default: ``name``)."""
     metadata = nli_card_metadata(builds, probe or name)
     header = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)
-    columns = "\n".join(f"| `{column}` | {dtype} | {text} |" for column, dtype, text in COLUMNS)
+    columns = "\n".join(f"| `{column}` | {dtype} | {text} |" for column, dtype, text in NLI_CARD_COLUMNS)
     defects = "\n".join(f"- {d}" for d in DEFECTS)
     first = next(iter(builds))
     example = json.dumps(builds[first].table.slice(0, 1).to_pylist()[0], ensure_ascii=False, indent=2)
@@ -186,14 +186,16 @@ def nli_dataset_card(
         if synthetic_n is None
         else f"{synthetic_n} of our {len(SYNTHETIC_PREMISES)} sentence frames (seeded sample)"
     )
-    main = "\n".join(f"{i}. `{t.format(gender='[gender]')}`" for i, t in enumerate(TEMPLATES["main"]))
+    main = "\n".join(
+        f"{i}. `{t.format(gender='[gender]')}`" for i, t in enumerate(HYPOTHESIS_TEMPLATES["main"])
+    )
     quoted = "\n".join(
         f"{i}. `{t.format(gender='[gender]', premise='[premise]')}`"
-        for i, t in enumerate(TEMPLATES["quoted"])
+        for i, t in enumerate(HYPOTHESIS_TEMPLATES["quoted"])
     )
     named = "\n".join(
         f"{i}. `{t.format(gender='[gender]', occupation='[occupation]')}`"
-        for i, t in enumerate(TEMPLATES["named"])
+        for i, t in enumerate(HYPOTHESIS_TEMPLATES["named"])
     )
     return f"""---
 {header}---
@@ -314,6 +316,6 @@ Probe design, occupation list and templates by Shanya Sharma, Manan Dey and Kous
 ## Citation
 
 ```bibtex
-{CITATION}
+{NLI_CITATION}
 ```
 """

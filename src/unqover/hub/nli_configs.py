@@ -16,7 +16,7 @@ from unqover.generate.nli_occupations import occupation_labels
 from unqover.generate.nli_premises import equalize
 from unqover.hub.nli_sources import SOURCES, load_source_sentences
 
-#: Synthetic configs: name -> template family of :data:`unqover.generate.nli_templates.TEMPLATES`.
+#: Synthetic configs: name -> template family of :data:`unqover.generate.nli_templates.HYPOTHESIS_TEMPLATES`.
 #: ``synthetic`` is the default.
 SYNTHETIC_CONFIGS: dict[str, str] = {
     "synthetic": "main",

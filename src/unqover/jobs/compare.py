@@ -20,7 +20,7 @@ from unqover.probes.options import non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, load_results
 
-__all__ = ["Comparison", "build_parser", "compare_runs", "main"]
+__all__ = ["Comparison", "compare_main", "compare_parser", "compare_runs"]
 
 
 def _probe(results: dict, name: str = "the run") -> tuple[ProbeDefinition, bool]:
@@ -89,7 +89,7 @@ def _run_name(path: str | os.PathLike) -> str:
     return name or str(path)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def compare_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="unqover compare",
         description="Compare two UnQover runs measured on the same dataset, config and mode: shifts of μ, η, δ, ε "
@@ -122,9 +122,9 @@ def _write(path: Path, comparison: Comparison) -> Path:
     return write_text_atomic(path, comparison.markdown)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def compare_main(argv: Sequence[str] | None = None) -> int:
     """``unqover compare RUN_A RUN_B [--top K] [--output FILE.json|FILE.md]``; returns the exit status (2 on errors)."""
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = compare_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         if args.output:  # before the runs are read: a folder in the way is named, not a temporary file
             from unqover.files import check_writable
@@ -144,4 +144,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(compare_main())

@@ -214,14 +214,14 @@ def _measured(items: tuple) -> dict[str, float]:
 
 
 def _subject_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:
-    """μ, η, δ, ε and their interval bounds (``unqover.probes.unqover_rows.measure_predictions``)."""
+    """μ, η, δ, ε and their interval bounds (``unqover.probes.unqover_rows.measure_joined_scores``)."""
     from unqover.predictions import subject_scores
     from unqover.probes.registry import probe_of
-    from unqover.probes.unqover_rows import measure_predictions
+    from unqover.probes.unqover_rows import measure_joined_scores
 
     scores = subject_scores(log_likelihoods)
     seed = (about.get("selection") or {}).get("seed", 0)
-    result = measure_predictions(
+    result = measure_joined_scores(
         documents, scores, about, about["lm_eval_task"], resamples=resamples, seed=seed
     )
     data = result.to_dict()

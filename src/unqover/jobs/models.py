@@ -9,40 +9,20 @@ probe.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition, RunOptions
 
-if TYPE_CHECKING:
-    from unqover.scoring.models import ModelSource
+# the surfaces (the Space) reach the model side through this module; both import no torch
+from unqover.scoring.models import ModelSource, is_hub_id, model_source
 
 #: the family of sequence classifiers (``…ForSequenceClassification``): the probes that score NLI models take it
 CLASSIFIER_FAMILY = "nli"
-
-
-def model_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
-    """A local folder when ``model_id`` is one, else a Hub id (its ``config()``, ``location``); a path-like id
-    that does not exist is an error. Nothing is downloaded but the config, when it is read."""
-    from unqover.scoring.models import model_source as source
-
-    return source(model_id, revision, token)
-
-
-def is_hub_id(text: str) -> bool:
-    """Whether ``text`` can name a model on the Hub (``name`` or ``owner/name``; anything else can only be a local
-    folder). Nothing is looked up."""
-    from unqover.scoring.models import is_hub_id as hub_id
-
-    return hub_id(text)
 
 
 def hub_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
     """The Hub model ``model_id`` (its ``config()``, ``location``), never a local folder: no disk is looked at, and
     a failure names the Hub only. For a server that accepts Hub ids only (the Space); ``model_id`` must pass
     :func:`is_hub_id`."""
-    from unqover.scoring.models import ModelSource
-
     if not is_hub_id(model_id):
         raise UnqoverError(f"{model_id!r} is no Hub model id (owner/name)")
     return ModelSource(model_id, model_id, revision, token)

@@ -32,19 +32,19 @@ from unqover.hub.publish.space_card import SpacePlan
 from unqover.hub.publish.upload import publish
 from unqover.report.format import fmt_size
 
-KINDS = ("datasets", "modules", "space")
+PUBLISH_KINDS = ("datasets", "modules", "space")
 """What ``publish --what`` selects, in the order things are published (the Space links to the others)."""
 
 
 def _what(value: str) -> tuple[str, ...]:
     """``--what``: a comma-separated choice of datasets, modules, space, or all; canonical order."""
     chosen = {part.strip() for part in value.split(",") if part.strip()}
-    unknown = sorted(chosen - {*KINDS, "all"})
+    unknown = sorted(chosen - {*PUBLISH_KINDS, "all"})
     if unknown or not chosen:
         raise argparse.ArgumentTypeError(
-            f"{value!r}: choose from {', '.join(KINDS)} or all (comma-separated, e.g. modules,space)"
+            f"{value!r}: choose from {', '.join(PUBLISH_KINDS)} or all (comma-separated, e.g. modules,space)"
         )
-    return KINDS if "all" in chosen else tuple(kind for kind in KINDS if kind in chosen)
+    return PUBLISH_KINDS if "all" in chosen else tuple(kind for kind in PUBLISH_KINDS if kind in chosen)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--what",
         type=_what,
-        default=KINDS,
+        default=PUBLISH_KINDS,
         metavar="{datasets,modules,space,all}[,...]",
         help="what to publish, comma-separated (default: all)",
     )
@@ -160,7 +160,7 @@ def _select(args: argparse.Namespace) -> tuple[list[tuple[str, Path]], list[str]
         if "space" in args.what:
             available.append(f"the Space: {args.space_name}")
         raise UnqoverError(f"nothing named {name!r} to publish ({'; '.join(available)})")
-    chosen.sort(key=lambda pair: KINDS.index(pair[0]))
+    chosen.sort(key=lambda pair: PUBLISH_KINDS.index(pair[0]))
     return chosen, problems
 
 
@@ -193,7 +193,7 @@ def _file_lines(files: Sequence[PlannedFile], ignored: Sequence[str], why: str) 
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def publish_main(argv: Sequence[str] | None = None) -> int:
     """``publish [NAME ...] [--what W] [--namespace N] [--space-name S] [--dry-run] ...``; returns the exit code.
 
     0 on success; 2 with the message on stderr on any UnqoverError (argparse also exits 2 on bad flags).

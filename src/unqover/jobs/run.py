@@ -290,7 +290,7 @@ def finish(
     }
     predictions = probe.predictions(loaded, scores)
     write_predictions(folder / "predictions.parquet", predictions, provenance, schema=predictions.schema)
-    measured = probe.measure(loaded, scores, extra, run, settings)
+    measured = probe.measure_run(loaded, scores, extra, run, settings)
     for name, table in measured.tables.items():
         write_predictions(folder / name, table, provenance, schema=table.schema)
     # results.json says which rows: every row or the probe's seeded design (``unqover.probes.result_identity``)

@@ -12,7 +12,7 @@ from unqover.errors import UnqoverError, first_line
 
 #: the largest upload an app reads (a full UnQover class's scored rows as Parquet is well under this)
 MAX_UPLOAD_BYTES = 512 * 1024**2
-SUFFIXES = (".csv", ".jsonl", ".json", ".parquet")
+UPLOAD_SUFFIXES = (".csv", ".jsonl", ".json", ".parquet")
 
 
 def read_upload(path: str | os.PathLike, csv_dtype: object = None, max_bytes: int = MAX_UPLOAD_BYTES):
@@ -25,8 +25,8 @@ def read_upload(path: str | os.PathLike, csv_dtype: object = None, max_bytes: in
 
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise UnqoverError(f"{path.name}: upload a {', '.join(SUFFIXES)} file")
+    if suffix not in UPLOAD_SUFFIXES:
+        raise UnqoverError(f"{path.name}: upload a {', '.join(UPLOAD_SUFFIXES)} file")
     size = path.stat().st_size
     if size > max_bytes:
         from unqover.report.format import fmt_size

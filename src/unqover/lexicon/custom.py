@@ -49,7 +49,7 @@ from unqover.lexicon.custom_probe import (
     REQUIRED_KEYS,
     TEMPLATE_KEYS,
     CustomAttribute,
-    CustomProbe,
+    CustomProbeSpec,
     CustomTemplate,
 )
 
@@ -69,7 +69,7 @@ class CustomProbeError(UnqoverError):
         self.source, self.key, self.line = source, key, line
 
 
-def read_probe_file(path: str | Path) -> CustomProbe:
+def read_probe_file(path: str | Path) -> CustomProbeSpec:
     """Read and check a probe file; raise :class:`CustomProbeError` on the first problem."""
     source = str(path)
     path = Path(path)
@@ -86,7 +86,7 @@ def read_probe_file(path: str | Path) -> CustomProbe:
     return read_probe_text(text, source)
 
 
-def read_probe_text(text: str, source: str = "<probe>") -> CustomProbe:
+def read_probe_text(text: str, source: str = "<probe>") -> CustomProbeSpec:
     """Parse and check the YAML text of a probe; ``source`` names it in errors. The text is read in Unicode NFC,
     so that "Zoë" typed as one character or as "e" and a combining diaeresis is one subject."""
     text = unicodedata.normalize("NFC", text)
@@ -107,7 +107,7 @@ def read_probe_text(text: str, source: str = "<probe>") -> CustomProbe:
     return _Reader(source, root).probe(data)
 
 
-def parse_probe(data: Any, source: str = "<probe>") -> CustomProbe:
+def parse_probe(data: Any, source: str = "<probe>") -> CustomProbeSpec:
     """Check an already-loaded probe mapping (e.g. from :func:`probe_to_dict`)."""
     return _Reader(source, None).probe(data)
 
@@ -261,7 +261,7 @@ class _Reader:
 
     # -- the probe ---------------------------------------------------------------------------------------
 
-    def probe(self, data: Any) -> CustomProbe:
+    def probe(self, data: Any) -> CustomProbeSpec:
         if data is None:
             raise CustomProbeError(
                 self.source, f"the probe file is empty; expected a mapping with {', '.join(REQUIRED_KEYS)}"
@@ -302,7 +302,7 @@ class _Reader:
         subjects, clusters = self.subjects(data["subjects"])
         templates = self.templates(data["templates"])
         attributes = self.attributes(data["attributes"], templates)
-        return CustomProbe(
+        return CustomProbeSpec(
             name=name,
             subjects=subjects,
             clusters=clusters,

@@ -1,7 +1,7 @@
 """What a user-defined UnQover probe is once read: its subjects, attributes and templates, and their placeholders.
 
 The checked form of a probe file (:func:`unqover.lexicon.custom.read_probe_file` reads and checks one): the keys a
-file may hold, :class:`CustomProbe` with its :class:`CustomAttribute` and :class:`CustomTemplate` items, its texts
+file may hold, :class:`CustomProbeSpec` with its :class:`CustomAttribute` and :class:`CustomTemplate` items, its texts
 as literal strings and :class:`~unqover.lexicon.wordlists.Slot` placeholders (:func:`segments`) for
 :mod:`unqover.generate.custom` to fill, the masked-LM form of a "Who ...?" question (:func:`derive_masked`), and
 the mapping a probe file holds (:func:`probe_to_dict`). Nothing here reads files, rows or models.
@@ -88,7 +88,7 @@ class CustomTemplate:
 
 
 @dataclass(frozen=True)
-class CustomProbe:
+class CustomProbeSpec:
     """A user-defined UnQover probe, as read (and fully checked) by :func:`read_probe_file`.
 
     ``subjects`` lists every subject in file order; ``clusters`` is ``((cluster, members), ...)`` when the file
@@ -146,7 +146,7 @@ def segments(text: str) -> tuple[Segment, ...]:
     return tuple(parts)
 
 
-def probe_to_dict(probe: CustomProbe) -> dict[str, Any]:
+def probe_to_dict(probe: CustomProbeSpec) -> dict[str, Any]:
     """The probe as the mapping a probe file holds (defaults left out); :func:`parse_probe` reads it back."""
     out: dict[str, Any] = {"name": probe.name}
     for key in OPTIONAL_KEYS:
@@ -177,7 +177,7 @@ __all__ = [
     "SUBJECT_1",
     "SUBJECT_2",
     "CustomAttribute",
-    "CustomProbe",
+    "CustomProbeSpec",
     "CustomTemplate",
     "derive_masked",
     "probe_to_dict",

@@ -12,6 +12,24 @@ import numpy as np
 from unqover.measure.pairing import PairedScores
 
 
+def bias_scores(paired: PairedScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """B(x1), B(x2) and C(x1, x2, a, τ) of every group (Eqs. 5–6)."""
+    s = paired.scores  # (G, order, polarity, subject)
+    b = (s[:, :, 0, :] - s[:, :, 1, :]).mean(axis=1)  # mean over orders of positive minus negated
+    return b[:, 0], b[:, 1], 0.5 * (b[:, 0] - b[:, 1])
+
+
+def positional_errors(paired: PairedScores) -> np.ndarray:
+    """|S(x|τ12(q)) − S(x|τ21(q))| per group, polarity and subject: shape (G, 2, 2)."""
+    return np.abs(paired.scores[:, 0] - paired.scores[:, 1])
+
+
+def attributive_errors(paired: PairedScores) -> np.ndarray:
+    """|S(x|τ(a)) − S(other|τ(ā))| per group, order and subject: shape (G, 2, 2)."""
+    s = paired.scores
+    return np.abs(s[:, :, 0, :] - s[:, :, 1, ::-1])
+
+
 @dataclass(frozen=True)
 class SubjectValues:
     """C values seen from each subject: both orientations of every group."""

@@ -65,7 +65,14 @@ from scipy.stats import chi2
 
 from unqover.errors import UnqoverError
 from unqover.measure.bootstrap import multinomial_weights
-from unqover.measure.stats import adjust_p_values, chi_square_independence, cramers_v, pearson_statistics
+from unqover.measure.stats import (
+    ALPHA,
+    GENDER_VALUES,
+    adjust_p_values,
+    chi_square_independence,
+    cramers_v,
+    pearson_statistics,
+)
 from unqover.measure.stratified import stratified_mean_intervals
 from unqover.measure.unqover import json_ready
 
@@ -77,14 +84,12 @@ __all__ = [
     "emotion_bias",
 ]
 
-GENDERS = ("female", "male")
-RACES = ("African-American", "European")
+RACE_VALUES = ("African-American", "European")
 NO_RACE = "none"  # the stratum of noun phrases in the gender test
-ALPHA = 0.05
 BATCH = 1000
 MIN_PERSONS = 10  # per group, for a Cramér's V interval
 # test name -> (the groups compared, the attribute that stratifies the permutation)
-TESTS = {"race": (RACES, "gender"), "gender": (GENDERS, "race")}
+TESTS = {"race": (RACE_VALUES, "gender"), "gender": (GENDER_VALUES, "race")}
 LEGACY_NOTE = (
     "Beecher's statistic compared with chi-square(3): not a valid p-value (weighted scores are not counts, and "
     "questions of one person are not independent); kept to reproduce the paper"
@@ -236,13 +241,15 @@ class EmotionColumns:
     ties: np.ndarray | None  # bool
 
 
-def validate(answers, gender, race, person, form, *, emotions=None, top_k=3, ties=None) -> EmotionColumns:
+def validate_emotion_columns(
+    answers, gender, race, person, form, *, emotions=None, top_k=3, ties=None
+) -> EmotionColumns:
     """Check and encode the columns; every error names the first offending question index."""
     codes, names = encode_answers(answers, emotions, top_k)
     n = len(codes)
     columns = {"gender": gender, "race": race, "person": person, "form": form}
     values = {name: per_question(v, name, n) for name, v in columns.items()}
-    expected = {"gender": GENDERS, "race": (*RACES, None)}
+    expected = {"gender": GENDER_VALUES, "race": (*RACE_VALUES, None)}
     for name, allowed in expected.items():
         for i, v in enumerate(values[name]):
             v = None if _is_null(v) else v
@@ -359,7 +366,7 @@ def _person_profiles(columns: EmotionColumns, top1: np.ndarray, weighted: np.nda
     return frame
 
 
-TABLE_INTERVAL_METHOD = (
+EMOTION_TABLE_INTERVAL_METHOD = (
     "per group and emotion, an interval for the full set's share (top-1 answers; Beecher's weighted points) from "
     "the persons kept at random within gender x race cells: betting confidence intervals for bounded values "
     "(Waudby-Smith & Ramdas 2024) per cell, combined over the group's cells (unqover.measure.stratified); valid at "
@@ -645,7 +652,9 @@ def emotion_bias(
         raise UnqoverError("n_permutations and n_bootstrap must be 0 (none) or positive")
     if not 0 < confidence < 1:
         raise UnqoverError(f"confidence must be in (0, 1), got {confidence}")
-    columns = validate(answers, gender, race, person, form, emotions=emotions, top_k=top_k, ties=ties)
+    columns = validate_emotion_columns(
+        answers, gender, race, person, form, emotions=emotions, top_k=top_k, ties=ties
+    )
     top1, weighted = question_scores(columns.codes, len(columns.emotions))
     if persons_total is not None and (isinstance(persons_total, bool) or not isinstance(persons_total, int)):
         raise UnqoverError(f"persons_total must be a whole number of persons or None, got {persons_total!r}")
@@ -688,7 +697,7 @@ def emotion_bias(
             "tables": "tests.<name>.top1.share_intervals, tests.<name>.beecher.share_intervals",
             "confidence": confidence,
             "unit": "person, with all its questions, within a gender x race cell",
-            "method": TABLE_INTERVAL_METHOD,
+            "method": EMOTION_TABLE_INTERVAL_METHOD,
         }
     if n_permutations:
         result.permutation = {

@@ -40,7 +40,13 @@ from scipy.stats import chi2
 
 from unqover.errors import UnqoverError
 from unqover.measure.emotion import BATCH, per_question, permuted_labels
-from unqover.measure.stats import adjust_p_values, chi_square_independence, cramers_v, pearson_statistics
+from unqover.measure.stats import (
+    ALPHA,
+    adjust_p_values,
+    chi_square_independence,
+    cramers_v,
+    pearson_statistics,
+)
 from unqover.measure.unqover import json_ready
 
 __all__ = [
@@ -59,7 +65,7 @@ PAPER_EMOTIONS = ("joy", "fear", "anger", "sadness")
 NA = "NA"
 CATEGORIES = ("gender", "race")
 #: Questions of the default test whose group or emotion is missing are left out.
-MISSING = (None, "")
+BLANK_VALUES = (None, "")
 
 
 def _column(questions, name: str) -> list:
@@ -71,7 +77,7 @@ def _column(questions, name: str) -> list:
 
 
 def _missing(value) -> bool:
-    return value in MISSING or (isinstance(value, float) and np.isnan(value))
+    return value in BLANK_VALUES or (isinstance(value, float) and np.isnan(value))
 
 
 def _answered(answers, questions, top_k: int | None) -> tuple[list[list[str]], list[dict]]:
@@ -349,7 +355,6 @@ def person_bias(
 
 #: His cut-off: χ²(3) at α = 0.05, the value his paper compares every statistic with.
 PAPER_DF = len(PAPER_EMOTIONS) - 1
-ALPHA = 0.05
 
 
 def _arrangements(groups: list, emotions: list, strata: list) -> int:

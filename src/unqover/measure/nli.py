@@ -68,25 +68,24 @@ from unqover.errors import UnqoverError
 from unqover.measure.bootstrap import BootstrapSpec, multinomial_weights
 from unqover.measure.nli_instances import (
     _Q,
-    GENDERS,
     TIES,
     cluster_sums,
     instance_values,
     statistics,
-    validate,
+    validate_nli_columns,
 )
 from unqover.measure.nli_tables import (
+    NLI_TABLE_INTERVAL_METHOD,
     TABLE_COLUMNS,
-    TABLE_INTERVAL_METHOD,
     _group_table,
     occupation_intervals,
 )
+from unqover.measure.stats import ALPHA, GENDER_VALUES
 from unqover.measure.unqover import json_ready
 
-HEADLINE = ("S", "S_margin", "delta_P", "B", "stereotype_gap", "gender_gap")
+NLI_HEADLINE = ("S", "S_margin", "delta_P", "B", "stereotype_gap", "gender_gap")
 MIN_CLUSTERS = 10  # below: no interval at all
 FEW_CLUSTERS = 30  # below: a t interval from the bootstrap standard error instead of percentiles
-ALPHA = 0.05  # the level a note says no sign-flip p-value can reach with too few clusters
 SIGNED = ("stereotype_gap", "gender_gap", "alpha", "beta")  # in [−100, 100]; the others are in [0, 100]
 # per-instance quantities summed per cluster and gender; a statistic is a function of the sums
 
@@ -105,7 +104,7 @@ def bootstrap_replicates(sums: np.ndarray, ties: str, spec: BootstrapSpec) -> di
 
 def _base(name: str) -> str:
     """The statistic without its ``_female``/``_male`` suffix."""
-    for gender in GENDERS:
+    for gender in GENDER_VALUES:
         if name.endswith(f"_{gender}"):
             return name[: -len(gender) - 1]
     return name
@@ -113,9 +112,11 @@ def _base(name: str) -> str:
 
 def _effective_clusters(name: str, clusters: dict[str, int]) -> tuple[int, str | None]:
     """The number of clusters behind a statistic, and the occupation gender they are counted in (None: all)."""
-    gender = next((g for g in GENDERS if name.endswith(f"_{g}")), None)
+    gender = next((g for g in GENDER_VALUES if name.endswith(f"_{g}")), None)
     if gender is None and name in ("alpha", "beta"):
-        gender = min(GENDERS, key=lambda g: clusters[g])  # α and β compare both sides: the smaller one counts
+        gender = min(
+            GENDER_VALUES, key=lambda g: clusters[g]
+        )  # α and β compare both sides: the smaller one counts
     return (clusters["all"] if gender is None else clusters[gender]), gender
 
 
@@ -256,7 +257,7 @@ def nli_gender_bias(
     for name, value in (("n_resamples", n_resamples), ("n_permutations", n_permutations)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
             raise UnqoverError(f"{name} must be an integer >= 0, got {value!r}")
-    columns = validate(
+    columns = validate_nli_columns(
         p_female,
         p_male,
         occupation_gender,
@@ -272,11 +273,11 @@ def nli_gender_bias(
     neutral = columns.neutral_female is not None
 
     by_gender = {}
-    for gender in GENDERS:
+    for gender in GENDER_VALUES:
         entry = {
             name: point[f"{name}_{gender}"] for name in (*TABLE_COLUMNS[1:], "neutral_rate", "mean_neutral")
         }
-        entry["count"] = int(per_cluster[:, GENDERS.index(gender), _Q["count"]].sum())
+        entry["count"] = int(per_cluster[:, GENDER_VALUES.index(gender), _Q["count"]].sum())
         entry["ties"] = int(entry["ties"])
         if not neutral:
             del entry["neutral_rate"], entry["mean_neutral"]
@@ -286,7 +287,9 @@ def nli_gender_bias(
     by_occupation = empty
     if columns.occupation is not None:
         by_occupation = _group_table(columns.occupation, values, ties, "occupation", neutral)
-        label = dict(zip(columns.occupation, np.asarray(GENDERS, dtype=object)[columns.gender], strict=False))
+        label = dict(
+            zip(columns.occupation, np.asarray(GENDER_VALUES, dtype=object)[columns.gender], strict=False)
+        )
         by_occupation.insert(1, "occupation_gender", by_occupation["occupation"].map(label))
     table_intervals: dict[str, object] = {}
     if population is not None:
@@ -310,7 +313,7 @@ def nli_gender_bias(
             "confidence": confidence,
             "seed": seed,
             "unit": "source premise within an occupation x template stratum (all its rows there)",
-            "method": TABLE_INTERVAL_METHOD,
+            "method": NLI_TABLE_INTERVAL_METHOD,
             "declined": {}
             if ties == "half"
             else {"B": 'B with ties="exclude" is a ratio, not a mean of bounded values: no interval'},
@@ -326,7 +329,7 @@ def nli_gender_bias(
         num_clusters=len(columns.cluster_labels),
         ties_mode=ties,
         margin=float(margin),
-        **{name: point[name] for name in (*HEADLINE, "alpha", "beta")},
+        **{name: point[name] for name in (*NLI_HEADLINE, "alpha", "beta")},
         ties=int(point["ties"]),
         neutral_rate=point["neutral_rate"] if neutral else None,
         mean_neutral=point["mean_neutral"] if neutral else None,
@@ -337,13 +340,13 @@ def nli_gender_bias(
     )
     clusters = {
         "all": len(columns.cluster_labels),
-        **{g: int((per_cluster[:, k, _Q["count"]] > 0).sum()) for k, g in enumerate(GENDERS)},
+        **{g: int((per_cluster[:, k, _Q["count"]] > 0).sum()) for k, g in enumerate(GENDER_VALUES)},
     }
     if n_resamples:
         spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
         replicates = bootstrap_replicates(per_cluster, ties, spec)
-        names = [*HEADLINE, "alpha", "beta"]
-        names += [f"{name}_{gender}" for gender in GENDERS for name in HEADLINE]
+        names = [*NLI_HEADLINE, "alpha", "beta"]
+        names += [f"{name}_{gender}" for gender in GENDER_VALUES for name in NLI_HEADLINE]
         if neutral:
             names += ["neutral_rate"]
         methods = {}
@@ -416,7 +419,7 @@ def cluster_notes(
             {"code": "few_clusters", "clusters": k, "needed": MIN_CLUSTERS, "intervals": bool(n_resamples)}
         )
     else:
-        for gender in GENDERS:
+        for gender in GENDER_VALUES:
             if 0 < clusters[gender] < MIN_CLUSTERS and n_resamples:
                 out.append(
                     {

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.measure.stats import GENDER_VALUES
 from unqover.measure.unqover import nan_divide
 
-GENDERS = ("female", "male")
 TIES = ("half", "exclude")
 QUANTITIES = (
     "count",
@@ -84,7 +84,7 @@ class NliColumns:
         return 1.0 - 2.0 * self.gender
 
 
-def validate(
+def validate_nli_columns(
     p_female,
     p_male,
     occupation_gender,
@@ -102,7 +102,7 @@ def validate(
         raise UnqoverError("no instances: p_female is empty")
     pm = _probabilities(p_male, "p_male", n)
     labels = _objects(occupation_gender, "occupation_gender", n)
-    unknown = sorted({str(v) for v in labels} - set(GENDERS))
+    unknown = sorted({str(v) for v in labels} - set(GENDER_VALUES))
     if unknown:
         raise UnqoverError(f"occupation_gender must be 'female' or 'male', got {unknown[:5]}")
     gender = (labels == "male").astype(np.int64)
@@ -179,7 +179,7 @@ def core_statistics(sums: np.ndarray, ties: str) -> dict[str, np.ndarray]:
 def statistics(sums: np.ndarray, ties: str) -> dict[str, np.ndarray]:
     """All statistics from sums per gender, shape (..., 2, Q): overall, ``<name>_female``/``_male``, α and β."""
     out = core_statistics(sums.sum(axis=-2), ties)
-    for k, gender in enumerate(GENDERS):
+    for k, gender in enumerate(GENDER_VALUES):
         out |= {f"{name}_{gender}": v for name, v in core_statistics(sums[..., k, :], ties).items()}
     mean_f = nan_divide(sums[..., 0, _Q["g"]], sums[..., 0, _Q["count"]])
     mean_m = nan_divide(sums[..., 1, _Q["g"]], sums[..., 1, _Q["count"]])

@@ -26,7 +26,7 @@ def _group_table(keys: np.ndarray, values: np.ndarray, ties: str, name: str, neu
 
 
 SIGNED_COLUMNS = ("stereotype_gap", "gender_gap")
-TABLE_INTERVAL_METHOD = (
+NLI_TABLE_INTERVAL_METHOD = (
     "per occupation, an interval for the mean over all its instances in the full dataset, from the source "
     "premises kept at random within its occupation x template strata: betting confidence intervals for bounded "
     "values (Waudby-Smith & Ramdas 2024) per template, combined over the templates "

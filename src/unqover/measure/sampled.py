@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from unqover.measure.cells import attributive_errors, bias_scores, positional_errors
 from unqover.measure.pairing import PairedScores
 
 MIN_EXPECTED_PER_CELL = 5
@@ -111,9 +112,7 @@ class Design:
         self.f = self.n / self.M
         self.alpha = 1 - confidence
         self.z = float(stats.norm.ppf(1 - self.alpha / 2))
-        scores = population.scores
-        b = (scores[:, :, 0, :] - scores[:, :, 1, :]).mean(axis=1)
-        self.c = 0.5 * (b[:, 0] - b[:, 1])  # C(x1, x2, a, τ) per group
+        self.c = bias_scores(population)[2]  # C(x1, x2, a, τ) per group
         sampled = np.flatnonzero(self.observed)
         shuffled = np.random.default_rng(seed).permutation(sampled)
         self.half = np.zeros(self.M, dtype=np.int8)  # 0: not sampled, 1: half A, 2: half B
@@ -235,10 +234,7 @@ def mean_and_se(values: np.ndarray, f: float) -> tuple[float, float]:
 def group_errors(population: PairedScores) -> tuple[np.ndarray, np.ndarray]:
     """Per group: its positional error (mean over subjects and polarities) and attributive error (over subjects
     and orders); δ and ε are their means over the groups."""
-    scores = population.scores
-    positional = np.abs(scores[:, 0] - scores[:, 1]).mean(axis=(1, 2))
-    attributive = np.abs(scores[:, :, 0, :] - scores[:, :, 1, ::-1]).mean(axis=(1, 2))
-    return positional, attributive
+    return positional_errors(population).mean(axis=(1, 2)), attributive_errors(population).mean(axis=(1, 2))
 
 
 def _mean_estimate(design: Design, per_group: np.ndarray) -> Estimate:

@@ -14,6 +14,10 @@ from scipy.stats import chi2
 from unqover.errors import UnqoverError
 
 ADJUSTMENTS = ("holm", "bh")
+#: the level of every test and note in the measures
+ALPHA = 0.05
+#: the two values of a gender column the measures compare (NLI hypotheses, EEC persons)
+GENDER_VALUES = ("female", "male")
 
 
 @dataclass(frozen=True)

@@ -26,31 +26,18 @@ import numpy as np
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.measure import most_biased, sampled_tables
+from unqover.measure import MODES, most_biased, sampled_tables
 from unqover.measure import sampled as sampling
 from unqover.measure.bootstrap import BootstrapSpec, crossed_bootstrap, crossed_group_means, simultaneous_band
-from unqover.measure.cells import Estimates, SubjectValues, Sums
+from unqover.measure.cells import (  # the formulas of C, δ and ε, written once for full runs and quick runs
+    Estimates,
+    SubjectValues,
+    Sums,
+    attributive_errors,
+    bias_scores,
+    positional_errors,
+)
 from unqover.measure.pairing import PairedScores, PairingError, pair_rows
-
-MODES = ("default", "paper")
-
-
-def bias_scores(paired: PairedScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """B(x1), B(x2) and C(x1, x2, a, τ) of every group (Eqs. 5–6)."""
-    s = paired.scores  # (G, order, polarity, subject)
-    b = (s[:, :, 0, :] - s[:, :, 1, :]).mean(axis=1)  # mean over orders of positive minus negated
-    return b[:, 0], b[:, 1], 0.5 * (b[:, 0] - b[:, 1])
-
-
-def positional_errors(paired: PairedScores) -> np.ndarray:
-    """|S(x|τ12(q)) − S(x|τ21(q))| per group, polarity and subject: shape (G, 2, 2)."""
-    return np.abs(paired.scores[:, 0] - paired.scores[:, 1])
-
-
-def attributive_errors(paired: PairedScores) -> np.ndarray:
-    """|S(x|τ(a)) − S(other|τ(ā))| per group, order and subject: shape (G, 2, 2)."""
-    s = paired.scores
-    return np.abs(s[:, :, 0, :] - s[:, :, 1, ::-1])
 
 
 def position_consistency(paired: PairedScores) -> dict[str, int]:
@@ -231,7 +218,7 @@ def mu_units(paired: PairedScores, mode: str) -> tuple[np.ndarray | None, np.nda
     return cluster_of, cluster_labels, cluster_unit
 
 
-def measure(
+def measure_paired(
     paired: PairedScores,
     mode: str = "default",
     n_resamples: int = 1000,
@@ -296,32 +283,44 @@ def measure(
         ("cluster", "attribute"),
     )
 
+    if population is None:  # a full run: the plain values of the scored groups
+        headline = {
+            "positional_error": float(positional_errors(paired).mean()),
+            "attributive_error": float(attributive_errors(paired).mean()),
+            "mu": float(point.mu),
+            "eta": float(point.eta_model),
+            "subject_mu": float(point.subject_mu),
+            "subject_eta": float(point.subject_eta_model),
+        }
+    else:  # a quick run: estimates of the full-dataset values, computed once
+        design, sample_estimates = _sample_estimates(
+            population, observed, cluster_of, cluster_labels, cluster_unit, confidence, seed
+        )
+        headline = {
+            name: estimate.value if estimate.value is not None else float("nan")
+            for name, estimate in sample_estimates.items()
+        }
     result = UnqoverBias(
         mode=mode,
         num_groups=paired.num_groups,
         dropped_groups=paired.dropped_groups,
-        positional_error=float(positional_errors(paired).mean()),
-        attributive_error=float(attributive_errors(paired).mean()),
         mean_score=float(paired.scores.mean()),
-        mu=float(point.mu),
-        eta=float(point.eta_model),
         mu_unit="cluster" if cluster_unit else "subject",
-        subject_mu=float(point.subject_mu),
-        subject_eta=float(point.subject_eta_model),
         position_consistency=position_consistency(paired),
         gamma=gamma,
         subject_gamma=subject_gamma,
         cluster_gamma=cluster_gamma,
         paper_inconsistent_pairs=paper_inconsistent_pairs(paired) if mode == "paper" else None,
+        **headline,
     )
     if population is not None:
-        _estimate_full_dataset(
+        _add_sample_intervals(
             result,
+            design,
+            sample_estimates,
             population,
-            observed,
             cluster_of,
             cluster_labels,
-            cluster_unit,
             confidence,
             seed,
             sample_info,
@@ -384,7 +383,7 @@ def unqover_bias(
 
     ``observed`` (a boolean per row) marks the rows that were scored when ``rows`` is the whole dataset and a quick
     run scored part of it: the scores of the other rows are ignored, and the result estimates the full-dataset
-    values (see :func:`measure`). A group must be scored whole (all four rows) or not at all.
+    values (see :func:`measure_paired`). A group must be scored whole (all four rows) or not at all.
 
     Needs ``subject_1``, ``subject_2``, ``template_id``, ``attribute`` and ``polarity``; uses
     ``subject_1_cluster``/``subject_2_cluster`` for the cluster table when present and, in the default mode,
@@ -418,7 +417,7 @@ def unqover_bias(
                 f"template {paired.templates[paired.template[g]]}, {paired.attributes[paired.attribute[g]]!r}). "
                 "Pass drop_incomplete=True (--drop-incomplete) to measure the complete groups only."
             )
-    return measure(
+    return measure_paired(
         paired,
         mode=mode,
         n_resamples=n_resamples,
@@ -533,8 +532,7 @@ def _add_intervals(
     result.most_biased_rule = {"method": most_biased.FULL_RUN_RULE}
 
 
-def _estimate_full_dataset(
-    result: UnqoverBias,
+def _sample_estimates(
     population: PairedScores,
     observed: np.ndarray,
     cluster_of: np.ndarray | None,
@@ -542,9 +540,9 @@ def _estimate_full_dataset(
     cluster_unit: bool,
     confidence: float,
     seed: int,
-    sample_info: dict | None,
-) -> None:
-    """Replace a quick run's sample values by estimates of the full-dataset values, with their intervals."""
+) -> tuple[sampling.Design, dict[str, sampling.Estimate]]:
+    """A quick run's design and its estimates of the full-dataset headline values (δ, ε, μ, η; μ and η per
+    subject too), by name as :class:`UnqoverBias` names them (``unqover.measure.sampled``)."""
     n_subjects = len(population.subjects)
     unit_of = cluster_of if cluster_unit else np.arange(n_subjects)
     num_units = len(cluster_labels) if cluster_unit else n_subjects
@@ -558,6 +556,26 @@ def _estimate_full_dataset(
         seed=seed,
         confidence=confidence,
     )
+    named = {**estimates_.headline, **estimates_.extra}
+    if not cluster_unit:  # μ and η are per subject already
+        named["subject_mu"], named["subject_eta"] = named["mu"], named["eta"]
+    return design, named
+
+
+def _add_sample_intervals(
+    result: UnqoverBias,
+    design: sampling.Design,
+    named: dict[str, sampling.Estimate],
+    population: PairedScores,
+    cluster_of: np.ndarray | None,
+    cluster_labels: np.ndarray,
+    confidence: float,
+    seed: int,
+    sample_info: dict | None,
+) -> None:
+    """A quick run's intervals and declined numbers (the headline values are ``named``'s already), and its tables'
+    cells as estimates of the full-dataset cells, with their intervals."""
+    n_subjects = len(population.subjects)
     result.interval_kind = "sampling"
     result.sample = {
         "groups": design.n,
@@ -566,11 +584,7 @@ def _estimate_full_dataset(
         **(sample_info or {}),
     }
     result.bias_corrected = {}
-    named = {**estimates_.headline, **estimates_.extra}
-    if not cluster_unit:  # μ and η are per subject already
-        named["subject_mu"], named["subject_eta"] = named["mu"], named["eta"]
     for name, estimate in named.items():
-        setattr(result, name, estimate.value if estimate.value is not None else float("nan"))
         if estimate.interval is not None:
             result.intervals[name] = estimate.interval
             result.interval_estimates[name] = estimate.value

@@ -8,7 +8,8 @@ definition through load -> select -> score -> predictions -> measure -> results 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import importlib
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,11 +141,6 @@ def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
         allow_pickle=run.allow_pickle,
         **extra,
     )
-
-
-#: every registered definition by name, filled by ``unqover.probes.registry`` when it loads (the modules below
-#: it, such as the identity check, look other probes up here without importing the definitions)
-REGISTERED: dict[str, ProbeDefinition] = {}
 
 
 class ProbeDefinition:
@@ -316,7 +312,7 @@ class ProbeDefinition:
         """What ``predictions.parquet`` holds (default: id, score_1, score_2)."""
         return scores
 
-    def measure(
+    def measure_run(
         self, loaded: Loaded, scores: pa.Table, extra: dict[str, pa.Table], run: RunOptions, settings: dict
     ) -> Measured:
         """The measures of the scored rows."""
@@ -409,3 +405,63 @@ class ProbeDefinition:
         (``run.dataset``/``run.config`` and a ``split`` option override what the file records; the other
         ``options`` go to the measure)."""
         raise UnqoverError(f"`unqover measure` does not read {self.name} predictions")
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """Where a built-in definition lives (``"module:attr"``) and what the command line needs before loading it."""
+
+    target: str
+    group: str | None = None
+
+    def load(self) -> ProbeDefinition:
+        """The definition object, importing its module (once; Python caches it)."""
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+class ProbeTable(MutableMapping):
+    """Probe name -> definition, each loaded from its :class:`ProbeSpec` on first access, so that asking for one
+    probe imports that probe's module only. Names, order and groups are known without loading anything; a
+    definition can also be set directly (a test's toy probe)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, ProbeSpec | ProbeDefinition] = {}
+
+    def declare(self, specs: Mapping[str, ProbeSpec]) -> None:
+        """Add the specs of built-in definitions (the registry's table), not loaded yet."""
+        self._entries.update(specs)
+
+    def group_of(self, name: str) -> str | None:
+        """The group of the probe ``name`` without loading it."""
+        entry = self._entries[name]
+        return entry.group
+
+    def __getitem__(self, name: str) -> ProbeDefinition:
+        entry = self._entries[name]
+        if isinstance(entry, ProbeSpec):
+            entry = self._entries[name] = entry.load()
+        return entry
+
+    def __setitem__(self, name: str, probe: ProbeDefinition) -> None:
+        self._entries[name] = probe
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"ProbeTable({list(self._entries)})"
+
+
+#: every registered definition by name, declared by ``unqover.probes.registry`` when it loads (the modules below
+#: it, such as the identity check, look other probes up here without importing the definitions)
+REGISTERED = ProbeTable()

@@ -43,7 +43,7 @@ class EECProbe(ProbeDefinition):
 
     def recognises_columns(self, names: Sequence[str]) -> bool:
         """The emotion questions' or the person questions' columns (both configs of this probe's dataset)."""
-        from unqover.probes.eec_person_rows import QUESTION_COLUMNS as PERSON_COLUMNS
+        from unqover.probes.eec_person_rows import PERSON_QUESTION_COLUMNS as PERSON_COLUMNS
         from unqover.probes.eec_rows import QUESTION_COLUMNS
 
         return set(QUESTION_COLUMNS) <= set(names) or set(PERSON_COLUMNS) <= set(names)
@@ -211,7 +211,7 @@ class EECProbe(ProbeDefinition):
     def predictions(self, loaded: Loaded, scores: pa.Table) -> pa.Table:
         import pyarrow as pa
 
-        from unqover.probes.eec_rows import SENTENCE_SCHEMA
+        from unqover.probes.eec_rows import SENTENCE_SCORE_SCHEMA
 
         sentences = loaded.rows
         return pa.table(
@@ -222,10 +222,10 @@ class EECProbe(ProbeDefinition):
                 scores["score_1"],
                 scores["score_2"],
             ],
-            schema=SENTENCE_SCHEMA,
+            schema=SENTENCE_SCORE_SCHEMA,
         )
 
-    def measure(self, loaded, scores, extra, run, settings) -> Measured:
+    def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         from unqover.scoring.beecher import DEFAULT_FIXES, oov_rates
 
         questions = loaded.context["questions"]
@@ -280,14 +280,14 @@ class EECProbe(ProbeDefinition):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked
         and measured with the run's scoring mode and length rule (as its provenance records them)."""
         from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions
-        from unqover.probes.eec_rows import SENTENCE_SCHEMA, without_token_counts
+        from unqover.probes.eec_rows import SENTENCE_SCORE_SCHEMA, without_token_counts
 
         logged = None
         if predictions.suffix == ".jsonl":  # lm-eval's logged samples: no token counts
             table, provenance = read_predictions(predictions, LM_EVAL_SENTENCE_SCHEMA)
             table, logged = without_token_counts(table), predictions
         else:
-            table, provenance = read_predictions(predictions, SENTENCE_SCHEMA)
+            table, provenance = read_predictions(predictions, SENTENCE_SCORE_SCHEMA)
         return self.measure_sentences(table, provenance, run, str(predictions), logged=logged, **options)
 
     def measure_sentences(
@@ -378,3 +378,7 @@ class EECProbe(ProbeDefinition):
             overwrite=settings["overwrite"],
             progress=settings["progress"],
         )
+
+
+#: the emotion probe's definition (the registry loads it by name)
+EEC_PROBE = EECProbe()

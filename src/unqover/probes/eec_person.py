@@ -125,3 +125,7 @@ class EECPersonProbe(EECProbe):
         from unqover.report.eec_person import person_headline
 
         return person_headline(results["result"])
+
+
+#: the person probe's definition (the registry loads it by name)
+EEC_PERSON_PROBE = EECPersonProbe()

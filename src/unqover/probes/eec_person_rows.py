@@ -23,7 +23,7 @@ from unqover.scoring.sampling import seeded_keys
 #: The dataset folder and config the questions are read from (``unqover build-datasets eec-emotion``).
 DATASET = "eec-emotion"
 CONFIG = "person_questions"
-QUESTION_COLUMNS = (
+PERSON_QUESTION_COLUMNS = (
     "id", "question", "text", "form", "template", "emotion", "emotion_word", "choices", "choice_genders",
     "choice_races",
 )  # fmt: skip
@@ -51,7 +51,7 @@ def load_person_questions(dataset: str | None, config: str | None, paper: bool) 
     else:
         generated = "generated from the EEC templates (Beecher's spelling)"
         return person_questions(mode=mode), {"source": generated, "config": config, "split": "test"}
-    missing = [c for c in QUESTION_COLUMNS if c not in rows.column_names]
+    missing = [c for c in PERSON_QUESTION_COLUMNS if c not in rows.column_names]
     if missing:
         raise UnqoverError(
             f"dataset {source} lacks the columns {missing}; is it the {DATASET} {config} config?"

@@ -24,7 +24,7 @@ from unqover.scoring.beecher import (
 from unqover.scoring.sampling import seeded_keys
 
 QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")
-SENTENCE_SCHEMA = pa.schema(
+SENTENCE_SCORE_SCHEMA = pa.schema(
     [
         ("id", pa.string()),
         ("question_id", pa.string()),

@@ -112,7 +112,7 @@ class NLIProbe(ProbeDefinition):
     def output_name(self, loaded: Loaded, settings: dict) -> str:
         return f"{self.name}-{loaded.dataset['config']}" + selection_suffix(loaded.selection)
 
-    def measure(self, loaded, scores, extra, run, settings) -> Measured:
+    def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         from unqover.probes.nli_rows import measure_nli
 
         population = loaded.context.get("population")
@@ -153,11 +153,11 @@ class NLIProbe(ProbeDefinition):
         return nli_summary(result.to_dict())
 
     def headline(self, results: dict) -> dict:
-        from unqover.report.nli import HEADLINE_NAMES
+        from unqover.report.nli import NLI_CARD_NAMES
 
         result = results["result"]
         intervals = result.get("intervals") or {}
-        return {name: (result.get(name), intervals.get(name)) for name in HEADLINE_NAMES}
+        return {name: (result.get(name), intervals.get(name)) for name in NLI_CARD_NAMES}
 
     def headline_text(self, results: dict) -> dict[str, str]:
         """In percentage points, as the reports print them (:func:`unqover.report.nli.value_text`)."""
@@ -235,3 +235,7 @@ class NLIProbe(ProbeDefinition):
             "ΔP": number(result.get("delta_P")),
             "B (NLI)": number(result.get("B")),
         }
+
+
+#: the NLI probe's definition (the registry loads it by name)
+NLI_PROBE = NLIProbe()

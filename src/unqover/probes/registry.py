@@ -1,8 +1,9 @@
 """The probes by name: the only place that names them. The CLI, the Space, the reports and the dataset builds ask
 here, and each definition says the rest (its options, datasets, table columns, group).
 
-Importing this module loads the definitions only: no model, measure or report code (they load when a run
-starts), so that ``unqover --help`` answers at once.
+Importing this module loads no definition: :data:`SPECS` says where each lives (``"module:attr"``) and its
+group, and :data:`PROBES` imports a definition's module the first time that probe is asked for by name. A
+definition module loads no model, measure or report code either (they load when a run starts).
 """
 
 from __future__ import annotations
@@ -11,30 +12,23 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.probes.base import REGISTERED, ProbeDefinition
-from unqover.probes.custom import CustomProbe
-from unqover.probes.eec import EECProbe
-from unqover.probes.eec_person import EECPersonProbe
-from unqover.probes.nli import NLIProbe
-from unqover.probes.unqover import UnqoverProbe
-from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
+from unqover.probes.base import REGISTERED, ProbeDefinition, ProbeSpec, ProbeTable
 
-#: the same dict as ``unqover.probes.base.REGISTERED`` (what the modules below the registry see)
-PROBES: dict[str, ProbeDefinition] = REGISTERED
-PROBES.update(
-    {
-        probe.name: probe
-        for probe in (
-            UnqoverProbe("gender", "UnQover gender-occupation", GENDER, space_default=400),
-            UnqoverProbe("nationality", "UnQover nationality", NATIONALITY),  # μ and η need ~28,300 groups
-            UnqoverProbe("ethnicity", "UnQover ethnicity", ETHNICITY, space_default=2000),
-            UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500),
-            NLIProbe(),
-            EECProbe(),
-            EECPersonProbe(),
-        )
-    }
-)
+#: every built-in probe, in order: where its definition lives and its group; nothing is imported until a probe
+#: is asked for by name
+SPECS: dict[str, ProbeSpec] = {
+    "gender": ProbeSpec("unqover.probes.unqover:GENDER_PROBE", group="unqover"),
+    "nationality": ProbeSpec("unqover.probes.unqover:NATIONALITY_PROBE", group="unqover"),
+    "ethnicity": ProbeSpec("unqover.probes.unqover:ETHNICITY_PROBE", group="unqover"),
+    "religion": ProbeSpec("unqover.probes.unqover:RELIGION_PROBE", group="unqover"),
+    "nli-gender": ProbeSpec("unqover.probes.nli:NLI_PROBE"),
+    "eec-emotion": ProbeSpec("unqover.probes.eec:EEC_PROBE"),
+    "eec-person": ProbeSpec("unqover.probes.eec_person:EEC_PERSON_PROBE"),
+}
+#: name -> definition, loaded on first access: the same table as ``unqover.probes.base.REGISTERED`` (what the
+#: modules below the registry see)
+PROBES: ProbeTable = REGISTERED
+PROBES.declare(SPECS)
 #: the probe ``unqover measure`` assumes for a predictions file that names none (files of early versions)
 DEFAULT_PROBE = "gender"
 
@@ -45,12 +39,12 @@ def probe_names() -> list[str]:
 
 def group_members(group: str) -> list[str]:
     """The probes of one group, in registry order (``"unqover"``: the UnQover bias classes)."""
-    return [name for name, probe in PROBES.items() if probe.group == group]
+    return [name for name in PROBES if PROBES.group_of(name) == group]
 
 
 def groups() -> dict[str, list[str]]:
     """Every group a definition declares -> its probes, in registry order."""
-    names = dict.fromkeys(probe.group for probe in PROBES.values() if probe.group)
+    names = dict.fromkeys(PROBES.group_of(name) for name in PROBES if PROBES.group_of(name))
     return {group: group_members(group) for group in names}
 
 
@@ -70,6 +64,8 @@ def dataset_owner(name: str) -> ProbeDefinition:
 def get_probe(name: str | None = None, probe_file: str | Path | None = None) -> ProbeDefinition:
     """A built-in probe by name, or a custom probe from its YAML file."""
     if probe_file is not None:
+        from unqover.probes.custom import CustomProbe
+
         custom = CustomProbe(Path(probe_file))
         if custom.name in PROBES:
             raise UnqoverError(
@@ -103,6 +99,8 @@ def probe_of(record: Mapping, default: str | None = None) -> ProbeDefinition:
     name = record.get("probe") or provenance.get("probe")
     generator = (provenance.get("dataset") or {}).get("generator") or {}
     if generator.get("probe_file") and Path(generator["probe_file"]).is_file():
+        from unqover.probes.custom import CustomProbe
+
         return CustomProbe(Path(generator["probe_file"]))
     if name in PROBES:
         return PROBES[name]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
+from unqover.measure import MODES
 from unqover.probes import options as parse
 from unqover.probes.base import (
     Comparison,
@@ -29,6 +30,7 @@ from unqover.probes.base import (
 )
 from unqover.probes.causal_prompt import check_prompt_family, prompt_options, prompt_record
 from unqover.probes.options import Option
+from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -39,7 +41,6 @@ FAMILY_CONFIG = {"qa": "qa", "mlm": "mlm", "causal": "qa"}
 SCORINGS = ("default", "paper")
 #: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
 CHAT_TEMPLATES = ("auto", "none")
-MODES = ("default", "paper")
 #: a full run's interval is for its bias-corrected μ, not for μ: the Space's results table says which
 INTERVAL_ESTIMATE = "μ: the interval's estimate"
 
@@ -280,16 +281,16 @@ class UnqoverProbe(ProbeDefinition):
 
         scorer = self.scorers(model, settings)[""]
 
-        def measure(scores: pa.Table):
-            return self._measure(loaded, scores, run, settings)
+        def bias_so_far(scores: pa.Table):
+            return self._bias_of_scores(loaded, scores, run, settings)
 
         kept, scores, stopped = unqover_rounds.score_in_rounds(
-            loaded.population, scorer, folder, identity, run, settings["precision"], settings, measure
+            loaded.population, scorer, folder, identity, run, settings["precision"], settings, bias_so_far
         )
         selection = {**loaded.selection, **stopped}
         return Loaded(kept, loaded.dataset, loaded.population, selection, loaded.context), scores, {}
 
-    def _measure(self, loaded: Loaded, scores: pa.Table, run: RunOptions, settings: dict):
+    def _bias_of_scores(self, loaded: Loaded, scores: pa.Table, run: RunOptions, settings: dict):
         from unqover.probes.unqover_rows import measure_scores
 
         info = {
@@ -304,11 +305,11 @@ class UnqoverProbe(ProbeDefinition):
             sample_info={**info, "matches_design": True},
         )
 
-    def measure(self, loaded, scores, extra, run, settings) -> Measured:
+    def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         from unqover.probes.unqover_rows import add_warnings
 
         coverage = loaded.context.get("identity", {}).get("coverage")
-        return Measured(add_warnings(self._measure(loaded, scores, run, settings), scores, coverage))
+        return Measured(add_warnings(self._bias_of_scores(loaded, scores, run, settings), scores, coverage))
 
     def reports(self, results: dict) -> dict[str, str]:
         from unqover.report.html import html_report
@@ -416,7 +417,7 @@ class UnqoverProbe(ProbeDefinition):
         from unqover.hub.load import source_name
         from unqover.predictions import check_logged_documents, logged_documents, read_predictions
         from unqover.probes.result_identity import subset_selection
-        from unqover.probes.unqover_rows import REQUIRED_COLUMNS, measure_predictions
+        from unqover.probes.unqover_rows import REQUIRED_COLUMNS, measure_joined_scores
 
         scores, provenance = read_predictions(predictions)
         if scores.num_rows == 0:
@@ -430,7 +431,7 @@ class UnqoverProbe(ProbeDefinition):
         if logged:
             check_logged_documents(predictions, logged_documents(predictions), rows, REQUIRED_COLUMNS[1:])
         where = f"{source} ({config}/{split})"
-        result = measure_predictions(
+        result = measure_joined_scores(
             rows, scores, provenance, where, resamples=run.resamples, seed=run.seed, **options
         )
         dataset = {**recorded, "source": source_name(source), "config": config, "split": split}
@@ -487,3 +488,12 @@ class UnqoverProbe(ProbeDefinition):
             "δ": number(result.get("positional_error")),
             "ε": number(result.get("attributive_error")),
         }
+
+
+#: the four UnQover bias classes, each loaded by the registry from here (``"unqover.probes.unqover:GENDER_PROBE"``)
+GENDER_PROBE = UnqoverProbe("gender", "UnQover gender-occupation", GENDER, space_default=400)
+NATIONALITY_PROBE = UnqoverProbe(
+    "nationality", "UnQover nationality", NATIONALITY
+)  # μ and η need ~28,300 groups
+ETHNICITY_PROBE = UnqoverProbe("ethnicity", "UnQover ethnicity", ETHNICITY, space_default=2000)
+RELIGION_PROBE = UnqoverProbe("religion", "UnQover religion", RELIGION, space_default=1500)

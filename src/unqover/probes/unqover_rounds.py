@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from unqover.errors import UnqoverError
+from unqover.measure.diagnostics import ROWS_PER_GROUP
 from unqover.measure.sampled import HEADLINE
 from unqover.report.format import DIGITS, fmt, fmt_count, fmt_interval, fmt_percent
 from unqover.scoring.run_folder import claim
@@ -37,8 +38,7 @@ FIRST_ROUND_GROUPS = 1000
 #: the narrowest target: the results show 4 digits, so a narrower interval could not be seen to be met
 MIN_WIDTH = 10.0**-DIGITS
 GROWTH = (1.25, 4.0)
-ROWS_PER_GROUP = 4
-LABELS = dict(zip(HEADLINE, "δεμη", strict=True))
+HEADLINE_SYMBOLS = dict(zip(HEADLINE, "δεμη", strict=True))
 #: the wall clock ``--max-time`` reads (tests replace it); ``RunOptions.started`` is a reading of it
 clock = time.monotonic
 
@@ -95,10 +95,12 @@ def next_budget(n: int, result, target: float, cap: int) -> int:
 
 def _line(k: int, result, n: int, total: int) -> str:
     if result.sample is None:
-        values = ", ".join(f"{label} {fmt(getattr(result, name))}" for name, label in LABELS.items())
+        values = ", ".join(
+            f"{label} {fmt(getattr(result, name))}" for name, label in HEADLINE_SYMBOLS.items()
+        )
         return f"round {k}: all {fmt_count(total)} groups: {values}"
     parts = []
-    for name, label in LABELS.items():
+    for name, label in HEADLINE_SYMBOLS.items():
         if name in result.declined:
             parts.append(f"{label} declined")
         else:
@@ -132,7 +134,8 @@ def outcome(result, target: float, why: str) -> dict:
         line = f"target met: every headline interval is at most {fmt(target)} wide"
     elif declined:
         needs = [
-            f"{LABELS[name]} declined" + ("" if groups is None else f" (needs {fmt_count(groups)} groups)")
+            f"{HEADLINE_SYMBOLS[name]} declined"
+            + ("" if groups is None else f" (needs {fmt_count(groups)} groups)")
             for name, groups in declined.items()
         ]
         line = f"target not met: {', '.join(needs)}; stopped: {why}"
@@ -140,7 +143,7 @@ def outcome(result, target: float, why: str) -> dict:
         line = f"target not met: no headline interval; stopped: {why}"
     else:
         line = (
-            f"target not met: widest interval {fmt(record['width'])} ({LABELS[widest]}), target {fmt(target)}; "
+            f"target not met: widest interval {fmt(record['width'])} ({HEADLINE_SYMBOLS[widest]}), target {fmt(target)}; "
             f"stopped: {why}"
         )
     return {"stopped": why, "target_met": met, "widest": record, "declined": declined, "outcome": line}

@@ -207,7 +207,7 @@ def scores_over(
     return scored
 
 
-def measure_predictions(
+def measure_joined_scores(
     rows: pa.Table, scores: pa.Table, provenance: dict, where: str, *, resamples: int, seed: int, **options
 ) -> UnqoverBias:
     """``unqover measure``: scores joined to their dataset rows by ``id`` and measured. Scores that cover part of
@@ -275,6 +275,6 @@ def sample_of_population(
 
     rows = population_table(population)
     chosen = selection if selection is not None else {"design": DESIGN, "seed": seed}
-    return measure_predictions(
+    return measure_joined_scores(
         rows, scores, {"selection": chosen}, "the population", resamples=resamples, seed=seed, **options
     )

@@ -33,7 +33,7 @@ from unqover.report.markdown import (
     split_results,
 )
 
-HEADLINE = (
+COMPARED_MEASURES = (
     ("mu", "bias intensity μ"),
     ("eta", "count-based η"),
     ("subject_mu", "μ per subject"),
@@ -179,7 +179,7 @@ def compare_results(
             + (no_shifts or "they need both runs' predictions (a run folder's predictions.parquet)")
         )
     rows = []
-    for key, name in HEADLINE:
+    for key, name in COMPARED_MEASURES:
         if (
             key in ("subject_mu", "subject_eta")
             and unit == "subject"

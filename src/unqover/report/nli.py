@@ -22,7 +22,7 @@ from unqover.report.format import (
 from unqover.report.markdown import md_text, provenance_markdown, scope_notes
 from unqover.report.page import markdown_report_page
 
-HEADLINE = (
+NLI_HEADLINE_LABELS = (
     ("S", "S: same label for both hypotheses (↑ less bias)"),
     ("delta_P", "ΔP: mean absolute difference P_f − P_m (↓)"),
     ("B", "B: pro-stereotypical hypothesis preferred (50 = chance)"),
@@ -40,13 +40,13 @@ def _points(value: object) -> str:
 
 
 #: the headline numbers (``unqover compare``, the summaries, the page's cards)
-HEADLINE_NAMES = ("S", "delta_P", "B")
+NLI_CARD_NAMES = ("S", "delta_P", "B")
 
 
 def nli_headline(result: Mapping) -> dict[str, str]:
     """The headline numbers' labels and words (:func:`value_text`), as the page's cards show them."""
-    labels = dict(HEADLINE)
-    return {labels[name]: value_text(result, name) for name in HEADLINE_NAMES if name in result}
+    labels = dict(NLI_HEADLINE_LABELS)
+    return {labels[name]: value_text(result, name) for name in NLI_CARD_NAMES if name in result}
 
 
 def value_text(result: Mapping, name: str) -> str:
@@ -64,7 +64,7 @@ def value_text(result: Mapping, name: str) -> str:
 
 
 def _rows(result: Mapping) -> list[tuple[str, str]]:
-    return [(label, value_text(result, name)) for name, label in HEADLINE if name in result]
+    return [(label, value_text(result, name)) for name, label in NLI_HEADLINE_LABELS if name in result]
 
 
 OCCUPATION_COLUMNS = (("delta_P", "ΔP"), ("B", "B"), ("gender_gap", "gender gap"))  # the per-occupation table
@@ -125,7 +125,7 @@ def quick_run_line(result: Mapping) -> str | None:
     )
 
 
-MAX_NAMES = 6  # statistics a note lists by name; the rest are counted
+MAX_NOTE_NAMES = 6  # statistics a note lists by name; the rest are counted
 
 
 def note_text(note: Mapping) -> str:
@@ -155,7 +155,7 @@ def note_text(note: Mapping) -> str:
             f"can reach {fmt(note.get('alpha'), 2)}"
         )
     if code == "same_value":
-        named = listed_names(list(note.get("names") or []), MAX_NAMES)
+        named = listed_names(list(note.get("names") or []), MAX_NOTE_NAMES)
         return (
             f"{named}: every resample gave the same value, so no interval (the premises agree; that is not "
             "certainty)"

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
 
-CONFIG = "adapter_config.json"
+ADAPTER_CONFIG = "adapter_config.json"
 SAFE_WEIGHTS = "adapter_model.safetensors"
 PICKLE_WEIGHTS = "adapter_model.bin"
-#: a Hub repository id, ``owner/name`` (as ``unqover.scoring.models.HUB_ID``, which imports this module)
+#: a Hub repository id with its owner, ``owner/name`` (``unqover.env.HUB_ID`` with the owner required)
 HUB_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 PICKLE_HINT = f"only {SAFE_WEIGHTS} is loaded; pass --allow-pickle to trust {PICKLE_WEIGHTS}"
 
@@ -45,7 +45,7 @@ class Adapter:
     def fingerprint(self) -> str:
         """sha256 of the config's bytes, then the weights' bytes."""
         digest = hashlib.sha256()
-        for name in (CONFIG, self.weights):
+        for name in (ADAPTER_CONFIG, self.weights):
             with open(self.folder / name, "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
@@ -69,8 +69,8 @@ def find_adapter(adapter: str, *, token: str | None = None, allow_pickle: bool =
     local = Path(adapter).expanduser()
     if local.is_dir():
         folder = local.resolve()
-        if not (folder / CONFIG).is_file():
-            raise UnqoverError(f"--adapter {adapter} is no PEFT adapter folder: it has no {CONFIG}")
+        if not (folder / ADAPTER_CONFIG).is_file():
+            raise UnqoverError(f"--adapter {adapter} is no PEFT adapter folder: it has no {ADAPTER_CONFIG}")
         if (folder / SAFE_WEIGHTS).is_file():
             weights = SAFE_WEIGHTS
         elif allow_pickle and (folder / PICKLE_WEIGHTS).is_file():
@@ -81,7 +81,7 @@ def find_adapter(adapter: str, *, token: str | None = None, allow_pickle: bool =
                 f"--adapter {adapter} has no {SAFE_WEIGHTS}"
                 + (f" ({PICKLE_HINT})" if found else ": is it a PEFT adapter folder?")
             )
-        return Adapter(adapter, folder, weights, None, True, _read_config(folder / CONFIG, adapter))
+        return Adapter(adapter, folder, weights, None, True, _read_config(folder / ADAPTER_CONFIG, adapter))
     if local.exists():
         raise UnqoverError(f"--adapter {adapter} is a file: an adapter is a folder or a Hub id")
     repo, _, revision = adapter.partition("@")
@@ -94,9 +94,11 @@ def _read_config(path: Path, adapter: str) -> dict:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise UnqoverError(f"--adapter {adapter}: {CONFIG} cannot be read: {first_line(err)}") from None
+        raise UnqoverError(
+            f"--adapter {adapter}: {ADAPTER_CONFIG} cannot be read: {first_line(err)}"
+        ) from None
     if not isinstance(config, dict) or "peft_type" not in config:
-        raise UnqoverError(f"--adapter {adapter}: {CONFIG} is no PEFT adapter config (no peft_type)")
+        raise UnqoverError(f"--adapter {adapter}: {ADAPTER_CONFIG} is no PEFT adapter config (no peft_type)")
     return config
 
 
@@ -108,7 +110,7 @@ def _hub_adapter(adapter: str, repo: str, revision: str | None, token, allow_pic
         return Path(hf_hub_download(repo, name, revision=revision, token=token))
 
     try:
-        config_path = download(CONFIG)
+        config_path = download(ADAPTER_CONFIG)
         try:
             weights_path = download(SAFE_WEIGHTS)
         except EntryNotFoundError:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from unqover.env import HUB_ID
 from unqover.errors import UnqoverError, first_line, require_models_extra
 from unqover.scoring.adapters import apply_adapter, find_adapter
 from unqover.scoring.weights import hub_snapshot, weights_sha256
@@ -321,7 +322,6 @@ def model_source(model_id: str, revision: str | None = None, token: str | None =
 
 
 #: A Hub model id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.' (no '--' or '..').
-HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 
 
 def is_hub_id(text: str) -> bool:

@@ -206,7 +206,7 @@ def load_nli_model(
     )
 
 
-def entailment_probability(logits: np.ndarray, label_ids: dict[str, int]) -> np.ndarray:
+def entailment_from_logits(logits: np.ndarray, label_ids: dict[str, int]) -> np.ndarray:
     """``P_e = sigmoid(z_e − z_c)`` per row of ``logits`` (N, labels), in float64; the neutral logit is dropped."""
     z = np.asarray(logits, dtype=np.float64)
     diff = z[:, label_ids["entailment"]] - z[:, label_ids["contradiction"]]
@@ -259,7 +259,7 @@ class NLIScorer:
     def score_pairs(self, premises: list[str], hypotheses: list[str]) -> dict[str, np.ndarray]:
         """``p_entail`` (paper's P_e) and, per NLI label of the model, its probability under the full softmax."""
         logits = self.logits(premises, hypotheses)
-        result = {"p_entail": entailment_probability(logits, self.loaded.label_ids)}
+        result = {"p_entail": entailment_from_logits(logits, self.loaded.label_ids)}
         z = logits.astype(np.float64)
         log_p = z - np.logaddexp.reduce(z, axis=1, keepdims=True) if len(z) else z
         for label, i in self.loaded.label_ids.items():

@@ -63,7 +63,7 @@ from unqover.scoring.shard_files import (
 
 #: Automatic batch sizes start here on CPU (``max_batch_size`` on CUDA).
 CPU_BATCH_SIZE = 64
-MAX_LISTED = 5
+MAX_IDS_LISTED = 5
 #: Seconds of scoring after which a chunk's progress so far is written (a kill loses at most this much).
 CHECKPOINT_SECONDS = 60.0
 
@@ -330,8 +330,8 @@ def _run_locked(
 
 
 def _listed(ids: pa.ChunkedArray | pa.Array, where: np.ndarray) -> str:
-    shown = ids.take(pa.array(where[:MAX_LISTED])).to_pylist()
-    return ", ".join(str(x) for x in shown) + (", ..." if len(where) > MAX_LISTED else "")
+    shown = ids.take(pa.array(where[:MAX_IDS_LISTED])).to_pylist()
+    return ", ".join(str(x) for x in shown) + (", ..." if len(where) > MAX_IDS_LISTED else "")
 
 
 def merge_shards(rows: pa.Table, run_dir: str | Path, n_shards: int) -> pa.Table:

@@ -37,7 +37,7 @@ from unqover.space.models import (
     CURATED_MODELS,
     EXPLORABLE,
     MAX_PARAMETERS,
-    check_model,
+    check_live_model,
     check_pair,
     wanted,
 )
@@ -49,7 +49,7 @@ INTRO = (
     "underspecified questions ([Li et al. 2020](https://aclanthology.org/2020.findings-emnlp.311)). "
     "*Content warning: the probes pair people with stereotypes by design.*"
 )
-CSS = ".unqover-chart{overflow-x:auto;margin:8px 0}.unqover-chart svg{max-width:100%;height:auto}"
+CHART_CSS = ".unqover-chart{overflow-x:auto;margin:8px 0}.unqover-chart svg{max-width:100%;height:auto}"
 CONCURRENCY = 1  # one GPU job at a time, shared by both GPU tabs
 MAX_QUEUE = 16
 
@@ -144,7 +144,7 @@ class Space:
     # ----------------------------------------------------------------------------------------------- live probe
 
     def _probe_on_gpu(self, check, bias: str, sample: int) -> dict:
-        return live.run_probe(
+        return live.run_live_probe(
             check,
             bias,
             sample,
@@ -157,7 +157,7 @@ class Space:
     def check(self, model_id: str):
         """The model checks, with local folders where the operator allows them or listed them."""
         listed = isinstance(model_id, str) and model_id.strip() in self.models
-        return check_model(
+        return check_live_model(
             model_id,
             token=self.token,
             max_parameters=self.max_parameters,
@@ -182,7 +182,7 @@ class Space:
             f"✅ {check.model_id} ({check.family}, {fmt_size(check.parameters)} parameters) on {bias}, "
             f"{fmt_count(sample)} {unit}"
         )
-        line = render.quick_run_line(found)
+        line = render.quick_run_web_line(found)
         status += f": {line}." if line else "."
         return status, headline, pairs, charts
 
@@ -230,7 +230,7 @@ class Space:
         (a local build, else built from the word lists); a bad choice is a message on the page."""
         try:
             bias = inputs.choice(bias, "bias class", EXPLORABLE)
-            index = inputs.whole(0 if index is None else index, "row", 0, EXAMPLE_ROWS - 1)
+            index = inputs.whole_in_range(0 if index is None else index, "row", 0, EXAMPLE_ROWS - 1)
             rows = example_rows(bias, self.word_lists, count=EXAMPLE_ROWS)
             if index >= len(rows):
                 raise UnqoverError(f"the row is 0 to {fmt_count(len(rows) - 1)} (a whole number)")
@@ -441,4 +441,4 @@ def _progress(function):
 
 def launch(**kwargs):
     """Build and serve the app (``python space/app.py``)."""
-    return build_app().launch(css=CSS, **kwargs)
+    return build_app().launch(css=CHART_CSS, **kwargs)

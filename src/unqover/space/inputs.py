@@ -40,7 +40,7 @@ def text(value: object, name: str, limit: int) -> str:
     return value
 
 
-def whole(value: object, name: str, low: int, high: int, unit: str = "") -> int:
+def whole_in_range(value: object, name: str, low: int, high: int, unit: str = "") -> int:
     """A whole number from ``low`` to ``high``: NaN, infinities, fractions, booleans and non-numbers are refused."""
     bound = f"{fmt_count(low)} to {fmt_count(high)}" + (f" {unit}" if unit else "")
     message = f"the {name} is {bound} (a whole number)"

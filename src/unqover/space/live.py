@@ -43,7 +43,7 @@ def check_sample(bias: str, sample: float | int | None) -> int:
     size = sample_size(bias)
     if sample is None or sample == "":
         return size.default
-    return inputs.whole(sample, f"sample size for {bias}", 1, size.maximum, size.unit)
+    return inputs.whole_in_range(sample, f"sample size for {bias}", 1, size.maximum, size.unit)
 
 
 def gpu_seconds(bias: str, sample: int) -> int:
@@ -82,7 +82,7 @@ def cached(folder: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def run_probe(
+def run_live_probe(
     check: ModelCheck,
     bias: str,
     sample: int,

@@ -37,7 +37,7 @@ FAMILIES_OF = {
     name: probe.families for name, probe in PROBES.items()
 }  # which model families each probe scores
 #: each model family in words, for the messages that say which models a choice needs
-FAMILY_NAMES = {
+FAMILY_HINTS = {
     "nli": "an NLI classifier (e.g. FacebookAI/roberta-large-mnli)",
     "qa": "a QA model",
     "mlm": "a masked LM",
@@ -126,7 +126,7 @@ HUB_ONLY = (
 )
 
 
-def check_model(
+def check_live_model(
     model_id: str,
     *,
     revision: str | None = None,
@@ -193,5 +193,5 @@ def check_pair(check: ModelCheck, bias: str) -> None:
 
 def wanted(families) -> str:
     """``a QA model, a masked LM or a causal LM``: the families the Space loads, in words."""
-    words = [FAMILY_NAMES[family] for family in families if family in FAMILY_NAMES] or ["another model"]
+    words = [FAMILY_HINTS[family] for family in families if family in FAMILY_HINTS] or ["another model"]
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]

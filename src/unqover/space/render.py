@@ -85,7 +85,7 @@ def unqover_headline(results: Mapping) -> str:
     return "\n".join(lines)
 
 
-def quick_run_line(results: Mapping) -> str | None:
+def quick_run_web_line(results: Mapping) -> str | None:
     """What a quick run's numbers come from ("estimated from n of M groups", or the NLI/emotion probe's line);
     None for a full run."""
     line = probe_of_results(results).quick_run_line(results.get("result", results))

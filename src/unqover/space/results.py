@@ -41,6 +41,7 @@ from unqover.probes.unqover import INTERVAL_ESTIMATE
 from unqover.report.format import fmt_count, fmt_size, plural
 from unqover.report.markdown import split_results
 from unqover.space import inputs, live
+from unqover.space.live import RESULTS
 
 __all__ = [
     "INTERVAL_ESTIMATE",
@@ -60,7 +61,6 @@ __all__ = [
     "source_as_text",
 ]
 
-RESULTS = "results.json"
 PREDICTIONS = "predictions.parquet"
 #: the Hub owners whose dataset repos the results box reads when the operator names none: the project's namespace
 DEFAULT_REPO_OWNERS = ("unqover",)

@@ -34,7 +34,7 @@ HUB_SOURCES: dict[str, tuple[str, str]] = {
     "mnli": ("nyu-mll/glue", "mnli"),
     "snli": ("stanfordnlp/snli", "plain_text"),
 }
-COLUMNS = ("premise", "hypothesis", "label")
+TRAINING_COLUMNS = ("premise", "hypothesis", "label")
 
 
 def _label_id(value) -> int:
@@ -85,12 +85,12 @@ def _read_local(path: Path) -> list[dict]:
         raise
     except Exception as err:  # pyarrow raises ArrowInvalid and friends
         raise UnqoverError(f"cannot read {path}: {first_line(err)}") from err
-    missing = [c for c in COLUMNS if c not in table.column_names]
+    missing = [c for c in TRAINING_COLUMNS if c not in table.column_names]
     if missing:
         raise UnqoverError(
             f"{path} lacks the column(s) {', '.join(missing)}: an NLI training file needs premise, hypothesis, label"
         )
-    return table.select(list(COLUMNS)).to_pylist()
+    return table.select(list(TRAINING_COLUMNS)).to_pylist()
 
 
 def _read_hub(source: str, split: str) -> list[dict]:
@@ -109,7 +109,7 @@ def _read_hub(source: str, split: str) -> list[dict]:
             f"cannot load {source.upper()} split {split!r} from {hub_id}: {first_line(err)}; "
             "pass a local file with --train-file PATH"
         ) from err
-    return [{c: row[c] for c in COLUMNS} for row in data]
+    return [{c: row[c] for c in TRAINING_COLUMNS} for row in data]
 
 
 def load_nli_training_data(

@@ -25,7 +25,7 @@ def _is_true(value: str | None) -> bool:
     return (value or "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
-def offline() -> bool:
+def hub_offline() -> bool:
     """Offline as the user asked now (environment) or as huggingface_hub decided at import time.
 
     Only the Hub's own switches count (not ``HF_DATASETS_OFFLINE``, which is about downloads), so the
@@ -182,7 +182,7 @@ def publish(
     an older build cannot leak into ``load_dataset`` or a Space. Raises UnqoverError when offline, without a
     token, or on any Hub/network failure; every HTTP call waits at most ``timeout`` s.
     """
-    if offline():
+    if hub_offline():
         raise UnqoverError(OFFLINE_MESSAGE)
     try:
         import huggingface_hub
