@@ -425,7 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--word-lists",
         type=Path,
         metavar="PATH",
-        help="the UnQover probes: generate the rows from these word lists (as `unqover probe --word-lists`)",
+        help="the UnQover probes: generate the rows from these word lists (as `unqover probe --word-lists`; "
+        "default: the folder UNQOVER_WORD_LISTS names, if set)",
     )
     tasks.add_argument(
         "--groups",

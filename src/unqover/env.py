@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+from unqover.errors import UnqoverError
 
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "UNQOVER_OFFLINE")
 
@@ -20,6 +23,28 @@ def offline() -> bool:
         return bool(constants.is_offline_mode())
     except (ImportError, AttributeError):
         return False
+
+
+#: the folder of word lists that stands in for ``--word-lists`` when it is not given
+WORD_LISTS_VARIABLE = "UNQOVER_WORD_LISTS"
+
+
+def word_lists_folder(given: str | os.PathLike | None = None) -> Path | None:
+    """The word lists to use: ``given`` (``--word-lists``), else the folder ``UNQOVER_WORD_LISTS`` names, else
+    None (the caller's default). The one place that decides, for the CLI and the Space alike; a variable that
+    names no folder is refused naming the variable."""
+    if given is not None:
+        return Path(given)
+    value = (os.environ.get(WORD_LISTS_VARIABLE) or "").strip()
+    if not value:
+        return None
+    folder = Path(value).expanduser()
+    if not folder.is_dir():
+        raise UnqoverError(
+            f"{WORD_LISTS_VARIABLE}={value} is not a folder: set it to a word_lists/ folder (with nouns/, "
+            f"slots/, ...) or unset it"
+        )
+    return folder
 
 
 #: cgroup v2 and v1 files of a container's memory limit and use

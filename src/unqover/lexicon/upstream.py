@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from unqover.env import word_lists_folder
 from unqover.errors import UnqoverError
 from unqover.lexicon.wordlists import WordLists
 
@@ -141,7 +142,9 @@ def download_upstream(
 
 
 def resolve_word_lists(path: str | Path | None = None, cache_dir: Path | None = None) -> WordLists:
-    """The user's folder when given, else the verified upstream lists (downloaded once, then cached)."""
+    """The user's folder when given (else ``UNQOVER_WORD_LISTS``'s), else the verified upstream lists (downloaded
+    once, then cached)."""
+    path = word_lists_folder(path)
     if path is not None:
         return WordLists(path)
     return WordLists(download_upstream(cache_dir))

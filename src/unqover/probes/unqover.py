@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from unqover.env import word_lists_folder
 from unqover.errors import UnqoverError
 from unqover.probes import options as parse
 from unqover.probes.base import (
@@ -52,7 +53,12 @@ class UnqoverProbe(ProbeDefinition):
     explorable = True
     limit_meaning = "N groups (4 rows each), a seeded sample stratified over template x attribute"
     options = (
-        Option("--word-lists", "build the rows in memory from these word lists", type=Path, metavar="PATH"),
+        Option(
+            "--word-lists",
+            "build the rows in memory from these word lists (default: the folder UNQOVER_WORD_LISTS names, if set)",
+            type=Path,
+            metavar="PATH",
+        ),
         Option(
             "--scoring", "paper reproduces the original's scoring quirks", choices=SCORINGS, default="default"
         ),
@@ -103,7 +109,8 @@ class UnqoverProbe(ProbeDefinition):
     dataset_options = (
         Option(
             "--word-lists",
-            "a local word_lists/ folder (default: download the pinned upstream lists once and cache them)",
+            "a local word_lists/ folder (default: the folder UNQOVER_WORD_LISTS names, else download the pinned "
+            "upstream lists once and cache them)",
             type=Path,
             metavar="PATH",
         ),
@@ -126,6 +133,7 @@ class UnqoverProbe(ProbeDefinition):
 
     def check_settings(self, given) -> dict:
         settings = super().check_settings(given)
+        settings["word_lists"] = word_lists_folder(settings["word_lists"])  # else UNQOVER_WORD_LISTS's
         if settings["scoring"] not in SCORINGS:
             raise UnqoverError(f"--scoring must be one of {', '.join(SCORINGS)}, got {settings['scoring']!r}")
         if settings["mode"] not in MODES:

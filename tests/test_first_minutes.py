@@ -1,0 +1,103 @@
+"""The first ten minutes, through the real command line (``unqover.cli.main``), offline, on a tiny local QA model:
+``UNQOVER_WORD_LISTS`` stands in for ``--word-lists`` wherever it is accepted; a missing dataset or a bad output is
+found before any model loads; a missing model folder is refused as one; a ``--limit`` too small for μ and η says so
+before scoring; the summary of several probes uses the reports' symbols.
+
+The subprocess companions (SIGTERM, argument errors): ``tests/test_first_minutes_cli.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import tiny_models
+from unqover.cli import main
+from unqover.generate.unqover import make_plan
+
+BAD_LISTS = (
+    "unqover: error: UNQOVER_WORD_LISTS={value} is not a folder: set it to a word_lists/ folder (with nouns/, "
+    "slots/, ...) or unset it"
+)
+
+
+@pytest.fixture(scope="module")
+def qa_model(tmp_path_factory, word_lists) -> Path:
+    """A tiny extractive-QA model whose vocabulary covers the religion rows."""
+    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    texts = sorted(set(rows["context"].to_pylist()[:400]) | set(rows["question"].to_pylist()[:400]))
+    return tiny_models.bert_qa(tmp_path_factory.mktemp("first") / "qa", texts)
+
+
+def quick(model: Path, output: Path, *extra: str) -> list[str]:
+    return ["probe", str(model), "--bias", "religion", "--limit", "2", "--resamples", "0", "--quiet",
+            "--device", "cpu", "--output", str(output), *extra]  # fmt: skip
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("unqover: error:")]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# UNQOVER_WORD_LISTS
+
+
+def test_the_variable_stands_in_for_word_lists(qa_model, upstream_word_lists_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("UNQOVER_WORD_LISTS", str(upstream_word_lists_path))
+    monkeypatch.chdir(tmp_path)  # no local build in datasets/unqover
+    assert main(quick(qa_model, tmp_path / "run")) == 0
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())["dataset"]
+    assert recorded["generator"]["word_lists"] == str(upstream_word_lists_path.resolve())
+
+
+def test_word_lists_given_wins_over_the_variable(qa_model, upstream_word_lists_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("UNQOVER_WORD_LISTS", str(tmp_path / "nowhere"))
+    argv = quick(qa_model, tmp_path / "run", "--word-lists", str(upstream_word_lists_path))
+    assert main(argv) == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["probe", "MODEL", "--bias", "religion", "--limit", "2", "--output", "OUT/run"],
+        ["build-datasets", "religion", "--config", "qa", "--output", "OUT/built"],
+        ["lm-eval-tasks", "--bias", "religion", "--output", "OUT/tasks"],
+    ],
+    ids=["probe", "build-datasets", "lm-eval-tasks"],
+)
+def test_a_bad_variable_is_refused_naming_it(argv, qa_model, tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "no-such-lists"
+    monkeypatch.setenv("UNQOVER_WORD_LISTS", str(bad))
+    argv = [str(qa_model) if a == "MODEL" else a.replace("OUT", str(tmp_path)) for a in argv]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert error_lines(err) == [BAD_LISTS.format(value=bad)], err
+    assert "Traceback" not in err
+
+
+def test_lm_eval_tasks_record_the_variable_s_lists(upstream_word_lists_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("UNQOVER_WORD_LISTS", str(upstream_word_lists_path))
+    assert main(["lm-eval-tasks", "--bias", "religion", "--groups", "10", "--output", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "unqover_tasks.json").read_text())
+    assert record["word_lists"] == str(upstream_word_lists_path.resolve())
+    assert record["dataset"]["generator"]["word_lists"] == str(upstream_word_lists_path.resolve())
+
+
+def test_build_datasets_and_the_space_read_the_variable(upstream_word_lists_path, tmp_path, monkeypatch):
+    from unqover.lexicon import resolve_word_lists
+    from unqover.space.app import Space
+
+    monkeypatch.setenv("UNQOVER_WORD_LISTS", str(upstream_word_lists_path))
+    assert resolve_word_lists().root == upstream_word_lists_path  # build-datasets' word lists
+    assert Space(models=["m"], cache_dir=tmp_path).word_lists == upstream_word_lists_path
+
+
+def test_the_help_names_the_variable(capsys):
+    for command in ("probe", "build-datasets", "lm-eval-tasks"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "UNQOVER_WORD_LISTS" in " ".join(capsys.readouterr().out.split()), command
