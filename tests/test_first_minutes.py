@@ -101,3 +101,25 @@ def test_the_help_names_the_variable(capsys):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         assert "UNQOVER_WORD_LISTS" in " ".join(capsys.readouterr().out.split()), command
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the summary of several probes
+
+
+def test_the_summary_of_several_probes_names_the_numbers_as_the_reports_do(
+    qa_model, upstream_word_lists_path, tmp_path, capsys
+):
+    from unqover.report.markdown import HEADLINE_NAMES
+
+    argv = quick(qa_model, tmp_path / "both", "--word-lists", str(upstream_word_lists_path))
+    argv[argv.index("religion")] = "religion,ethnicity"
+    capsys.readouterr()
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    markdown = (tmp_path / "both" / "summary.md").read_text()
+    for key in ("mu", "eta", "positional_error", "attributive_error"):
+        assert f"| {HEADLINE_NAMES[key]} |" in printed and f"| {HEADLINE_NAMES[key]} |" in markdown
+        assert f"| {key} |" not in printed and f"| {key} |" not in markdown
+    assert "| positional error δ |" in printed and "| attributive error ε |" in printed
+    assert "| bias intensity μ |" in printed and "| count-based η |" in printed

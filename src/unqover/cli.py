@@ -538,7 +538,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="push the datasets, the evaluate modules and the Space to the Hugging Face Hub "
         "(see `unqover publish --help`)",
     )
+    for command in commands.choices.values():  # an unknown option is reported with its command's usage
+        command.set_defaults(command_parser=command)
     return parser
+
+
+def unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """argparse's "unrecognized arguments" line for ``extra``, with the closest option of ``parser`` for a
+    mistyped one (``--limt`` -> ``--limit``): Python 3.11's argparse suggests nothing."""
+    import difflib
+
+    flags = [flag for action in parser._actions for flag in action.option_strings if flag.startswith("--")]
+    hints = {}
+    for typed in (text.split("=", 1)[0] for text in extra if text.startswith("--")):
+        close = difflib.get_close_matches(typed, flags, n=1, cutoff=0.6)
+        if close:
+            hints[typed] = close[0]
+    line = f"unrecognized arguments: {' '.join(extra)}"
+    if len(hints) == 1:
+        return f"{line} (did you mean {next(iter(hints.values()))}?)"
+    if hints:
+        return f"{line} (did you mean {', '.join(f'{want} for {typed}' for typed, want in hints.items())}?)"
+    return line
 
 
 def _run(command, *argv) -> int:
@@ -576,7 +597,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from unqover.jobs.compare import main as compare_main
 
         return compare_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's usage and error, not the top-level parser's
+        command = getattr(args, "command_parser", parser)
+        command.error(unrecognized(command, extra))
     args.started = started
     return _run(args.run, args)
 

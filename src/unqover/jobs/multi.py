@@ -17,7 +17,7 @@ from unqover.hub.load import check_local_dataset
 from unqover.jobs.run import default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.report.format import MISSING
-from unqover.report.markdown import md, md_text
+from unqover.report.markdown import HEADLINE_NAMES, md, md_text
 from unqover.report.page import markdown_page
 from unqover.scoring.placement import check_device
 from unqover.scoring.run_folder import check_run_folder
@@ -113,13 +113,15 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
 
 
 def _table(headlines: Mapping[str, Mapping[str, str]], cell) -> list[str]:
-    """Headline names down, probes across (each number as the probe's ``headline_text`` words it); a probe without
+    """Headline names down (with the reports' symbols), probes across (each number as the probe's ``headline_text`` words it); a probe without
     that number shows "—"."""
     names = list(dict.fromkeys(key for head in headlines.values() for key in head))
     lines = ["| | " + " | ".join(cell(p) for p in headlines) + " |", "|---|" + "---:|" * len(headlines)]
     for key in names:
         values = [head.get(key, MISSING) for head in headlines.values()]
-        lines.append(f"| {cell(key)} | " + " | ".join(md_text(v) for v in values) + " |")
+        lines.append(
+            f"| {cell(HEADLINE_NAMES.get(key, key))} | " + " | ".join(md_text(v) for v in values) + " |"
+        )
     return lines
 
 
