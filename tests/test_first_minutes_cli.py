@@ -6,9 +6,22 @@ The in-process companions (word lists, checks before the model loads, quick-run 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+import tiny_models
 from unqover.cli import main
+from unqover.generate.unqover import make_plan
+
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def argument_error(argv: list[str], capsys) -> list[str]:
@@ -46,3 +59,56 @@ def test_an_unknown_argument_of_another_command_gets_that_command_s_usage(capsys
     )
     assert lines[0].startswith("usage: unqover sample ")
     assert lines[-1] == "unqover sample: error: unrecognized arguments: --zzz"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# SIGTERM as Ctrl-C
+
+
+@pytest.fixture(scope="module")
+def qa_model(tmp_path_factory, word_lists) -> Path:
+    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    texts = sorted(set(rows["context"].to_pylist()[:400]) | set(rows["question"].to_pylist()[:400]))
+    return tiny_models.bert_qa(tmp_path_factory.mktemp("sigterm") / "qa", texts)
+
+
+def scored_files(folder: Path) -> dict[str, int]:
+    """The finished chunks and checkpoints of a run folder, with their modification times."""
+    files = [*folder.rglob("chunk-*.parquet"), *folder.rglob("partial-*.parquet")]
+    return {str(path.relative_to(folder)): path.stat().st_mtime_ns for path in files}
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_the_scores_and_the_same_command_resumes(qa_model, upstream_word_lists_path, tmp_path):
+    """A run of 16,800 rows (three chunks) is sent SIGTERM once its first scores are on disk: it stops as Ctrl-C
+    stops it (exit 130, the same one line), keeps them, and the same command finishes the run from there."""
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "unqover", "probe", str(qa_model), "--bias", "religion", "--word-lists",
+            str(upstream_word_lists_path), "--limit", "4200", "--resamples", "0", "--quiet", "--device", "cpu",
+            "--output", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    env |= {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    process = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 400
+    while not scored_files(out) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert process.poll() is None, "the run ended before it was sent SIGTERM: make it longer"
+    kept = scored_files(out)
+    assert kept, "nothing was scored in time"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    err = err.decode()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        f"unqover: interrupted; the scores up to the last checkpoint (at most about a minute back) are kept in "
+        f"{out}: run the same command again to resume where it stopped"
+    )
+    assert "Traceback" not in err
+    assert not (out / "predictions.parquet").exists()
+    chunks = {name: mtime for name, mtime in kept.items() if "chunk-" in name}
+    assert {name: scored_files(out)[name] for name in chunks} == chunks  # kept as they were
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert pq.read_metadata(out / "predictions.parquet").num_rows == 4 * 4200
+    after = scored_files(out)
+    assert all(after.get(name) == mtime for name, mtime in chunks.items())  # resumed, not scored again

@@ -9,9 +9,12 @@ a command's work is imported when it runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -603,7 +606,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = getattr(args, "command_parser", parser)
         command.error(unrecognized(command, extra))
     args.started = started
-    return _run(args.run, args)
+    with _terminate_as_interrupt():
+        return _run(args.run, args)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill PID``, a scheduler's stop) as Ctrl-C: what is scored is kept, the same message is printed
+    and the same command resumes. The previous handler is restored afterwards (the main thread only: elsewhere
+    signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
