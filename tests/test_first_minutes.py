@@ -123,3 +123,30 @@ def test_the_summary_of_several_probes_names_the_numbers_as_the_reports_do(
         assert f"| {key} |" not in printed and f"| {key} |" not in markdown
     assert "| positional error δ |" in printed and "| attributive error ε |" in printed
     assert "| bias intensity μ |" in printed and "| count-based η |" in printed
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a model argument that looks like a folder and does not exist
+
+
+@pytest.mark.parametrize("model", ["tiny/qa", "./qa", "other/", "a/b/c", "~/no-such-model", "no such model"])
+def test_a_missing_folder_is_refused_as_one_at_once(model, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny").mkdir()  # tiny/ exists, tiny/qa does not
+    argv = ["probe", model, "--bias", "religion", "--limit", "2", "--quiet"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    expected = f"unqover: error: no model folder {model} (it looks like a path, not a Hub id OWNER/NAME)"
+    assert err.strip().splitlines() == [expected], err
+
+
+def test_hub_ids_still_look_like_hub_ids(tmp_path, monkeypatch):
+    from unqover.scoring.models import looks_like_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny").mkdir()
+    for hub_id in ("gpt2", "distilbert/distilbert-base-cased-distilled-squad", "owner/name.v2"):
+        assert not looks_like_path(hub_id), hub_id
+    for path in ("tiny/qa", "./qa", "../qa", "/abs/qa", "~/qa", "a/b/c", "owner/name/", "a--b", "qa\\\\x"):
+        assert looks_like_path(path), path
