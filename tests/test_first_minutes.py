@@ -150,3 +150,71 @@ def test_hub_ids_still_look_like_hub_ids(tmp_path, monkeypatch):
         assert not looks_like_path(hub_id), hub_id
     for path in ("tiny/qa", "./qa", "../qa", "/abs/qa", "~/qa", "a/b/c", "owner/name/", "a--b", "qa\\\\x"):
         assert looks_like_path(path), path
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a missing dataset is found before the model loads, in one line
+
+
+@pytest.fixture
+def loads(monkeypatch) -> list:
+    """The model loads of the UnQover probes' loader (the real loader, counted)."""
+    import unqover.scoring.models as models
+
+    calls, original = [], models.load_model
+
+    def counted(*args, **kwargs):
+        calls.append(args[0] if args else kwargs.get("model_id"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(models, "load_model", counted)
+    return calls
+
+
+NO_DATASET = (
+    "unqover: error: no dataset to probe: no local build in datasets/unqover/religion; the Hugging Face Hub cannot "
+    "be reached (offline mode); the UnQover word lists are not cached and downloads are disabled (offline mode). "
+    "Build it with `unqover build-datasets --word-lists PATH religion`, or pass --word-lists PATH (the word_lists/ "
+    "folder of https://github.com/allenai/unqover at commit 3e47969; or set UNQOVER_WORD_LISTS) or --dataset FOLDER"
+)
+
+
+def test_a_missing_dataset_is_one_line_before_the_model_loads(
+    qa_model, upstream_word_lists_path, loads, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("UNQOVER_WORD_LISTS", raising=False)
+    monkeypatch.setenv("UNQOVER_CACHE", str(tmp_path / "empty-cache"))  # the word lists are not cached
+    capsys.readouterr()
+    assert main(quick(qa_model, tmp_path / "run")) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [NO_DATASET], err
+    assert ".." not in err and err.count("--word-lists PATH") == 2  # the advice once (and the build command)
+    assert loads == []  # the model was never loaded
+    assert not (tmp_path / "run").exists()
+    # with the word lists the same command loads the model once and runs
+    monkeypatch.setenv("UNQOVER_WORD_LISTS", str(upstream_word_lists_path))
+    assert main(quick(qa_model, tmp_path / "run")) == 0
+    assert loads == [str(qa_model)]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "line"),
+    [
+        ("./missing", "dataset folder not found: ./missing"),
+        (
+            "owner/not-cached",
+            "could not load dataset 'owner/not-cached' config 'qa': the Hugging Face Hub cannot be reached (offline "
+            "mode): pass --dataset FOLDER (a local dataset folder), or unset HF_HUB_OFFLINE where the network is up",
+        ),
+    ],
+)
+def test_a_missing_dataset_given_is_found_before_the_model_loads(
+    dataset, line, qa_model, loads, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(quick(qa_model, tmp_path / "run", "--dataset", dataset, "--config", "qa")) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"unqover: error: {line}"], err
+    assert loads == []

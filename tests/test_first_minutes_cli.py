@@ -112,3 +112,70 @@ def test_sigterm_keeps_the_scores_and_the_same_command_resumes(qa_model, upstrea
     assert pq.read_metadata(out / "predictions.parquet").num_rows == 4 * 4200
     after = scored_files(out)
     assert all(after.get(name) == mtime for name, mtime in chunks.items())  # resumed, not scored again
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the Hub unreachable (no offline flag, connections refused): one line at once, no retry noise
+
+
+def unreachable_env(tmp_path: Path) -> dict:
+    """No offline flag and no proxy; the Hub and the word lists' host refuse connections at once."""
+    drop = {
+        "HF_HUB_OFFLINE",
+        "HF_DATASETS_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "UNQOVER_OFFLINE",
+        "UNQOVER_WORD_LISTS",
+    }
+    drop |= {name for name in os.environ if name.lower().endswith("_proxy")}
+    env = {name: value for name, value in os.environ.items() if name not in drop}
+    return env | {
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+        "UNQOVER_WORD_LISTS_URL": "http://127.0.0.1:9/word_lists",
+        "HF_HOME": str(tmp_path / "hf"),
+        "UNQOVER_CACHE": str(tmp_path / "cache"),
+    }
+
+
+def run_unreachable(argv: list[str], tmp_path: Path) -> tuple[list[str], float]:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "unqover", *argv], cwd=tmp_path, env=unreachable_env(tmp_path),
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-3000:]
+    return done.stderr.strip().splitlines(), time.monotonic() - started
+
+
+def test_an_unreachable_hub_is_one_line_at_once(qa_model, tmp_path):
+    from unqover.lexicon.upstream import UPSTREAM_SHA256
+
+    first = next(iter(UPSTREAM_SHA256))
+    argv = ["probe", str(qa_model), "--bias", "religion", "--limit", "2", "--output", str(tmp_path / "run")]
+    lines, seconds = run_unreachable(argv, tmp_path)
+    assert lines == [
+        "unqover: error: no dataset to probe: no local build in datasets/unqover/religion; the Hugging Face Hub "
+        "cannot be reached (connection refused); could not download the UnQover word lists "
+        f"(http://127.0.0.1:9/word_lists/{first}: <urlopen error [Errno 111] Connection refused>). Build it with "
+        "`unqover build-datasets --word-lists PATH religion`, or pass --word-lists PATH (the word_lists/ folder of "
+        "https://github.com/allenai/unqover at commit 3e47969; or set UNQOVER_WORD_LISTS) or --dataset FOLDER"
+    ]
+    assert seconds < 25  # the libraries' retries alone took 30-50 s
+
+
+def test_an_unreachable_hub_model_or_dataset_is_one_line_at_once(upstream_word_lists_path, tmp_path):
+    lists = ["--word-lists", str(upstream_word_lists_path), "--limit", "2", "--output", str(tmp_path / "run")]
+    lines, seconds = run_unreachable(["probe", "owner/model", "--bias", "religion", *lists], tmp_path)
+    assert lines == [
+        "unqover: error: cannot load model 'owner/model': it is no local folder, and the Hugging Face Hub cannot be "
+        "reached (connection refused); offline, give a local model folder instead (config.json, weights and "
+        "tokenizer, e.g. from `hf download owner/model --local-dir DIR` on a machine with network)"
+    ]
+    assert seconds < 25
+    lines, seconds = run_unreachable(["sample", "owner/data", "--config", "qa", "--groups", "2", "--output",
+                                      str(tmp_path / "ids.parquet")], tmp_path)  # fmt: skip
+    assert lines == [
+        "unqover: error: could not load dataset 'owner/data' config 'qa': the Hugging Face Hub cannot be reached "
+        "(connection refused): pass --dataset FOLDER (a local dataset folder), or set HF_HUB_OFFLINE=1 to use a "
+        "cached copy"
+    ]
+    assert seconds < 25

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from unqover.errors import UnqoverError
 
@@ -23,6 +27,56 @@ def offline() -> bool:
         return bool(constants.is_offline_mode())
     except (ImportError, AttributeError):
         return False
+
+
+#: seconds to wait for the Hub's host to accept a connection before calling it unreachable
+HUB_CONNECT_TIMEOUT = 3.0
+#: the proxy variables that route requests elsewhere: the Hub's host is then not tried directly
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+_reached: dict[tuple[str, int], str | None] = {}
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hugging Face Hub cannot be reached (``"offline mode"``, or the connection's failure: refused, no
+    such host, timed out), or None when it can. One short connection to ``HF_ENDPOINT``'s host, once per process,
+    without the libraries' retries (30-50 s of them); behind a proxy nothing is tried (None)."""
+    if offline():
+        return "offline mode"
+    if any(os.environ.get(name) for name in PROXY_VARIABLES):
+        return None
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    if not endpoint.hostname:
+        return None
+    where = (endpoint.hostname, endpoint.port or (80 if endpoint.scheme == "http" else 443))
+    if where not in _reached:
+        try:
+            socket.create_connection(where, timeout=HUB_CONNECT_TIMEOUT).close()
+            _reached[where] = None
+        except socket.gaierror:
+            _reached[where] = f"no address for {where[0]}"
+        except TimeoutError:
+            _reached[where] = f"{where[0]} did not answer in {HUB_CONNECT_TIMEOUT:g} s"
+        except OSError as err:
+            _reached[where] = (err.strerror or str(err)).lower()
+    return _reached[where]
+
+
+@contextlib.contextmanager
+def quiet_hub_logs() -> Iterator[None]:
+    """While a Hub attempt runs: no retry warnings or tracebacks logged by huggingface_hub, datasets or
+    transformers (the attempt's failure is reported as one line by the caller)."""
+    import logging
+
+    names = ("huggingface_hub", "datasets", "transformers", "filelock", "fsspec", "urllib3")
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 #: the folder of word lists that stands in for ``--word-lists`` when it is not given

@@ -80,6 +80,8 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_config(probe_run, settings)
     check_local_dataset(run.dataset, run.config)
+    for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
+        probe.check_source(probe_run, settings)
     placement, model = probes[0].load_model(model_id, runs[0], all_settings[0])
     unfit = [p.name for p in probes if model.family not in p.families]
     if unfit:

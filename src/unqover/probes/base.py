@@ -233,6 +233,10 @@ class ProbeDefinition:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
+    def check_source(self, run: RunOptions, settings: dict[str, Any]) -> None:
+        """Refuse, before any model is loaded, a run whose rows cannot be found (no local build, the Hub
+        unreachable, nothing to generate them from); default: nothing to check (the rows come with the probe)."""
+
     def check_config(self, run: RunOptions, settings: dict[str, Any]) -> None:
         """Refuse, before any model is loaded, a ``--config`` that the probe's own rows do not have (without
         ``--dataset``): one its datasets do not have (:meth:`check_dataset_configs`). The configs of a ``--dataset``

@@ -205,7 +205,7 @@ class UnqoverProbe(ProbeDefinition):
             }
         if settings["word_lists"] is not None:
             return self._generated(settings["word_lists"], config)
-        local = Path("datasets/unqover") / self.name
+        local = self.local_build()
         if (local / "data" / config).is_dir():
             check_local_build(self, local)
             return load_rows(local, config), {
@@ -213,21 +213,61 @@ class UnqoverProbe(ProbeDefinition):
                 "config": config,
                 "split": "test",
             }
-        failures = []
+        from unqover.hub.load import HubUnreachable
+        from unqover.lexicon.upstream import WordListsUnavailable
+
+        hub_id, failures = self.hub_id(), []
         try:
-            hub_id = f"unqover/{self.name}"
             return load_rows(hub_id, config), {"source": hub_id, "config": config, "split": "test"}
+        except HubUnreachable as err:
+            failures.append(f"the Hugging Face Hub cannot be reached ({err.why})")
         except UnqoverError as err:
             failures.append(str(err))
         try:
             return self._generated(None, config)
-        except UnqoverError as err:
-            failures.append(str(err))
-        raise UnqoverError(
-            "no dataset to probe: "
-            + " / ".join(failures)
-            + ". Pass --dataset FOLDER (built with `unqover build-datasets`) or --word-lists PATH"
+        except WordListsUnavailable as err:
+            failures.append(err.reason[:1].lower() + err.reason[1:])
+        raise UnqoverError(self.no_dataset(failures))
+
+    def local_build(self) -> Path:
+        """Where ``unqover build-datasets`` builds this bias class's dataset by default."""
+        return Path("datasets/unqover") / self.name
+
+    def hub_id(self) -> str:
+        return f"unqover/{self.name}"
+
+    def no_dataset(self, failures: Sequence[str]) -> str:
+        """The one line for a run without rows: why each source failed, then what to do, once."""
+        from unqover.lexicon.upstream import UPSTREAM_COMMIT, UPSTREAM_REPO
+
+        return (
+            f"no dataset to probe: no local build in {self.local_build()}; {'; '.join(failures)}. Build it with "
+            f"`unqover build-datasets --word-lists PATH {self.name}`, or pass --word-lists PATH (the word_lists/ "
+            f"folder of https://github.com/{UPSTREAM_REPO} at commit {UPSTREAM_COMMIT[:7]}; or set "
+            "UNQOVER_WORD_LISTS) or --dataset FOLDER"
         )
+
+    def check_source(self, run: RunOptions, settings: dict) -> None:
+        """Before the model loads: refuse at once a run that :meth:`rows` would find no rows for (no --dataset,
+        no word lists, no local build, the Hub unreachable, and the pinned word lists neither cached nor
+        downloadable). Downloading the word lists here is what the rows would fall back to: they are cached."""
+        from unqover.env import hub_unreachable, offline
+        from unqover.hub.load import cached_on_this_machine
+        from unqover.lexicon import resolve_word_lists
+        from unqover.lexicon.upstream import WordListsUnavailable
+
+        if run.dataset or settings["word_lists"] is not None or self.local_build().is_dir():
+            return
+        why = hub_unreachable()
+        if why is None or (offline() and cached_on_this_machine(self.hub_id())):
+            return
+        try:
+            resolve_word_lists(None)
+        except WordListsUnavailable as err:
+            reason = err.reason[:1].lower() + err.reason[1:]
+            raise UnqoverError(
+                self.no_dataset([f"the Hugging Face Hub cannot be reached ({why})", reason])
+            ) from None
 
     def _generated(self, word_lists: Path | None, config: str) -> tuple[pa.Table, dict]:
         from unqover.probes.unqover_rows import generated_rows

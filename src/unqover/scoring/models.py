@@ -105,6 +105,13 @@ def choose_dtype(dtype: str, device: str) -> str:
     return "float16" if device == "mps" else "float32"
 
 
+#: what to do when a Hub model cannot be fetched here
+OFFLINE_MODEL_HINT = (
+    "offline, give a local model folder instead (config.json, weights and tokenizer, e.g. from "
+    "`hf download {model} --local-dir DIR` on a machine with network)"
+)
+
+
 @dataclass(frozen=True)
 class ModelSource:
     """Where a model comes from (a local folder or a Hub id), and its safe loaders with one clear error each.
@@ -131,8 +138,17 @@ class ModelSource:
     def config(self):
         import transformers
 
+        from unqover.env import hub_unreachable, quiet_hub_logs
+
+        why = None if self.path is not None else hub_unreachable()
+        if why is not None and why != "offline mode":  # not tried: the libraries would retry for 30-50 s
+            raise UnqoverError(
+                f"cannot load model {self.model_id!r}: it is no local folder, and the Hugging Face Hub cannot be "
+                f"reached ({why}); {OFFLINE_MODEL_HINT.format(model=self.model_id)}"
+            )
         try:
-            return transformers.AutoConfig.from_pretrained(self.location, **self.options)
+            with quiet_hub_logs():
+                return transformers.AutoConfig.from_pretrained(self.location, **self.options)
         except (OSError, ValueError) as err:
             self._refuse_custom_code(err)
             if self.path is not None:  # a local folder whose config transformers cannot read
@@ -142,8 +158,7 @@ class ModelSource:
             from unqover.env import offline
 
             hint = (
-                "; offline, give a local model folder instead (config.json, weights and tokenizer, e.g. from "
-                f"`hf download {self.model_id} --local-dir DIR` on a machine with network)"
+                f"; {OFFLINE_MODEL_HINT.format(model=self.model_id)}"
                 if offline() or "offline" in str(err).lower() or "connect" in str(err).lower()
                 else ""
             )
