@@ -68,6 +68,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
             "own datasets)"
         )
     check_shared_loader(probes)
+    probes[0].check_model_id(model_id)
     all_settings = probe_settings(probes, run.settings)
     check_seed(run.seed)
     runs = [replace(run, output=None if run.output is None else run.output / p.name) for p in probes]

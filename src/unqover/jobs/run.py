@@ -178,6 +178,7 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
 
 def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
     """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
+    probe.check_model_id(model_id)
     settings = probe.check_settings(run.settings)
     check_seed(run.seed)
     # what can be checked of the output before the model and the rows are loaded

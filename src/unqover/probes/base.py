@@ -233,6 +233,13 @@ class ProbeDefinition:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
+    def check_model_id(self, model_id: str) -> None:
+        """Refuse at once a model that is a file, or looks like a folder and does not exist (nothing is loaded
+        or downloaded): the first check of a run."""
+        from unqover.scoring.models import model_source
+
+        model_source(model_id)
+
     def check_source(self, run: RunOptions, settings: dict[str, Any]) -> None:
         """Refuse, before any model is loaded, a run whose rows cannot be found (no local build, the Hub
         unreachable, nothing to generate them from); default: nothing to check (the rows come with the probe)."""
