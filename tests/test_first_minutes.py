@@ -218,3 +218,74 @@ def test_a_missing_dataset_given_is_found_before_the_model_loads(
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [f"unqover: error: {line}"], err
     assert loads == []
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a --limit too small for μ and η says so before scoring, with the size that is enough
+
+
+def test_a_limit_too_small_for_mu_and_eta_says_so_before_scoring(
+    qa_model, upstream_word_lists_path, tmp_path, capsys
+):
+    lists = ("--word-lists", str(upstream_word_lists_path))
+    capsys.readouterr()
+    assert main(quick(qa_model, tmp_path / "small", *lists)) == 0  # --limit 2
+    err = capsys.readouterr().err
+    note = (
+        'note: μ and η need at least 1,375 groups of religion; --limit 2 will show them as "—" (use --limit 1375 '
+        "or more)"
+    )
+    assert note in err.splitlines(), err
+    small = json.loads((tmp_path / "small" / "results.json").read_text())["result"]
+    assert small["declined"]["mu"]["groups_needed"] == 1375  # the size the declining rule names
+
+
+def test_the_size_the_note_names_prints_mu_and_eta(qa_model, upstream_word_lists_path, tmp_path, capsys):
+    """The suggested --limit, and not one group less, is enough: μ and η are estimated, with intervals."""
+    lists = ("--word-lists", str(upstream_word_lists_path))
+    argv = quick(qa_model, tmp_path / "enough", *lists)
+    argv[argv.index("--limit") + 1] = "1375"
+    capsys.readouterr()
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "note:" not in err
+    result = json.loads((tmp_path / "enough" / "results.json").read_text())["result"]
+    assert not result.get("declined"), result.get("declined")
+    assert all(
+        result["intervals"].get(name) for name in ("mu", "eta", "positional_error", "attributive_error")
+    )
+    for line in out.splitlines():
+        if line.strip().startswith(("bias intensity μ", "count-based η")):
+            assert "—" not in line and "declined" not in line, line
+    from unqover.lexicon import WordLists
+    from unqover.measure.unqover import quick_run_groups
+
+    rows = pa.Table.from_batches(
+        list(make_plan(WordLists(upstream_word_lists_path), "religion", "qa").batches())
+    )
+    assert quick_run_groups(rows) == 1375  # one group less would decline them: the rule in whole numbers
+    from unqover.measure.sampled import MIN_EXPECTED_PER_CELL
+
+    assert 1374 * 140 < MIN_EXPECTED_PER_CELL * 38500 <= 1375 * 140
+
+
+def test_a_large_cpu_run_names_the_quick_run_command_and_its_time(
+    qa_model, upstream_word_lists_path, tmp_path, monkeypatch, capsys
+):
+    import re
+
+    import unqover.jobs.run
+
+    monkeypatch.setattr(unqover.jobs.run, "LARGE_CPU_RUN", 10)  # the 40 rows of --limit 10 are "large"
+    argv = quick(qa_model, tmp_path / "run", "--word-lists", str(upstream_word_lists_path))
+    argv[argv.index("--limit") + 1] = "10"
+    capsys.readouterr()
+    assert main(argv) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "on the CPU" in line]
+    assert len(said) == 1, said
+    pattern = (
+        r"unqover: 40 rows on the CPU at about [\d,]+ inputs/s \(the first batch\): about [^;]+ to score; a GPU is "
+        r"far faster, or for a quick estimate of the same numbers in about [^:]+: unqover probe "
+        + re.escape(f"{qa_model} --bias religion --limit 1375 (or --precision 0.02 --max-time 1h")
+    )
+    assert re.match(pattern, said[0]), said[0]

@@ -256,6 +256,16 @@ class ProbeDefinition:
         """The options that turn a full run of this probe into a quick one, for a run too large for its machine."""
         return f"--limit {self.quick_run.default} ({self.quick_run.unit})"
 
+    def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
+        """What a large run on the CPU offers instead (after "for a quick estimate of the same numbers"); the
+        default: add :meth:`quick_run_hint`'s options."""
+        return f"add {self.quick_run_hint()}"
+
+    def limit_note(self, loaded: Loaded, run: RunOptions, settings: dict) -> str | None:
+        """One line before scoring when ``--limit`` is too small for the headline numbers to be estimated (they
+        would be printed as "—"), with the size that is enough; None when it is enough (the default)."""
+        return None
+
     def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The settings the dataset ``name`` builds from, checked: a definition keeps only its own entries of a
         repeatable option it shares with another dataset, and refuses a value it cannot build from (one line).

@@ -44,6 +44,9 @@ class CustomProbe(UnqoverProbe):
     def rebuild_command(self, folder: Path) -> str:
         return f"unqover build-datasets --probe {self.path} --output {folder.parent} --overwrite"
 
+    def command_option(self) -> str:
+        return f"--probe {self.path}"
+
     def check_source(self, run: RunOptions, settings: dict) -> None:
         """Nothing to find: the rows are generated from the probe's file."""
 
