@@ -182,7 +182,6 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
 
 def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
     """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
-    probe.check_model_id(model_id)
     settings = probe.check_settings(run.settings)
     check_seed(run.seed)
     # what can be checked of the output before the model and the rows are loaded
@@ -195,7 +194,10 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     probe.check_config(run, settings)
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
     check_rows_of(probe, run.dataset)  # another probe's rows
-    probe.check_source(run, settings)  # rows that cannot be found: refused before the model loads
+    probe.check_model_id(
+        model_id
+    )  # a missing model folder, then rows that cannot be found: before the model loads
+    probe.check_source(run, settings)
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)
 
