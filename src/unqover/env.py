@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -33,13 +35,15 @@ def offline() -> bool:
 HUB_CONNECT_TIMEOUT = 3.0
 #: the proxy variables that route requests elsewhere: the Hub's host is then not tried directly
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-_reached: dict[tuple[str, int], str | None] = {}
+#: seconds an answer of :func:`hub_unreachable` is kept (a long-running Space sees the network come back)
+HUB_CHECK_SECONDS = 60.0
+_reached: dict[tuple[str, int], tuple[float, str | None]] = {}
 
 
 def hub_unreachable() -> str | None:
     """Why the Hugging Face Hub cannot be reached (``"offline mode"``, or the connection's failure: refused, no
-    such host, timed out), or None when it can. One short connection to ``HF_ENDPOINT``'s host, once per process,
-    without the libraries' retries (30-50 s of them); behind a proxy nothing is tried (None)."""
+    such host, timed out), or None when it can. One short connection to ``HF_ENDPOINT``'s host (its answer kept for
+    a minute), without the libraries' retries (30-50 s of them); behind a proxy nothing is tried (None)."""
     if offline():
         return "offline mode"
     if any(os.environ.get(name) for name in PROXY_VARIABLES):
@@ -48,17 +52,19 @@ def hub_unreachable() -> str | None:
     if not endpoint.hostname:
         return None
     where = (endpoint.hostname, endpoint.port or (80 if endpoint.scheme == "http" else 443))
-    if where not in _reached:
+    checked, why = _reached.get(where, (-math.inf, None))
+    if time.monotonic() - checked > HUB_CHECK_SECONDS:
         try:
             socket.create_connection(where, timeout=HUB_CONNECT_TIMEOUT).close()
-            _reached[where] = None
+            why = None
         except socket.gaierror:
-            _reached[where] = f"no address for {where[0]}"
+            why = f"no address for {where[0]}"
         except TimeoutError:
-            _reached[where] = f"{where[0]} did not answer in {HUB_CONNECT_TIMEOUT:g} s"
+            why = f"{where[0]} did not answer in {HUB_CONNECT_TIMEOUT:g} s"
         except OSError as err:
-            _reached[where] = (err.strerror or str(err)).lower()
-    return _reached[where]
+            why = (err.strerror or str(err)).lower()
+        _reached[where] = (time.monotonic(), why)
+    return why
 
 
 @contextlib.contextmanager
