@@ -546,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+def _unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
     """argparse's "unrecognized arguments" line for ``extra``, with the closest option of ``parser`` for a
     mistyped one (``--limt`` -> ``--limit``): Python 3.11's argparse suggests nothing."""
     import difflib
@@ -604,7 +604,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # the command's usage and error, not the top-level parser's
         command = getattr(args, "command_parser", parser)
-        command.error(unrecognized(command, extra))
+        command.error(_unrecognized(command, extra))
     args.started = started
     with _terminate_as_interrupt():
         return _run(args.run, args)

@@ -108,10 +108,10 @@ def check_local_dataset(source: str | Path | None, config: str | None = None, sp
     """What can be checked of a local dataset folder before a model loads: its card, and the Parquet footers of
     ``config``'s files (of every config the card names when ``config`` is None; a config not built yet is left to
     the run). A missing folder, a file, or a Hub id while the Hub cannot be reached is refused here too
-    (:func:`check_source`)."""
+    (:func:`check_dataset_source`)."""
     if source is None:
         return
-    check_source(source, config)
+    check_dataset_source(source, config)
     if not Path(source).is_dir():
         return
     folder = Path(source)
@@ -228,7 +228,7 @@ def cached_on_this_machine(hub_id: str) -> bool:
     return hub.is_dir() or (datasets_home / f"{owner}___{name}").is_dir()
 
 
-def check_source(source: str | Path, config: str | None = None) -> None:
+def check_dataset_source(source: str | Path, config: str | None = None) -> None:
     """Refuse at once a dataset that cannot load: a file, a missing folder (a path, not a Hub id OWNER/NAME), or a
     Hub id while the Hub cannot be reached (offline mode: unless a copy may be cached). Nothing is downloaded."""
     folder, text = Path(source), str(source)
@@ -264,7 +264,7 @@ def load_rows(
                 "dataset again"
             ) from None
     text = str(source)
-    check_source(text, config)
+    check_dataset_source(text, config)
     from datasets import load_dataset
 
     try:

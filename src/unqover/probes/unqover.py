@@ -166,7 +166,7 @@ class UnqoverProbe(ProbeDefinition):
             "--precision 0.02 --max-time 1h (a sample of groups until every headline interval is 0.02 wide)"
         )
 
-    def quick_run_groups(self, loaded: Loaded, settings: dict) -> int:
+    def headline_groups(self, loaded: Loaded, settings: dict) -> int:
         """The fewest groups for which a quick run of the loaded rows estimates every headline number (μ, η, δ, ε)
         instead of declining it: the declining rule on the population's cells (after a masked LM's coverage)."""
         from unqover.measure.unqover import quick_run_groups
@@ -182,7 +182,7 @@ class UnqoverProbe(ProbeDefinition):
     def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
         from unqover.report.format import fmt_duration
 
-        groups = self.quick_run_groups(loaded, settings)
+        groups = self.headline_groups(loaded, settings)
         return (
             f"in about {fmt_duration(4 * groups * seconds_per_row)}: unqover probe {model_id} "
             f"{self.command_option()} --limit {groups} (or {self.quick_run_hint()})"
@@ -191,7 +191,7 @@ class UnqoverProbe(ProbeDefinition):
     def limit_note(self, loaded: Loaded, run: RunOptions, settings: dict) -> str | None:
         if run.limit is None or settings["precision"] is not None:
             return None
-        groups = self.quick_run_groups(loaded, settings)
+        groups = self.headline_groups(loaded, settings)
         if run.limit >= groups:
             return None
         from unqover.report.format import fmt_count
