@@ -289,3 +289,16 @@ def test_a_large_cpu_run_names_the_quick_run_command_and_its_time(
         + re.escape(f"{qa_model} --bias religion --limit 1375 (or --precision 0.02 --max-time 1h")
     )
     assert re.match(pattern, said[0]), said[0]
+
+
+def test_nli_data_not_built_is_found_before_the_model_loads(tmp_path, monkeypatch, capsys):
+    """An empty folder as the model: loading it would fail on its config, so the data is checked first."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty-model").mkdir()
+    argv = ["probe", "empty-model", "--bias", "nli-gender", "--config", "mnli", "--limit", "2", "--quiet"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "unqover: error: no 'mnli' NLI data: build it (unqover build-datasets nli-gender) or pass --dataset"
+    ], err
