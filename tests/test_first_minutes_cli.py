@@ -179,3 +179,18 @@ def test_an_unreachable_hub_model_or_dataset_is_one_line_at_once(upstream_word_l
         "cached copy"
     ]
     assert seconds < 25
+
+
+def test_the_sigterm_handler_is_main_s_alone(tmp_path, capsys):
+    """Installed while a command runs, restored after: a program that calls ``main`` keeps its own handler."""
+    seen = []
+
+    def own(signum, frame) -> None:
+        seen.append(signum)
+
+    previous = signal.signal(signal.SIGTERM, own)
+    try:
+        assert main(["lm-eval-tasks", "--bias", "nli-gender", "--output", str(tmp_path / "t")]) == 2
+        assert signal.getsignal(signal.SIGTERM) is own
+    finally:
+        signal.signal(signal.SIGTERM, previous)
