@@ -201,14 +201,19 @@ class UnqoverProbe(ProbeDefinition):
             f'them as "—" (use --limit {groups} or more)'
         )
 
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
+    def check_config(self, run: RunOptions, settings: dict) -> None:
+        """Also the options that go together, before the model is named or loaded."""
         from unqover.probes import unqover_rounds
-        from unqover.scoring.models import load_model
 
+        super().check_config(run, settings)
         if settings["precision"] is not None:
             unqover_rounds.check_options(run, settings)
         elif settings["sample"] is not None and run.limit is not None:
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
+
+    def load_model(self, model_id: str, run: RunOptions, settings: dict):
+        from unqover.scoring.models import load_model
+
         if prompt_options(settings):  # refused before the weights load: the config says the family
             from unqover.scoring.models import detect_family, model_source
 
