@@ -234,11 +234,10 @@ class ProbeDefinition:
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
     def check_model_id(self, model_id: str) -> None:
-        """Refuse at once a model that is a file, or looks like a folder and does not exist (nothing is loaded
-        or downloaded): the first check of a run."""
-        from unqover.scoring.models import model_source
-
-        model_source(model_id)
+        """Refuse at once a model argument that cannot name a model, before the rows' source is checked and the
+        model loads (nothing is loaded or downloaded); default: nothing to check (a probe's own model names).
+        The probes of transformers models use :func:`unqover.scoring.models.model_source`: a file, or a path that
+        does not exist, is refused."""
 
     def check_source(self, run: RunOptions, settings: dict[str, Any]) -> None:
         """Refuse, before any model is loaded, a run whose rows cannot be found (no local build, the Hub

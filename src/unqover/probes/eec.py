@@ -109,10 +109,10 @@ class EECProbe(ProbeDefinition):
         return None if run.dataset else question_vocabulary(eec_questions())
 
     def check_model_id(self, model_id: str) -> None:
-        if (
-            model_id.partition(":")[0] not in BEECHER_FAMILIES
-        ):  # Beecher's own models are checked as they load
-            super().check_model_id(model_id)
+        from unqover.scoring.models import model_source
+
+        if model_id.partition(":")[0] not in BEECHER_FAMILIES:  # Beecher's own: checked as they load
+            model_source(model_id)
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.scoring.beecher import load_beecher_model

@@ -83,6 +83,11 @@ class NLIProbe(ProbeDefinition):
 
         return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
 
+    def check_model_id(self, model_id: str) -> None:
+        from unqover.scoring.models import model_source
+
+        model_source(model_id)
+
     def check_source(self, run: RunOptions, settings: dict) -> None:
         from unqover.probes.nli_rows import check_nli_source
 

@@ -201,6 +201,11 @@ class UnqoverProbe(ProbeDefinition):
             f'them as "—" (use --limit {groups} or more)'
         )
 
+    def check_model_id(self, model_id: str) -> None:
+        from unqover.scoring.models import model_source
+
+        model_source(model_id)
+
     def check_config(self, run: RunOptions, settings: dict) -> None:
         """Also the options that go together, before the model is named or loaded."""
         from unqover.probes import unqover_rounds
