@@ -146,6 +146,7 @@ def run_unreachable(argv: list[str], tmp_path: Path) -> tuple[list[str], float]:
     return done.stderr.strip().splitlines(), time.monotonic() - started
 
 
+@pytest.mark.slow  # a subprocess with the network refused
 def test_an_unreachable_hub_is_one_line_at_once(qa_model, tmp_path):
     from unqover.lexicon.upstream import UPSTREAM_SHA256
 
@@ -162,6 +163,7 @@ def test_an_unreachable_hub_is_one_line_at_once(qa_model, tmp_path):
     assert seconds < 25  # the libraries' retries alone took 30-50 s
 
 
+@pytest.mark.slow  # a subprocess with the network refused
 def test_an_unreachable_hub_model_or_dataset_is_one_line_at_once(upstream_word_lists_path, tmp_path):
     lists = ["--word-lists", str(upstream_word_lists_path), "--limit", "2", "--output", str(tmp_path / "run")]
     lines, seconds = run_unreachable(["probe", "owner/model", "--bias", "religion", *lists], tmp_path)
