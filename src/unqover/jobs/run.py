@@ -194,9 +194,8 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     probe.check_config(run, settings)
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
     check_rows_of(probe, run.dataset)  # another probe's rows
-    probe.check_model_id(
-        model_id
-    )  # a missing model folder, then rows that cannot be found: before the model loads
+    # a missing model folder, then rows that cannot be found: before the model loads
+    probe.check_model_id(model_id, settings)
     probe.check_source(run, settings)
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)

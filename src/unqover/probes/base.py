@@ -233,7 +233,7 @@ class ProbeDefinition:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
-    def check_model_id(self, model_id: str) -> None:
+    def check_model_id(self, model_id: str, settings: dict[str, Any]) -> None:
         """Refuse at once a model argument that cannot name a model, before the rows' source is checked and the
         model loads (nothing is loaded or downloaded); default: nothing to check (a probe's own model names).
         The probes of transformers models use :func:`unqover.scoring.models.model_source`: a file, or a path that

@@ -83,7 +83,7 @@ class NLIProbe(ProbeDefinition):
 
         return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
 
-    def check_model_id(self, model_id: str) -> None:
+    def check_model_id(self, model_id: str, settings: dict) -> None:
         from unqover.scoring.models import model_source
 
         model_source(model_id)

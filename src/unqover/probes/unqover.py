@@ -201,7 +201,7 @@ class UnqoverProbe(ProbeDefinition):
             f'them as "—" (use --limit {groups} or more)'
         )
 
-    def check_model_id(self, model_id: str) -> None:
+    def check_model_id(self, model_id: str, settings: dict) -> None:
         from unqover.scoring.models import model_source
 
         model_source(model_id)
