@@ -183,11 +183,12 @@ CASES = {
     # models
     "probe models/nope (a missing relative folder)": Case(
         lambda w, d: ["probe", "models/nope", "--bias", "religion", "--quiet"],
-        "model folder not found: models/nope",
+        "no model folder models/nope (it looks like a path, not a Hub id OWNER/NAME)",
         hold=_models_folder,
     ),
     "probe ./nope": Case(
-        lambda w, d: ["probe", "./nope", "--bias", "religion"], "model folder not found: ./nope"
+        lambda w, d: ["probe", "./nope", "--bias", "religion"],
+        "no model folder ./nope (it looks like a path, not a Hub id OWNER/NAME)",
     ),
     "probe a file as the model": Case(
         lambda w, d: ["probe", str(w["qa"] / "config.json"), "--bias", "religion"],

@@ -376,6 +376,9 @@ def test_a_hub_dataset_is_known_by_its_card(built, tmp_path, monkeypatch, capsys
 
     card = built["religion"] / "README.md"
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda repo, name, repo_type: str(card))
+    # offline, a Hub dataset is tried only where a copy may be cached (its card is)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    (tmp_path / "hub" / "datasets--someone--rows").mkdir(parents=True)
     no_model(monkeypatch)
     argv = ["probe", "some/model", "--bias", "ethnicity", "--dataset", "someone/rows", "--quiet"]
     line = refused([*argv, "--output", str(tmp_path / "r")], capsys, "")

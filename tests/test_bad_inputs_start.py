@@ -487,4 +487,6 @@ def test_python_m_unqover_is_the_command_line(tmp_path):
     argv = [sys.executable, "-m", "unqover", "probe", "./nope", "--bias", "religion"]
     done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().splitlines() == ["unqover: error: model folder not found: ./nope"], done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "unqover: error: no model folder ./nope (it looks like a path, not a Hub id OWNER/NAME)"
+    ], done.stderr

@@ -141,7 +141,7 @@ def test_two_way_model(nli_models):
 
 
 def test_loader_errors(tmp_path):
-    with pytest.raises(UnqoverError, match="not found"):
+    with pytest.raises(UnqoverError, match=r"no model folder .*missing \(it looks like a path"):
         load_nli_model(str(tmp_path / "missing"))
     qa = tiny_models.bert_qa(tmp_path / "qa", PREMISES)
     with pytest.raises(UnqoverError, match="not a sequence classifier"):

@@ -114,7 +114,7 @@ def test_model_checks(models, tmp_path):
         check_live_model(str(models["qa"]), max_parameters=1000, local_models=True)
     with pytest.raises(UnqoverError, match="unsupported model"):
         check_live_model(str(models["encoder"]), local_models=True)
-    with pytest.raises(UnqoverError, match="model folder not found"):
+    with pytest.raises(UnqoverError, match="no model folder /no/such/folder"):
         check_live_model("/no/such/folder", local_models=True)
     pickled = tmp_path / "pickled"
     pickled.mkdir()
@@ -188,7 +188,10 @@ def test_nli_and_emotion_choices(served, models):
 def test_error_paths_leave_the_app_serving(served, models):
     _, client, _ = served
     status, headline, _, charts = client.predict("/no/such/model", "religion", 10, api_name="/probe")
-    assert status == "⚠️ model folder not found: /no/such/model" and headline == charts == ""
+    assert (
+        status == "⚠️ no model folder /no/such/model (it looks like a path, not a Hub id OWNER/NAME)"
+        and headline == charts == ""
+    )
     status, *_ = client.predict(str(models["encoder"]), "religion", 10, api_name="/probe")
     assert "⚠️ unsupported model (architectures: BertModel" in status
     status, *_ = client.predict(str(models["nli"]), "nli-gender", 500, api_name="/probe")

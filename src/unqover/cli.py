@@ -9,9 +9,12 @@ a command's work is imported when it runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -426,7 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--word-lists",
         type=Path,
         metavar="PATH",
-        help="the UnQover probes: generate the rows from these word lists (as `unqover probe --word-lists`)",
+        help="the UnQover probes: generate the rows from these word lists (as `unqover probe --word-lists`; "
+        "default: the folder UNQOVER_WORD_LISTS names, if set)",
     )
     tasks.add_argument(
         "--groups",
@@ -538,7 +542,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="push the datasets, the evaluate modules and the Space to the Hugging Face Hub "
         "(see `unqover publish --help`)",
     )
+    for command in commands.choices.values():  # an unknown option is reported with its command's usage
+        command.set_defaults(command_parser=command)
     return parser
+
+
+def _unrecognized(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """argparse's "unrecognized arguments" line for ``extra``, with the closest option of ``parser`` for a
+    mistyped one (``--limt`` -> ``--limit``): Python 3.11's argparse suggests nothing."""
+    import difflib
+
+    flags = [flag for action in parser._actions for flag in action.option_strings if flag.startswith("--")]
+    hints = {}
+    for typed in (text.split("=", 1)[0] for text in extra if text.startswith("--")):
+        close = difflib.get_close_matches(typed, flags, n=1, cutoff=0.6)
+        if close:
+            hints[typed] = close[0]
+    line = f"unrecognized arguments: {' '.join(extra)}"
+    if len(hints) == 1:
+        return f"{line} (did you mean {next(iter(hints.values()))}?)"
+    if hints:
+        return f"{line} (did you mean {', '.join(f'{want} for {typed}' for typed, want in hints.items())}?)"
+    return line
 
 
 def _run(command, *argv) -> int:
@@ -576,9 +601,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         from unqover.jobs.compare import compare_main
 
         return compare_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's usage and error, not the top-level parser's
+        command = getattr(args, "command_parser", parser)
+        command.error(_unrecognized(command, extra))
     args.started = started
-    return _run(args.run, args)
+    with _terminate_as_interrupt():
+        return _run(args.run, args)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill PID``, a scheduler's stop) as Ctrl-C: what is scored is kept, the same message is printed
+    and the same command resumes. The previous handler is restored afterwards (the main thread only: elsewhere
+    signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

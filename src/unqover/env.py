@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import re
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from unqover.errors import UnqoverError
 
 #: a Hub repository id, ``name`` or ``owner/name`` (models, datasets and Spaces alike)
 HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
@@ -23,6 +32,82 @@ def offline() -> bool:
         return bool(constants.is_offline_mode())
     except (ImportError, AttributeError):
         return False
+
+
+#: seconds to wait for the Hub's host to accept a connection before calling it unreachable
+HUB_CONNECT_TIMEOUT = 3.0
+#: the proxy variables that route requests elsewhere: the Hub's host is then not tried directly
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+#: seconds an answer of :func:`hub_unreachable` is kept (a long-running Space sees the network come back)
+HUB_CHECK_SECONDS = 60.0
+_reached: dict[tuple[str, int], tuple[float, str | None]] = {}
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hugging Face Hub cannot be reached (``"offline mode"``, or the connection's failure: refused, no
+    such host, timed out), or None when it can. One short connection to ``HF_ENDPOINT``'s host (its answer kept for
+    a minute), without the libraries' retries (30-50 s of them); behind a proxy nothing is tried (None)."""
+    if offline():
+        return "offline mode"
+    if any(os.environ.get(name) for name in PROXY_VARIABLES):
+        return None
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    if not endpoint.hostname:
+        return None
+    where = (endpoint.hostname, endpoint.port or (80 if endpoint.scheme == "http" else 443))
+    checked, why = _reached.get(where, (-math.inf, None))
+    if time.monotonic() - checked > HUB_CHECK_SECONDS:
+        try:
+            socket.create_connection(where, timeout=HUB_CONNECT_TIMEOUT).close()
+            why = None
+        except socket.gaierror:
+            why = f"no address for {where[0]}"
+        except TimeoutError:
+            why = f"{where[0]} did not answer in {HUB_CONNECT_TIMEOUT:g} s"
+        except OSError as err:
+            why = (err.strerror or str(err)).lower()
+        _reached[where] = (time.monotonic(), why)
+    return why
+
+
+@contextlib.contextmanager
+def quiet_hub_logs() -> Iterator[None]:
+    """While a Hub attempt runs: no retry warnings or tracebacks logged by huggingface_hub, datasets or
+    transformers (the attempt's failure is reported as one line by the caller)."""
+    import logging
+
+    names = ("huggingface_hub", "datasets", "transformers", "filelock", "fsspec", "urllib3")
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+#: the folder of word lists that stands in for ``--word-lists`` when it is not given
+WORD_LISTS_VARIABLE = "UNQOVER_WORD_LISTS"
+
+
+def word_lists_folder(given: str | os.PathLike | None = None) -> Path | None:
+    """The word lists to use: ``given`` (``--word-lists``), else the folder ``UNQOVER_WORD_LISTS`` names, else
+    None (the caller's default). The one place that decides, for the CLI and the Space alike; a variable that
+    names no folder is refused naming the variable."""
+    if given is not None:
+        return Path(given)
+    value = (os.environ.get(WORD_LISTS_VARIABLE) or "").strip()
+    if not value:
+        return None
+    folder = Path(value).expanduser()
+    if not folder.is_dir():
+        raise UnqoverError(
+            f"{WORD_LISTS_VARIABLE}={value} is not a folder: set it to a word_lists/ folder (with nouns/, "
+            f"slots/, ...) or unset it"
+        )
+    return folder
 
 
 #: cgroup v2 and v1 files of a container's memory limit and use

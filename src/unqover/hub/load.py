@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from unqover.env import HUB_ID
+from unqover.env import HUB_ID, hub_unreachable, quiet_hub_logs
 from unqover.errors import UnqoverError, first_line
 from unqover.hub.folder import IDENTITY_KEY, SPLIT
 
@@ -104,8 +105,12 @@ def check_parquet_files(files: Sequence[Path]) -> list[pa.Schema]:
 def check_local_dataset(source: str | Path | None, config: str | None = None, split: str = "test") -> None:
     """What can be checked of a local dataset folder before a model loads: its card, and the Parquet footers of
     ``config``'s files (of every config the card names when ``config`` is None; a config not built yet is left to
-    the run). A Hub id or a missing path is left to the run too."""
-    if source is None or not Path(source).is_dir():
+    the run). A missing folder, a file, or a Hub id while the Hub cannot be reached is refused here too
+    (:func:`check_dataset_source`)."""
+    if source is None:
+        return
+    check_dataset_source(source, config)
+    if not Path(source).is_dir():
         return
     folder = Path(source)
     if config is not None:
@@ -171,10 +176,13 @@ def hub_identity(repo_id: str) -> dict | None:
     what a Hub dataset says of itself."""
     if not HUB_ID.fullmatch(repo_id) or "--" in repo_id or ".." in repo_id:
         return None
+    if hub_unreachable() not in (None, "offline mode"):  # not tried: the libraries would retry for 30-50 s
+        return None
     try:
         from huggingface_hub import hf_hub_download
 
-        card = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset"))
+        with quiet_hub_logs():
+            card = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset"))
         header = yaml.safe_load(card.read_text(encoding="utf-8").split("---\n", 2)[1])
     except Exception:  # offline, not found, no card, no header: nothing is said
         return None
@@ -187,6 +195,52 @@ def source_name(source: str | Path) -> str:
     working directory), anything else (a Hub id) as given."""
     folder = Path(source)
     return str(folder.resolve()) if folder.is_dir() else str(source)
+
+
+class HubUnreachable(UnqoverError):
+    """A Hub dataset that cannot be loaded because the Hub cannot be reached (``why``: offline mode, or the
+    connection's failure); the message says what to do instead."""
+
+    def __init__(self, dataset: str, config: str | None, why: str) -> None:
+        instead = (
+            "unset HF_HUB_OFFLINE where the network is up"
+            if why == "offline mode"
+            else "set HF_HUB_OFFLINE=1 to use a cached copy"
+        )
+        super().__init__(
+            f"could not load dataset {dataset!r}{'' if config is None else f' config {config!r}'}: the Hugging "
+            "Face Hub cannot be reached "
+            f"({why}): pass --dataset FOLDER (a local dataset folder), or {instead}"
+        )
+        self.why = why
+
+
+def cached_on_this_machine(hub_id: str) -> bool:
+    """Whether a Hub dataset may be in this machine's caches (the Hub's or the datasets library's): offline,
+    ``datasets`` can load it from there."""
+    from huggingface_hub import constants
+
+    owner, _, name = hub_id.rpartition("/")
+    hub = Path(constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}"
+    datasets_home = Path(os.environ.get("HF_DATASETS_CACHE") or Path(constants.HF_HOME) / "datasets")
+    return hub.is_dir() or (datasets_home / f"{owner}___{name}").is_dir()
+
+
+def check_dataset_source(source: str | Path, config: str | None = None) -> None:
+    """Refuse at once a dataset that cannot load: a file, a missing folder (a path, not a Hub id OWNER/NAME), or a
+    Hub id while the Hub cannot be reached (offline mode: unless a copy may be cached). Nothing is downloaded."""
+    folder, text = Path(source), str(source)
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise UnqoverError(
+            f"dataset {text} is a file: a dataset is a folder (README.md card + data/) or a Hub id"
+        )
+    if text.startswith((".", "/", "~")) or not HUB_ID.fullmatch(text) or "--" in text or ".." in text:
+        raise UnqoverError(f"dataset folder not found: {text}")
+    why = hub_unreachable()  # not tried when unreachable: the libraries would retry for 30-50 s
+    if why is not None and (why != "offline mode" or not cached_on_this_machine(text)):
+        raise HubUnreachable(text, config, why)
 
 
 def load_rows(
@@ -208,16 +262,12 @@ def load_rows(
                 "dataset again"
             ) from None
     text = str(source)
-    if folder.exists():
-        raise UnqoverError(
-            f"dataset {text} is a file: a dataset is a folder (README.md card + data/) or a Hub id"
-        )
-    if text.startswith((".", "/", "~")) or not HUB_ID.fullmatch(text) or "--" in text or ".." in text:
-        raise UnqoverError(f"dataset folder not found: {text}")
+    check_dataset_source(text, config)
     from datasets import load_dataset
 
     try:
-        dataset = load_dataset(text, config, split=split)
+        with quiet_hub_logs():
+            dataset = load_dataset(text, config, split=split)
     except Exception as err:  # datasets raises many types (offline, not found, bad config)
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         parent = folder.parent

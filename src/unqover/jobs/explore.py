@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from unqover.env import word_lists_folder as word_lists_folder  # the Space's word lists, decided as the CLI's
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition
 from unqover.probes.row_identity import check_local_build

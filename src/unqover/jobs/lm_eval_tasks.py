@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from unqover.env import word_lists_folder
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.probes.base import ProbeDefinition, RunOptions
@@ -134,6 +135,8 @@ def write_tasks(
     size = probe.quick_run.default if size is None else size
     if word_lists is not None and probe.lm_eval_kind != "subjects":
         raise UnqoverError(f"--word-lists applies to the UnQover probes, not {probe.name}")
+    if probe.lm_eval_kind == "subjects":
+        word_lists = word_lists_folder(word_lists)  # else UNQOVER_WORD_LISTS's folder
     check_rows_of(probe, dataset)
     record = {
         "probe": probe.name,

@@ -17,7 +17,7 @@ from unqover.hub.load import check_local_dataset
 from unqover.jobs.run import default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.report.format import MISSING
-from unqover.report.markdown import md, md_text
+from unqover.report.markdown import HEADLINE_NAMES, md, md_text
 from unqover.report.page import markdown_page
 from unqover.scoring.placement import check_device
 from unqover.scoring.run_folder import check_run_folder
@@ -81,6 +81,9 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_config(probe_run, settings)
     check_local_dataset(run.dataset, run.config)
+    probes[0].check_model_id(model_id, all_settings[0])
+    for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
+        probe.check_source(probe_run, settings)
     placement, model = probes[0].load_model(model_id, runs[0], all_settings[0])
     unfit = [p.name for p in probes if model.family not in p.families]
     if unfit:
@@ -114,13 +117,15 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
 
 
 def _table(headlines: Mapping[str, Mapping[str, str]], cell) -> list[str]:
-    """Headline names down, probes across (each number as the probe's ``headline_text`` words it); a probe without
+    """Headline names down (with the reports' symbols), probes across (each number as the probe's ``headline_text`` words it); a probe without
     that number shows "—"."""
     names = list(dict.fromkeys(key for head in headlines.values() for key in head))
     lines = ["| | " + " | ".join(cell(p) for p in headlines) + " |", "|---|" + "---:|" * len(headlines)]
     for key in names:
         values = [head.get(key, MISSING) for head in headlines.values()]
-        lines.append(f"| {cell(key)} | " + " | ".join(md_text(v) for v in values) + " |")
+        lines.append(
+            f"| {cell(HEADLINE_NAMES.get(key, key))} | " + " | ".join(md_text(v) for v in values) + " |"
+        )
     return lines
 
 

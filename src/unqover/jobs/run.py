@@ -23,7 +23,7 @@ import platform
 import re
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -80,15 +80,19 @@ def default_output(model_id: str, name: str) -> Path:
     return Path("runs") / model / name
 
 
-def speed_line(rate: float, inputs_left: int, rows_left: int, quick_run: str) -> str | None:
+def speed_line(
+    rate: float, inputs_left: int, rows_left: int, quick_run: str | Callable[[float], str]
+) -> str | None:
     """The line a large run on the CPU prints once its first batch is scored: the time it will take at that speed,
-    and the options of a quick run (``quick_run``); None for a run of fewer than :data:`LARGE_CPU_RUN` rows."""
+    and a quick run (``quick_run``: its options, or a function of the seconds a row takes that says the quick
+    run's command and time); None for a run of fewer than :data:`LARGE_CPU_RUN` rows."""
     if rows_left < LARGE_CPU_RUN:
         return None
+    quick = quick_run(inputs_left / rows_left / rate) if callable(quick_run) else f"add {quick_run}"
     return (
         f"unqover: {fmt_count(rows_left)} rows on the CPU at about {fmt_count(rate)} inputs/s (the first batch): "
         f"about {fmt_duration(inputs_left / rate)} to score; a GPU is far faster, or for a quick estimate of the "
-        f"same numbers add {quick_run}"
+        f"same numbers {quick}"
     )
 
 
@@ -101,7 +105,7 @@ def claim_and_score(
     placement: Placement,
     *,
     device: str | None = None,
-    quick_run: str = "--limit N",
+    quick_run: str | Callable[[float], str] = "--limit N",
 ) -> tuple[pa.Table | None, dict[str, pa.Table]]:
     """Claim the run folder, score this process's shard with every scorer and merge all shards.
 
@@ -191,6 +195,9 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     probe.check_config(run, settings)
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
     check_rows_of(probe, run.dataset)  # another probe's rows
+    # a missing model folder, then rows that cannot be found: before the model loads
+    probe.check_model_id(model_id, settings)
+    probe.check_source(run, settings)
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)
 
@@ -199,10 +206,14 @@ def run_loaded(
     model_id: str, probe: ProbeDefinition, run: RunOptions, settings: dict, placement: Placement, model
 ) -> ProbeRun | None:
     """:func:`run_probe` from a loaded model on: load the rows, score, measure and report into the run folder."""
-    score_rows = functools.partial(
-        claim_and_score, device=getattr(model, "device", None), quick_run=probe.quick_run_hint()
-    )
     loaded = probe.load(run, settings, model)
+    note = probe.limit_note(loaded, run, settings)  # a --limit too small for the headline numbers, said first
+    if note is not None and placement.is_main:
+        print(note, file=sys.stderr, flush=True)
+    quick_run = functools.partial(probe.quick_run_advice, model_id, loaded, settings)
+    score_rows = functools.partial(
+        claim_and_score, device=getattr(model, "device", None), quick_run=quick_run
+    )
     folder = run.output or default_output(model_id, probe.output_name(loaded, settings))
     identity = identity_of(probe, model_id, model, loaded, settings)
     # what scoring would refuse, before anything is written: a start that fails writes nothing

@@ -15,7 +15,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from unqover.errors import UnqoverError
+from unqover.env import word_lists_folder
+from unqover.errors import UnqoverError, first_line
 from unqover.lexicon.wordlists import WordLists
 
 UPSTREAM_REPO = "allenai/unqover"
@@ -71,6 +72,14 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+class WordListsUnavailable(UnqoverError):
+    """The pinned word lists are neither cached nor downloadable: ``reason`` says why, without the advice."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"{reason}. {_HOW_TO_PASS}")
+        self.reason = reason
+
+
 def matches_upstream(root: Path) -> bool:
     """True when ``root`` holds every upstream file with its pinned checksum."""
     return all(
@@ -110,8 +119,8 @@ def download_upstream(
     if target.is_dir() and matches_upstream(target):
         return target
     if _offline():
-        raise UnqoverError(
-            f"The UnQover word lists are not cached and downloads are disabled (offline mode). {_HOW_TO_PASS}"
+        raise WordListsUnavailable(
+            "The UnQover word lists are not cached and downloads are disabled (offline mode)"
         )
     base_url = (base_url or os.environ.get("UNQOVER_WORD_LISTS_URL") or UPSTREAM_URL).rstrip("/")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -122,8 +131,8 @@ def download_upstream(
             try:
                 data = _download(url, timeout)
             except (urllib.error.URLError, OSError) as err:
-                raise UnqoverError(
-                    f"Could not download the UnQover word lists ({url}: {err}). {_HOW_TO_PASS}"
+                raise WordListsUnavailable(
+                    f"Could not download the UnQover word lists ({url}: {first_line(err)})"
                 ) from err
             if hashlib.sha256(data).hexdigest() != digest:
                 raise UnqoverError(
@@ -141,7 +150,9 @@ def download_upstream(
 
 
 def resolve_word_lists(path: str | Path | None = None, cache_dir: Path | None = None) -> WordLists:
-    """The user's folder when given, else the verified upstream lists (downloaded once, then cached)."""
+    """The user's folder when given (else ``UNQOVER_WORD_LISTS``'s), else the verified upstream lists (downloaded
+    once, then cached)."""
+    path = word_lists_folder(path)
     if path is not None:
         return WordLists(path)
     return WordLists(download_upstream(cache_dir))

@@ -218,7 +218,8 @@ class Design:
         if smallest == 0:
             return False, self.M
         groups_needed = min(self.M, math.ceil(MIN_EXPECTED_PER_CELL * self.M / smallest))
-        return self.f * smallest >= MIN_EXPECTED_PER_CELL or self.n >= self.M, groups_needed
+        # f · smallest >= MIN_EXPECTED_PER_CELL, in whole numbers: exactly true at groups_needed
+        return self.n * smallest >= MIN_EXPECTED_PER_CELL * self.M or self.n >= self.M, groups_needed
 
 
 def _clip(low: float, high: float) -> list[float]:
@@ -401,6 +402,26 @@ def mean_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Bou
         design.influence(rec, term, upper_coef),
         *_cross_fit(design, rec, values, choose),
     )
+
+
+def groups_needed(
+    population: PairedScores,
+    *,
+    unit_of: np.ndarray,
+    num_units: int,
+    subject_weighted: bool,
+    subject_unit_too: bool,
+) -> int:
+    """The fewest sampled groups for which no headline number of :func:`estimate_from_sample` is declined: the
+    declining rule itself (:meth:`Design.needed` on the same cells, and ``MIN_GROUPS`` for δ and ε). It reads the
+    population's cells only, never its scores: it is known before anything is scored."""
+    design = Design(population, np.zeros(population.num_groups, dtype=bool), 0, 0.95)
+    records = [design.records(unit_of, num_units, subject_weighted)]
+    if subject_unit_too:
+        subjects = len(population.subjects)
+        records.append(design.records(np.arange(subjects), subjects, False))
+    needed = [design.needed(rec, np.flatnonzero(rec.population_count > 0))[1] for rec in records]
+    return min(design.M, max([MIN_GROUPS, *needed]))
 
 
 def estimate_from_sample(

@@ -532,6 +532,31 @@ def _add_intervals(
     result.most_biased_rule = {"method": most_biased.FULL_RUN_RULE}
 
 
+def _sample_units(
+    population: PairedScores, cluster_of: np.ndarray | None, cluster_labels: np.ndarray, cluster_unit: bool
+) -> dict:
+    """The units a quick run's μ and η average over (subjects, or clusters with subjects counting equally)."""
+    n_subjects = len(population.subjects)
+    return {
+        "unit_of": cluster_of if cluster_unit else np.arange(n_subjects),
+        "num_units": len(cluster_labels) if cluster_unit else n_subjects,
+        "subject_weighted": cluster_unit,
+        "subject_unit_too": cluster_unit,
+    }
+
+
+def quick_run_groups(rows, *, mode: str = "default") -> int:
+    """The fewest groups a quick run of the dataset ``rows`` (every row) samples for μ and η (and δ, ε) to be
+    estimated instead of declined: :func:`unqover.measure.sampled.groups_needed` on its cells, as a quick run's
+    measure (:func:`measure_paired`) sets them up. No scores are read: it is known before anything is scored."""
+    zeros = np.zeros(len(rows["subject_1"]))
+    population = pair_dataset_rows(rows, zeros, zeros, mode=mode)
+    cluster_of, cluster_labels, cluster_unit = mu_units(population, mode)
+    return sampling.groups_needed(
+        population, **_sample_units(population, cluster_of, cluster_labels, cluster_unit)
+    )
+
+
 def _sample_estimates(
     population: PairedScores,
     observed: np.ndarray,
@@ -543,16 +568,10 @@ def _sample_estimates(
 ) -> tuple[sampling.Design, dict[str, sampling.Estimate]]:
     """A quick run's design and its estimates of the full-dataset headline values (δ, ε, μ, η; μ and η per
     subject too), by name as :class:`UnqoverBias` names them (``unqover.measure.sampled``)."""
-    n_subjects = len(population.subjects)
-    unit_of = cluster_of if cluster_unit else np.arange(n_subjects)
-    num_units = len(cluster_labels) if cluster_unit else n_subjects
     design, estimates_ = sampling.estimate_from_sample(
         population,
         observed,
-        unit_of=unit_of,
-        num_units=num_units,
-        subject_weighted=cluster_unit,
-        subject_unit_too=cluster_unit,
+        **_sample_units(population, cluster_of, cluster_labels, cluster_unit),
         seed=seed,
         confidence=confidence,
     )

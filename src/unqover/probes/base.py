@@ -229,6 +229,16 @@ class ProbeDefinition:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
+    def check_model_id(self, model_id: str, settings: dict[str, Any]) -> None:
+        """Refuse at once a model argument that cannot name a model, before the rows' source is checked and the
+        model loads (nothing is loaded or downloaded); default: nothing to check (a probe's own model names).
+        The probes of transformers models use :func:`unqover.scoring.models.model_source`: a file, or a path that
+        does not exist, is refused."""
+
+    def check_source(self, run: RunOptions, settings: dict[str, Any]) -> None:
+        """Refuse, before any model is loaded, a run whose rows cannot be found (no local build, the Hub
+        unreachable, nothing to generate them from); default: nothing to check (the rows come with the probe)."""
+
     def check_config(self, run: RunOptions, settings: dict[str, Any]) -> None:
         """Refuse, before any model is loaded, a ``--config`` that the probe's own rows do not have (without
         ``--dataset``): one its datasets do not have (:meth:`check_dataset_configs`). The configs of a ``--dataset``
@@ -240,6 +250,16 @@ class ProbeDefinition:
     def quick_run_hint(self) -> str:
         """The options that turn a full run of this probe into a quick one, for a run too large for its machine."""
         return f"--limit {self.quick_run.default} ({self.quick_run.unit})"
+
+    def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
+        """What a large run on the CPU offers instead (after "for a quick estimate of the same numbers"); the
+        default: add :meth:`quick_run_hint`'s options."""
+        return f"add {self.quick_run_hint()}"
+
+    def limit_note(self, loaded: Loaded, run: RunOptions, settings: dict) -> str | None:
+        """One line before scoring when ``--limit`` is too small for the headline numbers to be estimated (they
+        would be printed as "—"), with the size that is enough; None when it is enough (the default)."""
+        return None
 
     def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
         """The settings the dataset ``name`` builds from, checked: a definition keeps only its own entries of a

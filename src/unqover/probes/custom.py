@@ -44,6 +44,12 @@ class CustomProbe(UnqoverProbe):
     def rebuild_command(self, folder: Path) -> str:
         return f"unqover build-datasets --probe {self.path} --output {folder.parent} --overwrite"
 
+    def command_option(self) -> str:
+        return f"--probe {self.path}"
+
+    def check_source(self, run: RunOptions, settings: dict) -> None:
+        """Nothing to find: the rows are generated from the probe's file."""
+
     def check_config(self, run: RunOptions, settings: dict) -> None:
         """Also refuse, before any model loads, rows too large for this machine's memory: every run of a custom
         probe (a quick one too: its estimates are of the whole set) generates all its rows first."""

@@ -108,6 +108,17 @@ class EECProbe(ProbeDefinition):
 
         return None if run.dataset else question_vocabulary(eec_questions())
 
+    def check_model_id(self, model_id: str, settings: dict) -> None:
+        from unqover.scoring.models import model_source
+
+        if model_id.partition(":")[0] in BEECHER_FAMILIES:  # Beecher's own models: checked as they load
+            return
+        if settings["scoring"] != "default":
+            raise UnqoverError(
+                "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
+            )
+        model_source(model_id)
+
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.scoring.beecher import load_beecher_model
         from unqover.scoring.models import load_model
@@ -127,11 +138,6 @@ class EECProbe(ProbeDefinition):
             loaded, factory = load_beecher_model(model_id, settings["scoring"], vocabulary=vocabulary)
             loaded.scorer = factory(None)
             return place(run.shard, "cpu")[0], loaded
-        if settings["scoring"] != "default":
-            raise UnqoverError(
-                "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
-            )
-
         return load_for_run(load_model, model_id, run)
 
     # the rows of a run, as hooks a probe of the same kind (the person task) replaces

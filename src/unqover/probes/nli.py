@@ -83,6 +83,16 @@ class NLIProbe(ProbeDefinition):
 
         return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
 
+    def check_model_id(self, model_id: str, settings: dict) -> None:
+        from unqover.scoring.models import model_source
+
+        model_source(model_id)
+
+    def check_source(self, run: RunOptions, settings: dict) -> None:
+        from unqover.probes.nli_rows import check_nli_source
+
+        check_nli_source(self.name, run.dataset, run.config or "synthetic")
+
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         from unqover.probes.nli_rows import (
             describe_nli_selection,

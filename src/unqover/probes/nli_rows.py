@@ -63,20 +63,30 @@ class NLIRowScorer:
         return np.stack([female, male], axis=1).astype(np.float64)
 
 
+def check_nli_source(name: str, dataset: str | None, config: str) -> None:
+    """Refuse a config with no rows to load (no --dataset, no local build, and not the synthetic premises made in
+    memory): found before any model loads."""
+    if (
+        not dataset
+        and config != "synthetic"
+        and not (Path("datasets/unqover") / name / "data" / config).is_dir()
+    ):
+        raise UnqoverError(
+            f"no {config!r} NLI data: build it (unqover build-datasets {name}) or pass --dataset"
+        )
+
+
 def load_nli_rows(name: str, dataset: str | None, config: str) -> tuple[pa.Table, dict]:
     """--dataset, else a local build in datasets/unqover/<name>, else synthetic premises made in memory."""
+    check_nli_source(name, dataset, config)
     if dataset:
         rows, source = load_rows(dataset, config), source_name(dataset)
     elif (Path("datasets/unqover") / name / "data" / config).is_dir():
         check_local_build(name, Path("datasets/unqover") / name)
         source = source_name(Path("datasets/unqover") / name)
         rows = load_rows(source, config)
-    elif config == "synthetic":
+    else:  # the synthetic config (checked above)
         rows, source = nli_rows(synthetic_premises(), family="main"), "generated synthetic premises"
-    else:
-        raise UnqoverError(
-            f"no {config!r} NLI data: build it (unqover build-datasets {name}) or pass --dataset"
-        )
     missing = [c for c in NLI_COLUMNS if c not in rows.column_names]
     if missing:
         raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an {name} dataset?")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from unqover.env import word_lists_folder
 from unqover.errors import UnqoverError
 from unqover.measure import MODES
 from unqover.probes import options as parse
@@ -53,7 +54,12 @@ class UnqoverProbe(ProbeDefinition):
     explorable = True
     limit_meaning = "N groups (4 rows each), a seeded sample stratified over template x attribute"
     options = (
-        Option("--word-lists", "build the rows in memory from these word lists", type=Path, metavar="PATH"),
+        Option(
+            "--word-lists",
+            "build the rows in memory from these word lists (default: the folder UNQOVER_WORD_LISTS names, if set)",
+            type=Path,
+            metavar="PATH",
+        ),
         Option(
             "--scoring", "paper reproduces the original's scoring quirks", choices=SCORINGS, default="default"
         ),
@@ -104,7 +110,8 @@ class UnqoverProbe(ProbeDefinition):
     dataset_options = (
         Option(
             "--word-lists",
-            "a local word_lists/ folder (default: download the pinned upstream lists once and cache them)",
+            "a local word_lists/ folder (default: the folder UNQOVER_WORD_LISTS names, else download the pinned "
+            "upstream lists once and cache them)",
             type=Path,
             metavar="PATH",
         ),
@@ -127,6 +134,7 @@ class UnqoverProbe(ProbeDefinition):
 
     def check_settings(self, given) -> dict:
         settings = super().check_settings(given)
+        settings["word_lists"] = word_lists_folder(settings["word_lists"])  # else UNQOVER_WORD_LISTS's
         if settings["scoring"] not in SCORINGS:
             raise UnqoverError(f"--scoring must be one of {', '.join(SCORINGS)}, got {settings['scoring']!r}")
         if settings["mode"] not in MODES:
@@ -159,14 +167,59 @@ class UnqoverProbe(ProbeDefinition):
             "--precision 0.02 --max-time 1h (a sample of groups until every headline interval is 0.02 wide)"
         )
 
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.probes import unqover_rounds
-        from unqover.scoring.models import load_model
+    def headline_groups(self, loaded: Loaded, settings: dict) -> int:
+        """The fewest groups for which a quick run of the loaded rows estimates every headline number (μ, η, δ, ε)
+        instead of declining it: the declining rule on the population's cells (after a masked LM's coverage)."""
+        from unqover.measure.unqover import quick_run_groups
 
+        if "groups_needed" not in loaded.context:
+            loaded.context["groups_needed"] = quick_run_groups(loaded.population, mode=settings["mode"])
+        return loaded.context["groups_needed"]
+
+    def command_option(self) -> str:
+        """The option that names this probe on the command line."""
+        return f"--bias {self.name}"
+
+    def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
+        from unqover.report.format import fmt_duration
+
+        groups = self.headline_groups(loaded, settings)
+        return (
+            f"in about {fmt_duration(4 * groups * seconds_per_row)}: unqover probe {model_id} "
+            f"{self.command_option()} --limit {groups} (or {self.quick_run_hint()})"
+        )
+
+    def limit_note(self, loaded: Loaded, run: RunOptions, settings: dict) -> str | None:
+        if run.limit is None or settings["precision"] is not None:
+            return None
+        groups = self.headline_groups(loaded, settings)
+        if run.limit >= groups:
+            return None
+        from unqover.report.format import fmt_count
+
+        return (
+            f"note: μ and η need at least {fmt_count(groups)} groups of {self.name}; --limit {run.limit} will show "
+            f'them as "—" (use --limit {groups} or more)'
+        )
+
+    def check_model_id(self, model_id: str, settings: dict) -> None:
+        from unqover.scoring.models import model_source
+
+        model_source(model_id)
+
+    def check_config(self, run: RunOptions, settings: dict) -> None:
+        """Also the options that go together, before the model is named or loaded."""
+        from unqover.probes import unqover_rounds
+
+        super().check_config(run, settings)
         if settings["precision"] is not None:
             unqover_rounds.check_options(run, settings)
         elif settings["sample"] is not None and run.limit is not None:
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
+
+    def load_model(self, model_id: str, run: RunOptions, settings: dict):
+        from unqover.scoring.models import load_model
+
         if prompt_options(settings):  # refused before the weights load: the config says the family
             from unqover.scoring.models import detect_family, model_source
 
@@ -198,7 +251,7 @@ class UnqoverProbe(ProbeDefinition):
             }
         if settings["word_lists"] is not None:
             return self._generated(settings["word_lists"], config)
-        local = Path("datasets/unqover") / self.name
+        local = self.local_build()
         if (local / "data" / config).is_dir():
             check_local_build(self, local)
             return load_rows(local, config), {
@@ -206,21 +259,61 @@ class UnqoverProbe(ProbeDefinition):
                 "config": config,
                 "split": "test",
             }
-        failures = []
+        from unqover.hub.load import HubUnreachable
+        from unqover.lexicon.upstream import WordListsUnavailable
+
+        hub_id, failures = self.hub_id(), []
         try:
-            hub_id = f"unqover/{self.name}"
             return load_rows(hub_id, config), {"source": hub_id, "config": config, "split": "test"}
+        except HubUnreachable as err:
+            failures.append(f"the Hugging Face Hub cannot be reached ({err.why})")
         except UnqoverError as err:
             failures.append(str(err))
         try:
             return self._generated(None, config)
-        except UnqoverError as err:
-            failures.append(str(err))
-        raise UnqoverError(
-            "no dataset to probe: "
-            + " / ".join(failures)
-            + ". Pass --dataset FOLDER (built with `unqover build-datasets`) or --word-lists PATH"
+        except WordListsUnavailable as err:
+            failures.append(err.reason[:1].lower() + err.reason[1:])
+        raise UnqoverError(self.no_dataset(failures))
+
+    def local_build(self) -> Path:
+        """Where ``unqover build-datasets`` builds this bias class's dataset by default."""
+        return Path("datasets/unqover") / self.name
+
+    def hub_id(self) -> str:
+        return f"unqover/{self.name}"
+
+    def no_dataset(self, failures: Sequence[str]) -> str:
+        """The one line for a run without rows: why each source failed, then what to do, once."""
+        from unqover.lexicon.upstream import UPSTREAM_COMMIT, UPSTREAM_REPO
+
+        return (
+            f"no dataset to probe: no local build in {self.local_build()}; {'; '.join(failures)}. Build it with "
+            f"`unqover build-datasets --word-lists PATH {self.name}`, or pass --word-lists PATH (the word_lists/ "
+            f"folder of https://github.com/{UPSTREAM_REPO} at commit {UPSTREAM_COMMIT[:7]}; or set "
+            "UNQOVER_WORD_LISTS) or --dataset FOLDER"
         )
+
+    def check_source(self, run: RunOptions, settings: dict) -> None:
+        """Before the model loads: refuse at once a run that :meth:`rows` would find no rows for (no --dataset,
+        no word lists, no local build, the Hub unreachable, and the pinned word lists neither cached nor
+        downloadable). Downloading the word lists here is what the rows would fall back to: they are cached."""
+        from unqover.env import hub_unreachable, offline
+        from unqover.hub.load import cached_on_this_machine
+        from unqover.lexicon import resolve_word_lists
+        from unqover.lexicon.upstream import WordListsUnavailable
+
+        if run.dataset or settings["word_lists"] is not None or self.local_build().is_dir():
+            return
+        why = hub_unreachable()
+        if why is None or (offline() and cached_on_this_machine(self.hub_id())):
+            return
+        try:
+            resolve_word_lists(None)
+        except WordListsUnavailable as err:
+            reason = err.reason[:1].lower() + err.reason[1:]
+            raise UnqoverError(
+                self.no_dataset([f"the Hugging Face Hub cannot be reached ({why})", reason])
+            ) from None
 
     def _generated(self, word_lists: Path | None, config: str) -> tuple[pa.Table, dict]:
         from unqover.probes.unqover_rows import generated_rows

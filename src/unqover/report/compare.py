@@ -27,20 +27,24 @@ from unqover.report.format import fmt_count, number
 from unqover.report.markdown import (
     ALL_GROUPS,
     GENERALIZATION,
+    HEADLINE_NAMES,
     headline,
     sample_line,
     sample_of,
     split_results,
 )
 
-COMPARED_MEASURES = (
-    ("mu", "bias intensity μ"),
-    ("eta", "count-based η"),
-    ("subject_mu", "μ per subject"),
-    ("subject_eta", "η per subject"),
-    ("positional_error", "positional error δ"),
-    ("attributive_error", "attributive error ε"),
-    ("mean_score", "mean answer score"),
+COMPARED_MEASURES = tuple(
+    (key, HEADLINE_NAMES[key])
+    for key in (
+        "mu",
+        "eta",
+        "subject_mu",
+        "subject_eta",
+        "positional_error",
+        "attributive_error",
+        "mean_score",
+    )
 )
 
 

@@ -112,11 +112,16 @@ def sample_line(result: Mapping) -> str | None:
 # views: plain rows shared by the Markdown and HTML reports
 
 
+#: the one table of the headline numbers' names with their symbols, as every report and summary shows them
 HEADLINE_NAMES = {
-    "positional_error": "positional error δ",
-    "attributive_error": "attributive error ε",
+    "mu": "bias intensity μ",
+    "eta": "count-based η",
     "subject_mu": "μ per subject",
     "subject_eta": "η per subject",
+    "positional_error": "positional error δ",
+    "attributive_error": "attributive error ε",
+    "mean_score": "mean answer score",
+    "delta_P": "ΔP",  # the NLI probe's S and B are their own symbols
 }
 
 
@@ -148,8 +153,7 @@ def headline(result: Mapping) -> list[dict]:
             estimate = number(estimates[key]) if key in estimates else number(corrected.get(key))
         row = {
             "key": key,
-            "name": HEADLINE_NAMES.get(key)
-            or (f"bias intensity μ (per {unit})" if key == "mu" else f"count-based η (per {unit})"),
+            "name": f"{HEADLINE_NAMES[key]} (per {unit})" if key in ("mu", "eta") else HEADLINE_NAMES[key],
             "value": value,
             "estimate": estimate if interval is not None else None,
             "interval": interval,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from unqover.measure.unqover import UnqoverBias
 from unqover.report.format import MISSING, fmt_interval, fmt_signed
 from unqover.report.markdown import (
+    HEADLINE_NAMES,
     bootstrap_line,
     errors,
     groups_line,
@@ -46,7 +47,7 @@ _FIELDS = {
 }
 
 
-_LABELS = {"mu": "bias intensity μ", "eta": "count-based η"}  # their unit is on its own line
+_LABELS = {key: HEADLINE_NAMES[key] for key in ("mu", "eta")}  # their unit is on its own line
 
 
 def _scalars(result: UnqoverBias) -> dict:

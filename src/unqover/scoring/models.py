@@ -6,6 +6,7 @@ scorer and the dataset config: extractive QA (``qa`` rows), masked LM (``mlm`` r
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +106,13 @@ def choose_dtype(dtype: str, device: str) -> str:
     return "float16" if device == "mps" else "float32"
 
 
+#: what to do when a Hub model cannot be fetched here
+OFFLINE_MODEL_HINT = (
+    "offline, give a local model folder instead (config.json, weights and tokenizer, e.g. from "
+    "`hf download {model} --local-dir DIR` on a machine with network)"
+)
+
+
 @dataclass(frozen=True)
 class ModelSource:
     """Where a model comes from (a local folder or a Hub id), and its safe loaders with one clear error each.
@@ -117,7 +125,6 @@ class ModelSource:
     location: str
     revision: str | None = None
     token: str | None = None
-    local_parent: str | None = None  # a Hub-like id whose first part is a local folder: maybe a mistyped path
 
     @property
     def path(self) -> str | None:
@@ -133,25 +140,27 @@ class ModelSource:
         require_models_extra()
         import transformers
 
+        from unqover.env import hub_unreachable, quiet_hub_logs
+
+        why = None if self.path is not None else hub_unreachable()
+        if why is not None and why != "offline mode":  # not tried: the libraries would retry for 30-50 s
+            raise UnqoverError(
+                f"cannot load model {self.model_id!r}: it is no local folder, and the Hugging Face Hub cannot be "
+                f"reached ({why}); {OFFLINE_MODEL_HINT.format(model=self.model_id)}"
+            )
         try:
-            return transformers.AutoConfig.from_pretrained(self.location, **self.options)
+            with quiet_hub_logs():
+                return transformers.AutoConfig.from_pretrained(self.location, **self.options)
         except (OSError, ValueError) as err:
             self._refuse_custom_code(err)
             if self.path is not None:  # a local folder whose config transformers cannot read
                 raise UnqoverError(
                     f"cannot read the config of the model folder {self.model_id}: {first_line(err)}"
                 ) from err
-            if self.local_parent is not None:
-                name = Path(self.model_id).name
-                raise UnqoverError(
-                    f"model folder not found: {self.model_id} (the folder {self.local_parent} holds no {name!r}), "
-                    f"and it is no model on the Hub either ({first_line(err)})"
-                ) from err
             from unqover.env import offline
 
             hint = (
-                "; offline, give a local model folder instead (config.json, weights and tokenizer, e.g. from "
-                f"`hf download {self.model_id} --local-dir DIR` on a machine with network)"
+                f"; {OFFLINE_MODEL_HINT.format(model=self.model_id)}"
                 if offline() or "offline" in str(err).lower() or "connect" in str(err).lower()
                 else ""
             )
@@ -314,11 +323,9 @@ def model_source(model_id: str, revision: str | None = None, token: str | None =
         raise UnqoverError(
             f"{model_id} is a file: a model is a folder (config.json, weights, tokenizer) or a Hub id"
         )
-    if model_id.startswith((".", "/", "~")) or not is_hub_id(model_id):
-        raise UnqoverError(f"model folder not found: {model_id}")
-    parent = local.parent
-    local_parent = str(parent) if str(parent) not in ("", ".") and parent.is_dir() else None
-    return ModelSource(model_id, model_id, revision, token, local_parent)
+    if looks_like_path(model_id):  # refused at once: never tried on the Hub (40 s offline)
+        raise UnqoverError(f"no model folder {model_id} (it looks like a path, not a Hub id OWNER/NAME)")
+    return ModelSource(model_id, model_id, revision, token)
 
 
 #: A Hub model id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.' (no '--' or '..').
@@ -327,6 +334,19 @@ def model_source(model_id: str, revision: str | None = None, token: str | None =
 def is_hub_id(text: str) -> bool:
     """Whether ``text`` can name a model on the Hub (anything else can only be a local folder)."""
     return bool(HUB_ID.fullmatch(text)) and "--" not in text and ".." not in text and not text.endswith(".")
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether a model argument is meant as a local folder: it starts with ``.``, ``/`` or ``~``, ends with a
+    separator, holds an OS separator other than ``/``, has more than one ``/``, or its first part is a local folder
+    (``tiny/qa`` where ``tiny/`` exists), or it cannot be a Hub id at all. ``owner/name`` stays a Hub id."""
+    separators = {sep for sep in (os.sep, os.altsep) if sep and sep != "/"}
+    if text.startswith((".", "/", "~")) or text.endswith(("/", *separators)) or text.count("/") > 1:
+        return True
+    if any(sep in text for sep in separators):
+        return True
+    first, slash, _ = text.partition("/")
+    return (bool(slash) and Path(first).is_dir()) or not is_hub_id(text)
 
 
 def load_model(

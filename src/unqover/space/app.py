@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from unqover.errors import UnqoverError
-from unqover.jobs.explore import example_rows, explorer_probe
+from unqover.jobs.explore import example_rows, explorer_probe, word_lists_folder
 from unqover.jobs.run import user_cache_folder
 from unqover.report.format import fmt_count, fmt_size, plural
 from unqover.space import explore as explorer
@@ -101,8 +101,7 @@ class Space:
         self.cache_dir = Path(
             cache_dir or os.environ.get("UNQOVER_SPACE_CACHE") or user_cache_folder("space")
         )
-        lists = word_lists or os.environ.get("UNQOVER_WORD_LISTS")
-        self.word_lists = Path(lists) if lists else None
+        self.word_lists = word_lists_folder(word_lists)  # else UNQOVER_WORD_LISTS's folder
         self.results_location = results_location or os.environ.get("UNQOVER_SPACE_RESULTS", "")
         # the results box reads only inside this folder (and Hub dataset repos)
         root = results_root or os.environ.get("UNQOVER_SPACE_RESULTS_ROOT") or self.cache_dir
