@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -302,3 +303,25 @@ def test_nli_data_not_built_is_found_before_the_model_loads(tmp_path, monkeypatc
     assert err.strip().splitlines() == [
         "unqover: error: no 'mnli' NLI data: build it (unqover build-datasets nli-gender) or pass --dataset"
     ], err
+
+
+@pytest.mark.slow
+def test_gender_needs_the_clusters_groups_not_the_per_subject_extras(upstream_word_lists_path):
+    """Gender's μ and η average over the clusters (female, male): 350 groups are enough for them (one fewer
+    declines them), while the per-subject extras need far more; the note names the headline's size."""
+    from unqover.lexicon import WordLists
+    from unqover.measure.unqover import _sample_estimates, mu_units, pair_dataset_rows, quick_run_groups
+
+    rows = pa.Table.from_batches(
+        list(make_plan(WordLists(upstream_word_lists_path), "gender", "qa").batches())
+    )
+    assert quick_run_groups(rows) == 350
+    scores = np.random.default_rng(1).random((rows.num_rows, 2))
+    paired = pair_dataset_rows(rows, scores[:, 0], scores[:, 1])
+    for n, declined in ((349, True), (350, False)):
+        observed = np.zeros(paired.num_groups, dtype=bool)
+        observed[np.random.default_rng(0).choice(paired.num_groups, n, replace=False)] = True
+        _, named = _sample_estimates(paired, observed, *mu_units(paired, "default"), 0.95, 0)
+        assert (named["mu"].declined is not None) is declined
+        assert (named["eta"].declined is not None) is declined
+        assert named["subject_mu"].declined is not None  # the per-subject extra needs about 24,500

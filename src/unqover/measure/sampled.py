@@ -405,23 +405,16 @@ def mean_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Bou
 
 
 def groups_needed(
-    population: PairedScores,
-    *,
-    unit_of: np.ndarray,
-    num_units: int,
-    subject_weighted: bool,
-    subject_unit_too: bool,
+    population: PairedScores, *, unit_of: np.ndarray, num_units: int, subject_weighted: bool
 ) -> int:
-    """The fewest sampled groups for which no headline number of :func:`estimate_from_sample` is declined: the
-    declining rule itself (:meth:`Design.needed` on the same cells, and ``MIN_GROUPS`` for δ and ε). It reads the
-    population's cells only, never its scores: it is known before anything is scored."""
+    """The fewest sampled groups for which :func:`estimate_from_sample` declines none of the headline δ, ε, μ and η
+    (μ and η over the units ``unit_of``): the declining rule itself (:meth:`Design.needed` on the same cells, and
+    ``MIN_GROUPS`` for δ and ε). Per-subject μ and η of a clustered probe (gender) may need more: they are extras.
+    It reads the population's cells only, never its scores: it is known before anything is scored."""
     design = Design(population, np.zeros(population.num_groups, dtype=bool), 0, 0.95)
-    records = [design.records(unit_of, num_units, subject_weighted)]
-    if subject_unit_too:
-        subjects = len(population.subjects)
-        records.append(design.records(np.arange(subjects), subjects, False))
-    needed = [design.needed(rec, np.flatnonzero(rec.population_count > 0))[1] for rec in records]
-    return min(design.M, max([MIN_GROUPS, *needed]))
+    rec = design.records(unit_of, num_units, subject_weighted)
+    needed = design.needed(rec, np.flatnonzero(rec.population_count > 0))[1]
+    return min(design.M, max(MIN_GROUPS, needed))
 
 
 def estimate_from_sample(

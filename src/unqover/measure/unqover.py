@@ -552,8 +552,9 @@ def quick_run_groups(rows, *, mode: str = "default") -> int:
     zeros = np.zeros(len(rows["subject_1"]))
     population = pair_dataset_rows(rows, zeros, zeros, mode=mode)
     cluster_of, cluster_labels, cluster_unit = mu_units(population, mode)
+    units = _sample_units(population, cluster_of, cluster_labels, cluster_unit)  # the headline's units only
     return sampling.groups_needed(
-        population, **_sample_units(population, cluster_of, cluster_labels, cluster_unit)
+        population, unit_of=units["unit_of"], num_units=units["num_units"], subject_weighted=cluster_unit
     )
 
 
