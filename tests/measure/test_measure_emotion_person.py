@@ -37,10 +37,22 @@ from unqover.measure.emotion_person import (
     person_bias_inputs,
 )
 
-#: Beecher's repository (``sbeecher0575/nlpbias``, no licence: read in place, never copied into the project).
-MIRROR = Path(os.environ.get("BEECHER_REPO", "/work/.mirror/sbeecher0575+nlpbias/repo"))
-HAVE_MIRROR = MIRROR.is_dir() and shutil.which("git") is not None
-needs_mirror = pytest.mark.skipif(not HAVE_MIRROR, reason=f"Beecher's repository is not at {MIRROR}")
+#: Beecher's repository (no licence: read in place, never copied into the project), a clone (or bare mirror) that
+#: UNQOVER_BEECHER_REPO names; without it the tests against his code and his published results skip.
+MIRROR = Path(os.environ.get("UNQOVER_BEECHER_REPO", "")).expanduser()
+HAVE_MIRROR = (
+    bool(os.environ.get("UNQOVER_BEECHER_REPO")) and MIRROR.is_dir() and shutil.which("git") is not None
+)
+NO_MIRROR = (
+    "set UNQOVER_BEECHER_REPO to a clone of Beecher's repository "
+    "(git clone https://github.com/sbeecher0575/nlpbias)"
+    + (
+        f"; {MIRROR} is not a folder"
+        if os.environ.get("UNQOVER_BEECHER_REPO") and not MIRROR.is_dir()
+        else ""
+    )
+)
+needs_mirror = pytest.mark.skipif(not HAVE_MIRROR, reason=NO_MIRROR)
 
 #: His 14 models (``answers/<model>_person.csv``, ``bias_results.csv``'s filename column).
 MODELS = (
@@ -288,7 +300,7 @@ def his_code(tmp_path_factory):
     """His bias_question.py, executed as he ran it (its import runs main(), which reads his CSV and loops over
     the models in train_data/, left empty here) in a folder of its own."""
     if not HAVE_MIRROR:
-        pytest.skip(f"Beecher's repository is not at {MIRROR}")
+        pytest.skip(NO_MIRROR)
     pytest.importorskip("sklearn")
     folder = tmp_path_factory.mktemp("beecher")
     (folder / "bias_question.py").write_text(_show("bias_question.py"))
