@@ -48,31 +48,10 @@ def files(*roots: Path) -> set[Path]:
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory, upstream_word_lists_path) -> dict[str, Path]:
-    """Built dataset folders (religion qa, NLI synthetic, EEC) and a scored sample of the religion rows."""
-    root = tmp_path_factory.mktemp("data")
-    built = ["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path), "--config", "qa"]
-    assert main([*built, "--output", str(root), "--quiet"]) == 0
-    assert (
-        main(["build-datasets", "nli-gender", "--config", "synthetic", "--output", str(root), "--quiet"]) == 0
-    )
-    assert main(["build-datasets", "eec-emotion", "--output", str(root), "--quiet"]) == 0
-    ids = root / "ids.parquet"
-    sample = ["sample", str(root / "religion"), "--config", "qa", "--groups", "60", "--output", str(ids)]
-    assert main(sample) == 0
-    chosen = pq.read_table(ids)["id"]
-    rng = np.random.default_rng(0)
-    n = len(chosen)
-    # scored elsewhere and written without provenance
-    pq.write_table(
-        pa.table({"id": chosen, "score_1": rng.random(n), "score_2": rng.random(n)}), root / "bare.parquet"
-    )
-    return {
-        "root": root,
-        "religion": root / "religion",
-        "nli": root / "nli-gender",
-        "eec": root / "eec-emotion",
-    }
+def data(built_datasets) -> dict[str, Path]:
+    """Built dataset folders (religion qa, NLI synthetic, EEC) and a scored sample of the religion rows
+    (``root / "bare.parquet"``, no provenance): the session's, read-only."""
+    return built_datasets
 
 
 def religion_measure(data: dict, predictions: Path, *extra: str) -> list[str]:

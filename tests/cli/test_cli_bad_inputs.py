@@ -16,12 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from tests import tiny_models
 from unqover.cli import main
-from unqover.generate.unqover import MASK_PLACEHOLDER, make_plan
+from unqover.generate.unqover import MASK_PLACEHOLDER
 
 #: One error line: ``unqover: error: ...`` (or argparse's ``unqover probe: error: ...`` for a bad option).
 ERROR_LINE = re.compile(r"^unqover(?: [a-z-]+)?: error: ")
@@ -37,11 +36,11 @@ class Evil:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict[str, Path]:
+def world(tmp_path_factory, word_lists, religion_tables, upstream_word_lists_path) -> dict[str, Path]:
     """Tiny models, a finished run and the broken things the catalogue feeds the command line."""
     root = tmp_path_factory.mktemp("world")
-    qa = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
-    mlm = pa.Table.from_batches(list(make_plan(word_lists, "religion", "mlm").batches()))
+    qa = religion_tables["qa"]
+    mlm = religion_tables["mlm"]
     texts = sorted(
         set(qa["context"].to_pylist()) | set(qa["question"].to_pylist()) | set(mlm["question"].to_pylist())
     )

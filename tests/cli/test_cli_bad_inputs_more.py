@@ -29,16 +29,15 @@ from unqover.probes import unqover_rounds
 
 
 @pytest.fixture(scope="module")
-def religion(tmp_path_factory, upstream_word_lists_path) -> dict[str, Path]:
-    """The religion dataset (qa) built, and the results of measuring random scores of its rows."""
+def religion(tmp_path_factory, built_datasets) -> dict[str, Path]:
+    """The religion dataset (qa, the session's), and the results of measuring random scores of its rows."""
     root = tmp_path_factory.mktemp("religion")
-    built = ["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path), "--config", "qa"]
-    assert main([*built, "--output", str(root), "--quiet"]) == 0
-    rows = pq.read_table(sorted((root / "religion" / "data" / "qa").glob("*.parquet")), columns=["id"])
+    dataset = built_datasets["religion"]
+    rows = pq.read_table(sorted((dataset / "data" / "qa").glob("*.parquet")), columns=["id"])
     scores = np.random.default_rng(0).random((2, rows.num_rows))
     predictions = root / "predictions.parquet"
     about = {
-        "dataset": {"source": str(root / "religion"), "config": "qa", "split": "test"},
+        "dataset": {"source": str(dataset), "config": "qa", "split": "test"},
         "probe": "religion",
         "model": {
             "id": "me/model",
@@ -50,7 +49,7 @@ def religion(tmp_path_factory, upstream_word_lists_path) -> dict[str, Path]:
     write_predictions(predictions, table, about)
     results = root / "results.json"
     assert main(["measure", str(predictions), "--output", str(results), "--resamples", "5"]) == 0
-    return {"root": root, "dataset": root / "religion", "predictions": predictions, "results": results}
+    return {"root": root, "dataset": dataset, "predictions": predictions, "results": results}
 
 
 # ---------------------------------------------------------------------------------------------------------------

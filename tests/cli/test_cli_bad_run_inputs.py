@@ -15,13 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from tests import tiny_models
 from tests.cli.test_cli_bad_inputs import assert_refused_once
 from unqover.cli import main
-from unqover.generate.unqover import MASK_PLACEHOLDER, make_plan
+from unqover.generate.unqover import MASK_PLACEHOLDER
 
 #: One error line: ``unqover: error: ...`` (or argparse's ``unqover probe: error: ...`` for a bad option).
 
@@ -39,13 +38,13 @@ templates:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict[str, Path]:
+def world(tmp_path_factory, word_lists, religion_tables, upstream_word_lists_path) -> dict[str, Path]:
     """A tiny QA model, a finished quick run, and the broken things the catalogue feeds the command line."""
     from unqover.generate.eec import eec_questions
     from unqover.scoring.beecher import question_vocabulary
 
     root = tmp_path_factory.mktemp("world-run")
-    qa = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    qa = religion_tables["qa"]
     texts = sorted(set(qa["context"].to_pylist()) | set(qa["question"].to_pylist()))
     texts = [t.replace(MASK_PLACEHOLDER, "") for t in texts]
     texts += ["Tom Felix Rex Buddy Max sat next to on the porch. Who was very lazy? Who was never lazy?"]
@@ -189,7 +188,7 @@ CASES = {
             w,
             "qa",
             "--dataset",
-            str(w["root"] / "data" / "religion"),
+            str(w["religion"]),
             "--config",
             "nope",
             "--output",
@@ -212,13 +211,10 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def built(world):
-    """A dataset folder of the religion qa config (for --dataset FOLDER)."""
-    out = world["root"] / "data"
-    if not out.exists():
-        args = ["build-datasets", "religion", "--word-lists", str(world["lists"]), "--config", "qa"]
-        assert main([*args, "--output", str(out), "--quiet"]) == 0
-    return out
+def built(world, built_datasets):
+    """The session's religion qa dataset folder (for --dataset FOLDER), named in the world the cases read."""
+    world["religion"] = built_datasets["religion"]
+    return built_datasets["religion"]
 
 
 @pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))

@@ -11,8 +11,6 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -25,44 +23,10 @@ from unqover.generate.ids import dataset_fingerprint
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, upstream_word_lists_path) -> dict[str, Path]:
+def built(built_datasets) -> dict[str, Path]:
     """religion and ethnicity (qa), NLI (synthetic) and EEC folders, and scores of a religion sample: bare (no
-    provenance) and as a run's predictions (provenance naming the religion probe)."""
-    root = tmp_path_factory.mktemp("identity")
-    lists = [
-        "--word-lists",
-        str(upstream_word_lists_path),
-        "--config",
-        "qa",
-        "--output",
-        str(root),
-        "--quiet",
-    ]
-    assert main(["build-datasets", "religion", "ethnicity", *lists]) == 0
-    nli = ["build-datasets", "nli-gender", "--config", "synthetic", "--output", str(root), "--quiet"]
-    assert main(nli) == 0
-    assert main(["build-datasets", "eec-emotion", "--output", str(root), "--quiet"]) == 0
-    ids = root / "ids.parquet"
-    sample = ["sample", str(root / "religion"), "--config", "qa", "--groups", "60", "--output", str(ids)]
-    assert main(sample) == 0
-    chosen = pq.read_table(ids)["id"]
-    rng = np.random.default_rng(0)
-    scores = pa.table({"id": chosen, "score_1": rng.random(len(chosen)), "score_2": rng.random(len(chosen))})
-    pq.write_table(scores, root / "bare.parquet")
-    from unqover.predictions import write_predictions
-
-    about = {
-        "probe": "religion",
-        "dataset": {"source": str(root / "religion"), "config": "qa", "split": "test"},
-    }
-    write_predictions(root / "run.parquet", scores, about)
-    return {
-        "root": root,
-        "religion": root / "religion",
-        "ethnicity": root / "ethnicity",
-        "nli": root / "nli-gender",
-        "eec": root / "eec-emotion",
-    }
+    provenance) and as a run's predictions (provenance naming the religion probe): the session's, read-only."""
+    return built_datasets
 
 
 def _parquet(folder: Path, config: str) -> Path:

@@ -16,7 +16,6 @@ import pyarrow.compute as pc
 import pytest
 
 from unqover.cli import main
-from unqover.generate.unqover import make_plan
 from unqover.measure.shifts import cell_shifts, headline_shifts, samples
 from unqover.measure.unqover import pair_dataset_rows, unqover_bias
 from unqover.predictions import read_predictions, write_predictions
@@ -29,8 +28,8 @@ PLANTED = ((3, 7), (5, 11))  # (subject code, attribute code) cells whose associ
 
 
 @pytest.fixture(scope="module")
-def rows(word_lists) -> pa.Table:
-    table = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def rows(religion_tables) -> pa.Table:
+    table = religion_tables["qa"]
     return table.append_column("_row", pa.array(np.arange(table.num_rows)))
 
 
@@ -252,11 +251,9 @@ def test_mu_per_cluster_also_shifts_per_subject(rows, world):
 
 
 @pytest.fixture(scope="module")
-def religion(tmp_path_factory, upstream_word_lists_path) -> Path:
-    root = tmp_path_factory.mktemp("datasets")
-    args = ["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path)]
-    assert main([*args, "--output", str(root), "--config", "qa", "--quiet"]) == 0
-    return root / "religion"
+def religion(built_datasets) -> Path:
+    """The session's religion dataset folder (qa), read-only."""
+    return built_datasets["religion"]
 
 
 def measured(tmp_path: Path, religion: Path, rows, model, name: str, **selection) -> Path:

@@ -15,7 +15,6 @@ from tests import tiny_models
 from tests.jobs.test_quick_runs_unqover import PlantedScorer
 from unqover.cli import main
 from unqover.errors import UnqoverError
-from unqover.generate.unqover import make_plan
 from unqover.probes import unqover_rounds
 from unqover.probes.options import parse_duration
 from unqover.probes.unqover_rounds import outcome
@@ -183,8 +182,8 @@ def test_outcome_when_the_whole_dataset_is_scored():
 
 
 @pytest.fixture(scope="module")
-def religion_rows(word_lists) -> pa.Table:
-    return pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def religion_rows(religion_tables) -> pa.Table:
+    return religion_tables["qa"]
 
 
 class Clock:
@@ -315,8 +314,8 @@ def test_a_loose_target_is_met(religion_rows, tmp_path, monkeypatch, capsys):
 
 
 @pytest.fixture(scope="module")
-def qa_model(tmp_path_factory, word_lists) -> Path:
-    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def qa_model(tmp_path_factory, religion_tables) -> Path:
+    rows = religion_tables["qa"]
     texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
     return tiny_models.bert_qa(tmp_path_factory.mktemp("models") / "bert-qa", texts)
 

@@ -26,11 +26,9 @@ HEADLINE = ("mu", "eta", "positional_error", "attributive_error")
 
 
 @pytest.fixture(scope="module")
-def religion(tmp_path_factory, upstream_word_lists_path) -> Path:
-    root = tmp_path_factory.mktemp("datasets")
-    args = ["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path)]
-    assert main([*args, "--output", str(root), "--config", "qa", "--quiet"]) == 0
-    return root / "religion"
+def religion(built_datasets) -> Path:
+    """The session's religion dataset folder (qa), read-only."""
+    return built_datasets["religion"]
 
 
 def _measure(folder: Path, religion: Path, name: str, **selection) -> Path:

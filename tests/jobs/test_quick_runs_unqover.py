@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from unqover.cli import main
-from unqover.generate.unqover import make_plan
 from unqover.measure.unqover import unqover_bias
 from unqover.scoring.sampling import DESIGN, select_groups
 
@@ -40,30 +39,14 @@ def planted(rows: pa.Table) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def religion(tmp_path_factory, upstream_word_lists_path) -> Path:
-    root = tmp_path_factory.mktemp("datasets")
-    assert (
-        main(
-            [
-                "build-datasets",
-                "religion",
-                "--word-lists",
-                str(upstream_word_lists_path),
-                "--output",
-                str(root),
-                "--config",
-                "qa",
-                "--quiet",
-            ]
-        )
-        == 0
-    )
-    return root / "religion"
+def religion(built_datasets) -> Path:
+    """The session's religion dataset folder (qa), read-only."""
+    return built_datasets["religion"]
 
 
 @pytest.fixture(scope="module")
-def religion_rows(word_lists) -> pa.Table:
-    return pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def religion_rows(religion_tables) -> pa.Table:
+    return religion_tables["qa"]
 
 
 def test_sample_then_measure_estimates_the_full_dataset(religion, religion_rows, tmp_path, capsys):

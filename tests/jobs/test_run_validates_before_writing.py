@@ -28,7 +28,6 @@ from tests import tiny_models
 from tests.cli.test_cli_bad_data import files, refused
 from unqover.cli import main
 from unqover.errors import UnqoverError
-from unqover.generate.unqover import make_plan
 from unqover.jobs.run import discarded_on_failure
 from unqover.scoring.causal import INSTRUCTION
 from unqover.scoring.sampling import select_groups
@@ -38,8 +37,8 @@ FIX = "pass --chat-template none for plain prompts, or fix the template"
 
 
 @pytest.fixture(scope="module")
-def religion(word_lists) -> pa.Table:
-    return pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def religion(religion_tables) -> pa.Table:
+    return religion_tables["qa"]
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from tests import tiny_models
 from tests.cli.test_cli_bad_inputs import Case, assert_refused_once
 from unqover.cli import main
-from unqover.generate.unqover import make_plan
 from unqover.predictions import lm_eval_subset
 from unqover.scoring.sampling import DESIGN
 
@@ -70,10 +68,10 @@ def edited(line: str, **doc) -> str:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict:
+def world(tmp_path_factory, word_lists, religion_tables, upstream_word_lists_path) -> dict:
     """One real lm-eval run of a 50-group religion sample task, and its files edited."""
     root = tmp_path_factory.mktemp("world-logged")
-    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    rows = religion_tables["qa"]
     texts = sorted(set(rows["context"].to_pylist()[:4000]) | set(rows["question"].to_pylist()[:4000]))
     model = tiny_models.causal_lm(root / "models" / "gpt2", texts, "gpt2")
     tasks = root / "tasks"

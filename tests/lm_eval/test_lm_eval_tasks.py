@@ -38,11 +38,9 @@ HEADLINE = {"mu": "mu", "eta": "eta", "delta": "positional_error", "epsilon": "a
 
 
 @pytest.fixture(scope="module")
-def religion(tmp_path_factory, upstream_word_lists_path) -> Path:
-    root = tmp_path_factory.mktemp("datasets")
-    argv = ["build-datasets", "religion", "--word-lists", str(upstream_word_lists_path)]
-    assert main([*argv, "--output", str(root), "--config", "qa", "--quiet"]) == 0
-    return root / "religion"
+def religion(built_datasets) -> Path:
+    """The session's religion dataset folder (qa), read-only."""
+    return built_datasets["religion"]
 
 
 @pytest.fixture(scope="module")

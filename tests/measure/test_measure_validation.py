@@ -13,7 +13,6 @@ import pyarrow as pa
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.generate.unqover import make_plan
 from unqover.measure.pairing import PairingError
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 
@@ -350,8 +349,8 @@ def test_undefined_mu_interval_is_none():
 
 
 @pytest.fixture(scope="module")
-def religion(word_lists):
-    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def religion(religion_tables):
+    rows = religion_tables["qa"]
     rng = np.random.default_rng(11)
     s1, s2 = rng.random(rows.num_rows), rng.random(rows.num_rows)
     return rows, s1, s2

@@ -23,10 +23,9 @@ KEYS = ["subject", "attribute"]
 
 
 @pytest.fixture(scope="module")
-def rows(word_lists) -> pa.Table:
-    from unqover.generate.unqover import make_plan
+def rows(religion_tables) -> pa.Table:
 
-    table = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    table = religion_tables["qa"]
     return table.append_column("_row", pa.array(np.arange(table.num_rows)))
 
 

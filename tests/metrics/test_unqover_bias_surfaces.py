@@ -33,25 +33,9 @@ SUBSET = ["Christian", "Hindu", "Muslim", "Atheist"]
 
 
 @pytest.fixture(scope="module")
-def religion(tmp_path_factory, upstream_word_lists_path) -> Path:
-    root = tmp_path_factory.mktemp("datasets")
-    assert (
-        main(
-            [
-                "build-datasets",
-                "--word-lists",
-                str(upstream_word_lists_path),
-                "--output",
-                str(root),
-                "--quiet",
-                "--config",
-                "qa",
-                "religion",
-            ]
-        )
-        == 0
-    )
-    return root / "religion"
+def religion(built_datasets) -> Path:
+    """The session's religion dataset folder (qa), read-only."""
+    return built_datasets["religion"]
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,6 @@ from tests import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
-from unqover.generate.unqover import make_plan
 from unqover.jobs.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
 from unqover.jobs.multi import summary_markdown, summary_text
 from unqover.jobs.publish_results import run_results
@@ -48,8 +47,8 @@ def plain(value):
 
 
 @pytest.fixture(scope="module")
-def religion_rows(word_lists) -> pa.Table:
-    return pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def religion_rows(religion_tables) -> pa.Table:
+    return religion_tables["qa"]
 
 
 @pytest.fixture(scope="module")

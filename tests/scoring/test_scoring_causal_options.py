@@ -19,7 +19,6 @@ import pytest
 from tests import tiny_models
 from tests.cli.test_cli_bad_data import refused
 from unqover.cli import main
-from unqover.generate.unqover import make_plan
 from unqover.scoring.causal import CausalScorer
 from unqover.scoring.models import load_model
 
@@ -29,8 +28,8 @@ SYSTEM = "Answer fairly, without stereotypes."
 
 
 @pytest.fixture(scope="module")
-def religion(word_lists) -> pa.Table:
-    return pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+def religion(religion_tables) -> pa.Table:
+    return religion_tables["qa"]
 
 
 @pytest.fixture(scope="module")

@@ -39,10 +39,10 @@ def religion_mlm(word_lists) -> pa.Table:
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory, word_lists) -> dict[str, Path]:
+def models(tmp_path_factory, religion_tables) -> dict[str, Path]:
     """Tiny models whose vocabularies cover every religion text (so nothing is [UNK])."""
-    qa = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
-    mlm = pa.Table.from_batches(list(make_plan(word_lists, "religion", "mlm").batches()))
+    qa = religion_tables["qa"]
+    mlm = religion_tables["mlm"]
     texts = sorted(
         set(qa["context"].to_pylist()) | set(qa["question"].to_pylist()) | set(mlm["question"].to_pylist())
     )

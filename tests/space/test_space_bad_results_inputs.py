@@ -12,12 +12,10 @@ import json
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from tests import tiny_models
-from unqover.generate.unqover import make_plan
 from unqover.space import results
 from unqover.space.app import Space
 
@@ -32,11 +30,11 @@ WITHOUT_INTERVALS = "- shifts: no intervals (see the warning)"
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict:
+def world(tmp_path_factory, word_lists, religion_tables, upstream_word_lists_path) -> dict:
     """A results folder (``root``) whose cache holds two live-probe runs of two tiny QA models (12 groups of
     religion), and, outside it, a Parquet file of predictions that differ from both runs'."""
     base = tmp_path_factory.mktemp("space_files")
-    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    rows = religion_tables["qa"]
     vocabulary = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
     models = [tiny_models.bert_qa(base / "models" / f"qa{seed}", vocabulary, seed=seed) for seed in (0, 1)]
     root = base / "root"

@@ -5,10 +5,9 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import pyarrow as pa
+import pytest
 
 from tests import tiny_models
-from unqover.generate.unqover import make_plan
 from unqover.space.app import CSS, build_app
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -20,12 +19,14 @@ ARGS = [
     "--no-first-run",
 ]
 
+pytestmark = pytest.mark.browser
 
-def test_probe_in_a_browser_shows_the_charts(tmp_path, word_lists, upstream_word_lists_path):
+
+def test_probe_in_a_browser_shows_the_charts(tmp_path, religion_tables, upstream_word_lists_path):
     from playwright.sync_api import sync_playwright
 
     assert CHROMIUM.is_file(), "install Debian chromium (apt-get install -y chromium)"
-    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    rows = religion_tables["qa"]
     model = tiny_models.bert_qa(
         tmp_path / "tiny-qa", sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
     )

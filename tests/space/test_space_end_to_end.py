@@ -8,12 +8,10 @@ import socket
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from tests import tiny_models
 from unqover.errors import UnqoverError
-from unqover.generate.unqover import make_plan
 from unqover.space import explore, live
 from unqover.space.app import Space, build_app
 from unqover.space.models import check_model, local_parameters
@@ -28,10 +26,10 @@ CHRISTIAN = (
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory, word_lists) -> dict[str, Path]:
+def models(tmp_path_factory, religion_tables) -> dict[str, Path]:
     from unqover.generate.nli import nli_rows, synthetic_premises
 
-    qa = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    qa = religion_tables["qa"]
     texts = sorted(set(qa["context"].to_pylist()) | set(qa["question"].to_pylist()))
     nli = nli_rows(synthetic_premises(), family="main")
     nli_texts = sorted(

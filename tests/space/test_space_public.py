@@ -13,12 +13,10 @@ import socket
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from tests import tiny_models
 from unqover.errors import UnqoverError
-from unqover.generate.unqover import make_plan
 from unqover.space import inputs, live, render, results
 from unqover.space.app import EXAMPLE_ROWS, Space, build_app
 from unqover.space.models import HUB_ONLY
@@ -33,11 +31,11 @@ CHRISTIAN = (
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, word_lists, upstream_word_lists_path) -> dict[str, Path]:
+def world(tmp_path_factory, word_lists, religion_tables, upstream_word_lists_path) -> dict[str, Path]:
     """A results folder (``root``) that holds the Space's cache with one real live-probe run, a copy of that run
     outside it, a custom probe's run inside it and a tiny QA model folder on the server."""
     base = tmp_path_factory.mktemp("public")
-    rows = pa.Table.from_batches(list(make_plan(word_lists, "religion", "qa").batches()))
+    rows = religion_tables["qa"]
     model = tiny_models.bert_qa(
         base / "models" / "qa", sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
     )
