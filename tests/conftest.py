@@ -105,3 +105,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("browser") or item.get_closest_marker("lm_eval"):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def religion_qa_model(tmp_path_factory, religion_tables) -> Path:
+    """A tiny BERT QA model (``tiny_models.bert_qa``, seed 0) that knows every word of the religion ``qa`` rows,
+    built once per session. Read-only: a test that changes a model folder copies it first."""
+    from tests import tiny_models
+
+    rows = religion_tables["qa"]
+    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
+    return tiny_models.bert_qa(tmp_path_factory.mktemp("models") / "religion-qa", texts)

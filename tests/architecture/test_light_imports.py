@@ -23,14 +23,17 @@ def _loaded_after(code: str) -> list[str]:
     return sorted(loaded & set(HEAVY))
 
 
+@pytest.mark.slow
 def test_the_registry_imports_no_heavy_library():
     assert _loaded_after("import unqover.probes.registry") == []
 
 
+@pytest.mark.slow
 def test_building_the_parser_imports_no_heavy_library():
     assert _loaded_after("from unqover.cli import build_parser\nbuild_parser()") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [

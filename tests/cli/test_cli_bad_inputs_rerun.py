@@ -83,6 +83,7 @@ def test_a_model_arg_the_model_cannot_run_with_is_refused(
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_a_hub_model_run_records_the_commit_it_measured(models, upstream_word_lists_path, tmp_path):  # noqa: F811
     """A Hub id loaded from the Hub cache (offline): transformers reports no commit, and the run records the
     snapshot's commit as the model's revision (its identity is the Hub id + revision)."""

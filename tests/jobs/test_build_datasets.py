@@ -201,6 +201,7 @@ def test_nothing_is_written_when_a_later_config_is_invalid(tmp_path, word_lists)
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_build_script_runs(tmp_path, upstream_word_lists_path):
     result = subprocess.run(
         [sys.executable, str(REPO_ROOT / "scripts/build_datasets.py"), "--word-lists", str(upstream_word_lists_path),

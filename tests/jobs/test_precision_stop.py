@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pytest
 
-from tests import tiny_models
 from tests.jobs.test_quick_runs_unqover import PlantedScorer
 from unqover.cli import main
 from unqover.errors import UnqoverError
@@ -314,10 +313,8 @@ def test_a_loose_target_is_met(religion_rows, tmp_path, monkeypatch, capsys):
 
 
 @pytest.fixture(scope="module")
-def qa_model(tmp_path_factory, religion_tables) -> Path:
-    rows = religion_tables["qa"]
-    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
-    return tiny_models.bert_qa(tmp_path_factory.mktemp("models") / "bert-qa", texts)
+def qa_model(religion_qa_model) -> Path:
+    return religion_qa_model
 
 
 def _precise(model: Path, word_lists: Path, out: Path, *extra: str) -> int:
@@ -327,6 +324,7 @@ def _precise(model: Path, word_lists: Path, out: Path, *extra: str) -> int:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_precision_run_stopped_by_max_rows_says_the_target_was_not_met(
     qa_model, upstream_word_lists_path, tmp_path, capsys
 ):
@@ -352,6 +350,7 @@ def test_a_precision_run_stopped_by_max_rows_says_the_target_was_not_met(
     assert escape(said) in (out / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_precision_run_stopped_by_the_wall_clock_says_why(
     qa_model, upstream_word_lists_path, tmp_path, monkeypatch, capsys
 ):

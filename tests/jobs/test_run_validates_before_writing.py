@@ -476,6 +476,7 @@ def test_nli_pairs_longer_than_the_model_s_positions_are_found_before_scoring(tm
     ), refused_pair.value
 
 
+@pytest.mark.slow
 def test_python_m_unqover_is_the_command_line(tmp_path):
     import os
     import subprocess

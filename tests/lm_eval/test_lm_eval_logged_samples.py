@@ -152,6 +152,7 @@ def differing(a: dict, b: dict) -> str:
     return ", ".join(field for field in FIELDS if a[field] != b[field])
 
 
+@pytest.mark.lm_eval
 def test_shuffled_ids_are_refused_with_the_first_id_that_differs(world, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     docs = world["docs"]
@@ -163,6 +164,7 @@ def test_shuffled_ids_are_refused_with_the_first_id_that_differs(world, tmp_path
     assert_refused_once(Case(lambda w, d: ["measure", str(w["shuffled"])], message), world, tmp_path, capsys)
 
 
+@pytest.mark.lm_eval
 @pytest.mark.parametrize(
     ("name", "line", "index", "field"),
     [("text", 3, 2, "context"), ("polarity", 5, 4, "polarity")],
@@ -181,6 +183,7 @@ def test_a_logged_text_contradicting_its_row_is_refused(
     assert not (tmp_path / "m.json").exists()
 
 
+@pytest.mark.lm_eval
 def test_an_emotion_task_s_shuffled_documents_are_refused(world, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     path = world["emotion_shuffled"]
@@ -191,6 +194,7 @@ def test_an_emotion_task_s_shuffled_documents_are_refused(world, tmp_path, monke
     assert_refused_once(Case(lambda w, d: ["measure", str(path)], message), world, tmp_path, capsys)
 
 
+@pytest.mark.lm_eval
 def test_the_unedited_samples_measure_as_the_design_s_sample(world, tmp_path):
     out = tmp_path / "m.json"
     assert main(["measure", str(world["samples"]), "--output", str(out)]) == 0
@@ -208,6 +212,7 @@ def test_the_unedited_samples_measure_as_the_design_s_sample(world, tmp_path):
     assert written["provenance"]["lm_eval"]["limit"] is None
 
 
+@pytest.mark.lm_eval
 def test_lm_eval_limit_is_a_subset_that_matches_no_design(world, tmp_path, capsys):
     """lm-eval --limit 150 on the 200 documents of a 50-group sample task, measured with --drop-incomplete: its
     whole groups, labelled a subset with why (it was `matches_design: true, seed 0` before)."""
@@ -229,6 +234,7 @@ def test_lm_eval_limit_is_a_subset_that_matches_no_design(world, tmp_path, capsy
     assert written["provenance"]["lm_eval"]["documents"] == {"original": 200, "effective": LIMIT}
 
 
+@pytest.mark.lm_eval
 def test_part_of_a_sample_without_its_results_file_is_a_subset_too(world, tmp_path):
     out = tmp_path / "m.json"
     assert main(["measure", str(world["limited_alone"]), "--drop-incomplete", "--output", str(out)]) == 0
@@ -249,6 +255,7 @@ def test_a_limit_that_scored_every_document_is_no_subset():
     )
 
 
+@pytest.mark.lm_eval
 def test_the_results_file_missing_or_foreign_changes_nothing_else(world, tmp_path):
     """A results file that is not lm-eval's JSON is ignored (no limit read), as before."""
     folder = tmp_path / "run"
@@ -261,6 +268,7 @@ def test_the_results_file_missing_or_foreign_changes_nothing_else(world, tmp_pat
     shutil.rmtree(folder)
 
 
+@pytest.mark.lm_eval
 def test_a_limit_that_left_nothing_out_is_the_design_s_sample(world, tmp_path):
     out = tmp_path / "m.json"
     assert main(["measure", str(world["limit_all"]), "--output", str(out)]) == 0
@@ -268,6 +276,7 @@ def test_a_limit_that_left_nothing_out_is_the_design_s_sample(world, tmp_path):
     assert sample["matches_design"] is True and (sample["design"], sample["seed"]) == (DESIGN, 0)
 
 
+@pytest.mark.lm_eval
 def test_the_full_task_cut_by_lm_eval_limit_is_refused_naming_the_limit(world, tmp_path, monkeypatch, capsys):
     """The full task's first documents (lm-eval --limit on `unqover_religion`) hold no whole group."""
     monkeypatch.chdir(tmp_path)
@@ -282,6 +291,7 @@ def test_the_full_task_cut_by_lm_eval_limit_is_refused_naming_the_limit(world, t
     assert_refused_once(case, world, tmp_path, capsys)
 
 
+@pytest.mark.lm_eval
 def test_an_emotion_task_cut_by_lm_eval_limit_is_refused_naming_the_limit(
     world, tmp_path, monkeypatch, capsys
 ):

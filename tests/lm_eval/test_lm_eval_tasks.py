@@ -121,6 +121,7 @@ def samples_file(output: Path) -> Path:
     return samples
 
 
+@pytest.mark.lm_eval
 def test_lm_eval_table_logged_samples_and_probe_give_the_same_numbers(
     religion, models, probed, tmp_path, capsys
 ):
@@ -160,6 +161,7 @@ def test_lm_eval_table_logged_samples_and_probe_give_the_same_numbers(
     assert set(table) >= {f"{metric},none" for metric in METRICS["subjects"]}
 
 
+@pytest.mark.lm_eval
 def test_chat_template_and_system_instruction_are_probe_s_prompts(religion, models, tmp_path):
     """lm-eval's --apply_chat_template and --system_instruction score what CausalScorer scores with the model's
     template and that system prompt; lm-eval's --limit (the first N documents, not a sample) gives no numbers."""
@@ -263,6 +265,7 @@ def test_logged_samples_that_cannot_be_measured_are_refused(tmp_path):
             read_predictions(path)
 
 
+@pytest.mark.lm_eval
 @pytest.mark.parametrize(("bias", "size"), [("eec-emotion", 2), ("eec-person", 10)])
 def test_emotion_and_person_tasks_give_the_probe_s_tests(models, tmp_path, bias, size):
     """The fill-in tasks rank each question's sentences by total log-likelihood (`--length-rule sum`: lm-eval

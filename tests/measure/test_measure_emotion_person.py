@@ -326,6 +326,7 @@ def his_code(tmp_path_factory):
     return module, folder, questions, tables
 
 
+@pytest.mark.slow
 def test_his_generate_questions_are_ours(his_code, paper):
     module, _, (_, his_person), tables = his_code
     assert his_person == dict(zip(paper["question"].to_pylist(), paper["choices"].to_pylist(), strict=True))
@@ -362,6 +363,7 @@ def test_his_division_by_zero_is_our_nan(his_code, paper):
     assert np.isnan(beecher_person_statistics(answers, paper).statistics["race"])
 
 
+@pytest.mark.slow
 def test_his_vector_model_end_to_end(his_code, paper):
     """His GloVe pipeline (train, answer, score, write) on tiny random vectors; our statistic from the answers
     file he writes equals the score he writes."""

@@ -357,6 +357,7 @@ def test_bad_input_gives_one_clear_error(models, upstream_word_lists_path, tmp_p
     assert "cannot load model 'no-such-org/no-such-model'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_accelerate_launch_with_two_cpu_processes(models, upstream_word_lists_path, tmp_path):
     """Each process scores its shard; the main process merges, measures and reports: the single-process result."""
     import socket

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import tiny_models
 from unqover.space.app import CSS, build_app
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -22,14 +21,11 @@ ARGS = [
 pytestmark = pytest.mark.browser
 
 
-def test_probe_in_a_browser_shows_the_charts(tmp_path, religion_tables, upstream_word_lists_path):
+def test_probe_in_a_browser_shows_the_charts(tmp_path, religion_qa_model, upstream_word_lists_path):
     from playwright.sync_api import sync_playwright
 
     assert CHROMIUM.is_file(), "install Debian chromium (apt-get install -y chromium)"
-    rows = religion_tables["qa"]
-    model = tiny_models.bert_qa(
-        tmp_path / "tiny-qa", sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
-    )
+    model = religion_qa_model
     demo = build_app(
         [str(model)],
         tmp_path / "cache",

@@ -214,6 +214,7 @@ def _env() -> dict:
     return env
 
 
+@pytest.mark.slow
 def test_script_help():
     done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, env=_env())
     assert done.returncode == 0, done.stderr
@@ -230,6 +231,7 @@ def test_script_help():
         assert option in done.stdout
 
 
+@pytest.mark.slow
 def test_script_end_to_end(fixture_dir, tmp_path):
     out = tmp_path / "script-out"
     cmd = [sys.executable, str(SCRIPT), str(fixture_dir["model"]), "--source", "mnli"]
