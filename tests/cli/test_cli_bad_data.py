@@ -212,6 +212,7 @@ def test_words_with_spaces_are_still_read(tmp_path):
 # ------------------------------------------------------------------------- 5. emotion predictions with NaN
 
 
+@pytest.mark.slow
 def test_emotion_log_likelihoods_that_are_nan_are_refused(data, tmp_path, monkeypatch, capsys):
     from unqover.generate.eec import choice_sentences
     from unqover.predictions import write_predictions

@@ -121,6 +121,7 @@ def test_lm_eval_samples_of_a_base_with_peft_are_not_published_on_the_adapter_s_
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_a_later_probe_s_chat_template_failure_leaves_no_earlier_run(
     models,  # noqa: F811
     upstream_word_lists_path,

@@ -105,6 +105,7 @@ def observed_groups(rows, paired, **selection) -> np.ndarray:
     return mask[paired.rows].all(axis=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "fraction"), [("", 0.2), (" sparse", 0.5)])
 def test_paired_headline_intervals_cover_the_full_dataset_shift_and_are_narrower(
     rows, models, kind, fraction
@@ -139,6 +140,7 @@ def test_paired_headline_intervals_cover_the_full_dataset_shift_and_are_narrower
     assert np.mean(widths["paired"]["mu"]) < 0.8 * np.mean(widths["unpaired"]["mu"])
 
 
+@pytest.mark.slow
 def test_p_values_are_small_for_a_planted_large_shift_and_not_for_equal_models(rows, models):
     a, b = pair_dataset_rows(rows, *models["A"]), pair_dataset_rows(rows, *models["B"])
     c = pair_dataset_rows(rows, *models["C"])
@@ -162,6 +164,7 @@ def test_p_values_are_small_for_a_planted_large_shift_and_not_for_equal_models(r
             assert equal[name].p_value > 0.5, (name, seed, equal[name])
 
 
+@pytest.mark.slow
 def test_listed_cell_shifts_are_the_planted_ones_with_simultaneous_intervals(rows, world, models):
     a, b = pair_dataset_rows(rows, *models["A cells"]), pair_dataset_rows(rows, *models["B cells"])
     full_a, full_b = full_values(rows, models["A cells"]), full_values(rows, models["B cells"])
@@ -212,6 +215,7 @@ def test_different_samples_are_compared_unpaired(rows, models):
         headline_shifts(a, b, everything, everything)
 
 
+@pytest.mark.slow
 def test_mu_per_cluster_also_shifts_per_subject(rows, world):
     """Religion's pairs across two clusters of subjects: μ and η are per cluster, and the per-subject μ and η get
     their own shifts."""
@@ -283,6 +287,7 @@ def run_folder(tmp_path: Path, measure_json: Path, name: str) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_cli_compare_writes_shift_intervals_for_measure_files_and_run_folders(
     religion, rows, world, models, tmp_path, capsys, upstream_word_lists_path
 ):
@@ -330,6 +335,7 @@ def test_cli_compare_writes_shift_intervals_for_measure_files_and_run_folders(
     assert page.startswith("# UnQover comparison") and "| p | how |" in page and "paired" in page
 
 
+@pytest.mark.slow
 def test_cli_compare_unpaired_equal_and_without_predictions(religion, rows, models, tmp_path, capsys):
     first = measured(tmp_path, religion, rows, models["A"], "first", sample=0.2, seed=1)
     other = measured(tmp_path, religion, rows, models["A"], "other", sample=0.2, seed=2)

@@ -49,6 +49,7 @@ def religion_rows(religion_tables) -> pa.Table:
     return religion_tables["qa"]
 
 
+@pytest.mark.slow
 def test_sample_then_measure_estimates_the_full_dataset(religion, religion_rows, tmp_path, capsys):
     ids_file = tmp_path / "ids.parquet"
     assert (
@@ -111,6 +112,7 @@ def read_predictions_ids(path: Path) -> tuple[list[str], dict]:
     return table["id"].to_pylist(), json.loads(table.schema.metadata[b"unqover"])
 
 
+@pytest.mark.slow
 def test_a_subset_that_is_not_a_random_sample_is_flagged(religion, religion_rows, tmp_path):
     first = religion_rows.filter(pa.compute.equal(religion_rows["template_id"], 0))  # one template, whole
     s1, s2 = planted(first)
@@ -138,6 +140,7 @@ def test_a_subset_that_is_not_a_random_sample_is_flagged(religion, religion_rows
     assert sample["matches_design"] is False and "equal-probability random sample" in sample["warning"]
 
 
+@pytest.mark.slow
 def test_small_budgets_decline_mu_and_eta_with_the_budget_needed(religion_rows):
     kept = select_groups(religion_rows, limit=500, seed=0)
     observed = np.isin(
@@ -188,6 +191,7 @@ def rounds(rows: pa.Table, folder: Path, scorer, target: float, seed: int, max_r
     return kept, scores, stopped, measure(scores)
 
 
+@pytest.mark.slow
 def test_precision_rounds_stop_at_the_target_and_resume_without_rescoring(religion_rows, tmp_path, capsys):
     scorer = PlantedScorer()
     kept, scores, stopped, result = rounds(religion_rows, tmp_path / "run", scorer, 0.2, seed=1)
@@ -208,6 +212,7 @@ def test_precision_rounds_stop_at_the_target_and_resume_without_rescoring(religi
     assert again.rows_scored == 0 and rerun.to_dict() == result.to_dict()
 
 
+@pytest.mark.slow
 def test_precision_rounds_that_reach_the_whole_dataset_give_the_full_run(religion_rows, tmp_path, capsys):
     *_, result = rounds(religion_rows, tmp_path / "run", PlantedScorer(), 0.001, seed=2)
     assert "target met: every headline interval is at most 0.0010 wide (the whole dataset is scored" in (

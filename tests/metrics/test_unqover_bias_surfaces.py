@@ -152,6 +152,7 @@ def test_evaluate_module_fig2_and_missing_key():
         )
 
 
+@pytest.mark.slow
 def test_measure_errors(predictions, religion, tmp_path, capsys):
     path, table = predictions
     foreign = tmp_path / "foreign.parquet"
@@ -188,6 +189,7 @@ def test_measure_errors(predictions, religion, tmp_path, capsys):
         main(["measure", str(path), "--confidence", "1.5"])
 
 
+@pytest.mark.slow
 def test_gradio_app_serves_the_module(tmp_path):
     import gradio_client
 
