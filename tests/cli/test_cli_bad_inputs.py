@@ -257,6 +257,7 @@ def test_a_bad_input_gets_one_clear_error_and_writes_nothing(world, case, tmp_pa
     assert not (tmp_path / "pwned.txt").exists()
 
 
+@pytest.mark.slow
 def test_measure_finds_a_relative_dataset_again_from_any_directory(world, tmp_path, monkeypatch, capsys):
     """`--dataset data/religion` is recorded as an absolute path, so `unqover measure` finds it from elsewhere."""
     monkeypatch.chdir(tmp_path)
@@ -302,6 +303,7 @@ def test_nli_and_emotion_datasets_are_recorded_as_absolute_paths(tmp_path, monke
     assert eec["source"] == str((tmp_path / "data" / "eec-emotion").resolve())
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_that_the_same_command_resumes(world, tmp_path, monkeypatch, capsys):
     from unqover.scoring.qa import QAScorer
 
@@ -326,6 +328,7 @@ def test_ctrl_c_says_that_the_same_command_resumes(world, tmp_path, monkeypatch,
     assert (tmp_path / "run" / "predictions.parquet").is_file()
 
 
+@pytest.mark.slow
 def test_default_run_folders_follow_the_selection(world, tmp_path, monkeypatch, capsys):
     """`--limit 10` then `--limit 12` get folders of their own instead of a refusal."""
     monkeypatch.chdir(tmp_path)

@@ -27,6 +27,7 @@ def nli_model(tmp_path_factory):
     return tiny_models.bert_nli(folder, texts, ["contradiction", "neutral", "entailment"]), rows
 
 
+@pytest.mark.slow
 def test_nli_probe_end_to_end(nli_model, tmp_path, capsys):
     model, rows = nli_model
     out = tmp_path / "run"
@@ -103,6 +104,7 @@ def test_nli_probe_errors(nli_model, tmp_path, capsys):
         main(["probe", str(generic), "--bias", "nli-gender", "--label-map", "not json"])
 
 
+@pytest.mark.slow
 def test_label_map_makes_generic_models_usable(nli_model, tmp_path):
     _, rows = nli_model
     texts = [

@@ -282,6 +282,7 @@ def test_oracle_span_rule_handles_substrings():
 # ---------------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bias", "config"), FULL_COMPARISONS)
 def test_full_dataset_matches_original(bias, config, plans, tables, upstream_word_lists_path):
     """Every row of the dataset: texts, answers (= context at our spans) and key fields, in order."""

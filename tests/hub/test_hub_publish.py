@@ -929,6 +929,7 @@ def _import_app(folder: Path) -> Any:
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder", real_modules(), ids=lambda p: p.name)
 def test_real_module_apps_build_with_gradio_6(folder: Path) -> None:
     import gradio as gr

@@ -100,6 +100,7 @@ def test_shards_keep_generation_order(tmp_path, word_lists, monkeypatch):
     assert written.equals(expected)
 
 
+@pytest.mark.slow
 def test_committed_cards_match_the_generator(word_lists):
     """The cards in datasets/unqover/ are the builder's output, so building leaves git clean."""
     from unqover.probes.registry import PROBES

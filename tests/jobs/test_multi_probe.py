@@ -49,6 +49,7 @@ def probe_args(model, lists, bias: str, *extra: str) -> list[str]:
             "--resamples", "20", "--quiet", "--device", "cpu", *extra]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_two_probes_load_the_model_once_and_match_single_runs(
     qa_model, upstream_word_lists_path, loads, tmp_path, capsys
 ):
@@ -80,6 +81,7 @@ def test_two_probes_load_the_model_once_and_match_single_runs(
     assert "| | religion | ethnicity |" in printed
 
 
+@pytest.mark.slow
 def test_without_output_the_summary_lands_beside_the_default_run_folders(
     qa_model, upstream_word_lists_path, loads, tmp_path, monkeypatch, capsys
 ):

@@ -225,6 +225,7 @@ def test_no_zero_width_interval_is_reported(rows):
                 assert name in result.intervals_declined, name  # and a missing one says why
 
 
+@pytest.mark.slow
 def test_quick_run_intervals_widen_as_premises_shrink_and_cover_the_full_value(rows):
     scores = _world(rows, 1)
     full = _measure(rows, rows, scores, n_resamples=0, n_permutations=0)
@@ -452,6 +453,7 @@ def test_plurals():
 # --- EEC end to end -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_eec_quick_run_records_its_selection_and_warns(tmp_path, capsys, questions):
     from unqover.generate.eec import eec_sentences
 

@@ -333,6 +333,7 @@ class CompletionsHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(answer)
 
 
+@pytest.mark.slow
 def test_sample_scored_on_an_openai_compatible_server_measures_as_probe(religion, models, probed, tmp_path):
     """`unqover sample` -> scripts/score_openai_compatible.py against a completions server -> `unqover measure`
     gives `unqover probe`'s scores and numbers."""
