@@ -111,7 +111,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def religion_qa_model(tmp_path_factory, religion_tables) -> Path:
     """A tiny BERT QA model (``tiny_models.bert_qa``, seed 0) that knows every word of the religion ``qa`` rows,
     built once per session. Read-only: a test that changes a model folder copies it first."""
-    from tests import tiny_models
+    import tiny_models
 
     rows = religion_tables["qa"]
     texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))

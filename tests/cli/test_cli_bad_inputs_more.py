@@ -318,7 +318,7 @@ def test_a_hook_refusal_is_one_line_and_exit_status_2(religion, tmp_path, capsys
 def test_lm_eval_on_a_task_folder_whose_dataset_was_removed_prints_one_line(religion, tmp_path):
     """The real ``lm_eval`` command line: exit status 2, our one line, no traceback."""
     pytest.importorskip("lm_eval", reason="lm-eval is in the test extras")
-    from tests import tiny_models
+    import tiny_models
 
     tasks, dataset = _tasks_on_a_removed_dataset(religion, tmp_path)
     model = tiny_models.causal_lm(

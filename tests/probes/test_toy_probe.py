@@ -1,4 +1,4 @@
-"""A new probe is one definition module plus its registry entry: the toy probe of ``tests/toy_probe.py``, added to
+"""A new probe is one definition module plus its registry entry: the toy probe of ``tests/helpers/toy_probe.py``, added to
 the registry by the test alone, goes through ``build-datasets``, ``probe``, ``measure``, ``compare`` and the
 Space's results browser without a change to any other file."""
 
@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from toy_probe import DATASET, NAME, WORDS, ToyProbe
 
-from tests.toy_probe import DATASET, NAME, WORDS, ToyProbe
 from unqover.cli import main
 
 
