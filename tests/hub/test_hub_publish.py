@@ -941,6 +941,7 @@ def test_real_module_apps_build_with_gradio_6(folder: Path) -> None:
     assert endpoints, f"{folder.name}/app.py exposes no API endpoint"
 
 
+@pytest.mark.slow
 def test_nli_gender_bias_app_serves_a_measurement(tmp_path: Path) -> None:
     import gradio_client
 

@@ -98,6 +98,7 @@ def _nli_measure(rows, pf, pm, population=None):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_nli_occupation_intervals_cover_the_full_dataset_values(nli):
     rows, pf, pm, population = nli
     truth = _nli_measure(rows, pf, pm).by_occupation.set_index("occupation")
@@ -198,6 +199,7 @@ def _full_shares(test: dict, table: str) -> dict:
     return {g: {e: v / sum(row.values()) for e, v in row.items()} for g, row in records.items()}
 
 
+@pytest.mark.slow
 def test_emotion_group_intervals_cover_the_full_set_shares(eec):
     questions, answers, emotions = eec
     full = _emotion(questions, answers, emotions)

@@ -70,6 +70,7 @@ def test_the_coverage_bound_is_a_binomial_tail():
     assert stats.binom.sf(SEEDS - MIN_COVERED, SEEDS, 0.30) > 0.95
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["mixed", "sparse"])
 def test_quick_run_intervals_cover_the_full_set_values(rows, kind):
     score_1, score_2 = planted_scores(rows, kind)

@@ -88,6 +88,7 @@ def test_the_reports_say_no_pair_is_distinguishable(rows):
     assert "No subject–attribute pair is distinguishable from zero" in summary(quick)
 
 
+@pytest.mark.slow
 def test_listed_pairs_hold_after_selection_and_do_not_favour_small_cells(rows):
     score_1, score_2 = planted_scores(rows, "sparse", seed=3)
     full = unqover_bias(rows, score_1, score_2, n_resamples=0).gamma.set_index(KEYS)["gamma"]
