@@ -4,7 +4,7 @@
 
 Runs each command in a fresh process (the installed ``unqover`` entry point, as a user types it) ``--repeat``
 times and prints the median and the slowest wall time of each. A command that loads a heavy library before it
-answers (scipy, pandas, torch, transformers) shows up here as seconds; ``tests/test_light_imports.py`` keeps
+answers (scipy, pandas, torch, transformers) shows up here as seconds; ``tests/architecture/test_light_imports.py`` keeps
 those imports out.
 """
 

@@ -48,7 +48,7 @@ keeps persons at random within each gender × race cell, with all their question
   cells (race: the 2 gender cells; gender: the 3 race cells, noun phrases one), so ``share_intervals`` come from
   :func:`unqover.measure.stratified.stratified_mean_intervals` with the person as unit and the cells as strata:
   betting confidence intervals for bounded values, valid at any number of persons (nearly [0, 1] with one person
-  per cell), exact when every person was kept. In a simulation (tests/test_bounded_tables.py, 40 seeds) they
+  per cell), exact when every person was kept. In a simulation (tests/measure/test_measure_bounded_tables.py, 40 seeds) they
   covered the full-set shares in 99.8–100% of the group × emotion cells at 1, 2, 3, 5 and 8 persons per cell (95%
   nominal), with mean widths 0.94, 0.67, 0.51, 0.33 and 0.18.
 """

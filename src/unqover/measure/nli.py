@@ -44,7 +44,7 @@ occupation's value is the rows-weighted sum of its templates' means. Each occupa
 ``<name>_low``/``<name>_high`` from :func:`unqover.measure.stratified.stratified_mean_intervals` (betting
 confidence intervals for bounded values, combined over the templates): valid at every number of sampled premises,
 nearly the whole range with one or two (a template without a sampled premise leaves its share of the range
-open), the exact value when every premise was kept. In a simulation (tests/test_bounded_tables.py: 38
+open), the exact value when every premise was kept. In a simulation (tests/measure/test_measure_bounded_tables.py: 38
 occupations x 40 premises x 3 templates, 40 seeds) they covered the full-dataset values in 99.9–100% of the
 occupation cells at every limit from 1 to 30 premises (95% nominal); their mean width was the whole range at 1–2
 premises, 91% of it at 3, 69% at 6, 50% at 12, 31% at 30. B has no such interval with ``ties="exclude"`` (a
