@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import main
 from unqover.generate.unqover import MASK_PLACEHOLDER
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import tiny_models
 
+import tiny_models
 from tests.cli.test_cli_bad_inputs import assert_refused_once
 from unqover.cli import main
 from unqover.generate.unqover import MASK_PLACEHOLDER

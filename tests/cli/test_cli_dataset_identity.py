@@ -280,7 +280,6 @@ def test_data_copied_in_from_another_dataset_is_refused(built, tmp_path, monkeyp
 def test_a_new_probes_build_is_stamped_and_checked(built, tmp_path, monkeypatch, capsys):
     """The toy probe's builder writes no identity: build-datasets records it, and the checks apply to it."""
     from toy_probe import DATASET, NAME, ToyProbe
-
     from unqover.probes import registry
 
     monkeypatch.setitem(registry.PROBES, NAME, ToyProbe())

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import main
 from unqover.generate.unqover import make_plan
 

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import main
 from unqover.generate.nli import nli_rows, synthetic_premises
 from unqover.measure.nli import nli_gender_bias

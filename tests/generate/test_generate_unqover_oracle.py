@@ -14,12 +14,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-import legacy_unqover as legacy
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+import legacy_unqover as legacy
 from unqover.generate.unqover import BIAS_CLASSES, MASK_PLACEHOLDER, ROW_SCHEMA, make_plan
 
 # The original's command-line arguments per bias class (scripts/generate_questions.sh of the original).

@@ -9,8 +9,8 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import build_parser, main
 from unqover.generate.unqover import make_plan
 from unqover.probes.registry import PROBES, group_members

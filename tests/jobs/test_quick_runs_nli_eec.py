@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.eec import eec_questions

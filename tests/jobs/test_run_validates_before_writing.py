@@ -23,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from tests.cli.test_cli_bad_data import files, refused
 from unqover.cli import main
 from unqover.errors import UnqoverError

@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import tiny_models
 
+import tiny_models
 from tests.cli.test_cli_bad_inputs import Case, assert_refused_once
 from unqover.cli import main
 from unqover.predictions import lm_eval_subset

@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.jobs.lm_eval_tasks import METRICS, write_tasks

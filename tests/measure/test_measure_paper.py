@@ -14,11 +14,11 @@ import dataclasses
 import gc
 from types import SimpleNamespace
 
-import legacy_analysis as legacy
 import numpy as np
 import pyarrow as pa
 import pytest
 
+import legacy_analysis as legacy
 from unqover.generate.unqover import make_plan
 from unqover.measure.pairing import pair_rows
 from unqover.measure.unqover import bias_scores, unqover_bias

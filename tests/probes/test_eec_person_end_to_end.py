@@ -16,9 +16,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.eec import eec_sentences

@@ -6,8 +6,8 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import build_parser, main
 from unqover.errors import UnqoverError
 from unqover.generate.custom import custom_rows

@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 import pytest
-from toy_probe import DATASET, NAME, WORDS, ToyProbe
 
+from toy_probe import DATASET, NAME, WORDS, ToyProbe
 from unqover.cli import main
 
 

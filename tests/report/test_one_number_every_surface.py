@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids

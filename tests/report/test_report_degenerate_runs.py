@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from tests.probes.test_registry_and_definitions import PETS
 from unqover.cli import main
 from unqover.generate.custom import custom_rows

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from tests.cli.test_cli_bad_data import refused
 from unqover.cli import main
 from unqover.scoring.causal import CausalScorer

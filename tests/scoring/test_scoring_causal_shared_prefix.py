@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 import torch
 
+import tiny_models
 from unqover.cli import main
 from unqover.generate.custom import custom_rows
 from unqover.generate.unqover import make_plan

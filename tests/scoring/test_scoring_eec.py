@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 import torch
 
+import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.scoring.eec import (

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tiny_models
 import torch
 
+import tiny_models
 from unqover.errors import UnqoverError
 from unqover.scoring.nli import NLIScorer, load_nli_model, nli_label_ids
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.space import results
 from unqover.space.app import Space
 

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.errors import UnqoverError
 from unqover.space import explore, live
 from unqover.space.app import Space, build_app

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-import tiny_models
 
+import tiny_models
 from unqover.errors import UnqoverError
 from unqover.space import inputs, live, render, results
 from unqover.space.app import EXAMPLE_ROWS, Space, build_app

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import tiny_models
 import torch
 
+import tiny_models
 from unqover.errors import UnqoverError
 from unqover.generate.gender_swap import augment_pairs, swap_gender
 from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
