@@ -144,3 +144,22 @@ def test_refusals(runs, tmp_path, capsys):
     moved = tmp_path / "mlm.bias.json"
     moved.write_text(json.dumps(other_config))
     assert "different dataset configs" in refused([a, str(moved)], capsys)
+
+
+def test_full_runs_and_probes_without_recomputable_intervals_are_refused(runs, tmp_path, capsys):
+    """A full run's bootstrap interval and an NLI run's recorded 95% interval cannot be recomputed at the
+    simultaneous level: refused, never shown as simultaneous."""
+    full = json.loads(runs["A"].read_text())
+    del full["result"]["sample"]
+    path = tmp_path / "full.bias.json"
+    path.write_text(json.dumps(full))
+    assert "is a full run" in refused([str(path), str(runs["C"])], capsys)
+    nli = []
+    for k, s in enumerate((40.0, 55.0)):
+        path = tmp_path / f"nli{k}.json"
+        result = {"S": s, "delta_P": 1.0, "B": 50.0, "intervals": {"S": [s - 5, s + 5]}}
+        path.write_text(
+            json.dumps({"probe": "nli-gender", "provenance": {"probe": "nli-gender"}, "result": result})
+        )
+        nli.append(str(path))
+    assert "cannot recompute the nli-gender probe's intervals" in refused(nli, capsys)
