@@ -15,7 +15,7 @@ from unqover.measure.shifts import cell_shifts, headline_shifts, samples
 from unqover.measure.unqover import pair_dataset_rows
 from unqover.report.charts import attribute_labels
 from unqover.report.compare_checks import predictions_of
-from unqover.report.format import fmt_count, number
+from unqover.report.format import fmt_count, fmt_declined, number
 from unqover.report.markdown import sample_of, split_results
 
 
@@ -175,8 +175,10 @@ def leaderboard_analysis(
     for (paired, observed), seed, name in zip(runs, seeds, names, strict=True):
         estimate = sample_headline(paired, observed, mode=mode, confidence=each, seed=seed)[metric]
         if estimate.value is None or estimate.interval is None:
-            reason = (estimate.declined or {}).get("reason", "it was declined")
-            raise UnqoverError(f"{metric} of {name} has no estimate ({reason}): rank by another --metric")
+            raise UnqoverError(
+                f"{metric} of {name} has no estimate ({fmt_declined(estimate.declined)}): rank by another --metric, "
+                "or rank quick runs of more groups"
+            )
         models.append(
             {"value": estimate.value, "interval": list(estimate.interval), "groups": int(observed.sum())}
         )
