@@ -63,3 +63,17 @@ def test_refusals_over_run_folders(run_folders, capsys):
     assert "mu of" in declined and "groups needed" in declined and "another --metric" in declined
     assert "given twice" in refused([a, b, a], capsys)
     assert "at least 2 runs" in refused([a], capsys)
+
+
+def test_html_page_has_the_table_and_the_figure(run_folders, tmp_path):
+    import xml.dom.minidom
+
+    output = tmp_path / "board.html"
+    argv = [str(f) for f in run_folders]
+    assert main(["leaderboard", *argv, "--metric", "positional_error", "--output", str(output)]) == 0
+    page = output.read_text()
+    assert "<table" in page and "rank interval" in page and "<script" not in page
+    svg = page[page.index("<svg") : page.index("</svg>") + len("</svg>")]
+    figure = xml.dom.minidom.parseString(svg)  # well-formed
+    assert len(figure.getElementsByTagName("circle")) == 3  # one dot per model, on its interval
+    assert len(figure.getElementsByTagName("line")) >= 3

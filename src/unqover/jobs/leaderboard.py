@@ -175,16 +175,17 @@ def leaderboard_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output",
         type=output_path,
-        metavar="FILE.json|FILE.md",
-        help="also write the leaderboard: JSON when the name ends in .json, else Markdown",
+        metavar="FILE.json|FILE.md|FILE.html",
+        help="also write the leaderboard: JSON when the name ends in .json, a self-contained page with the figure "
+        "when .html, else Markdown",
     )
     return parser
 
 
 def leaderboard_main(argv: Sequence[str] | None = None) -> int:
-    """``unqover leaderboard RUN... [--metric NAME] [--confidence C] [--output FILE.json|FILE.md]``; returns the
+    """``unqover leaderboard RUN... [--metric NAME] [--confidence C] [--output FILE.json|FILE.md|FILE.html]``; returns the
     exit status (2 on errors)."""
-    from unqover.report.leaderboard import leaderboard_markdown, leaderboard_text
+    from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown, leaderboard_text
 
     args = leaderboard_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -197,8 +198,11 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
         if args.output:
             from unqover.files import write_json_atomic, write_text_atomic
 
-            if args.output.suffix.lower() == ".json":
+            suffix = args.output.suffix.lower()
+            if suffix == ".json":
                 written = write_json_atomic(args.output, board)
+            elif suffix in (".html", ".htm"):
+                written = write_text_atomic(args.output, leaderboard_html(board))
             else:
                 written = write_text_atomic(args.output, leaderboard_markdown(board))
             print(f"\nLeaderboard written to {written}")
