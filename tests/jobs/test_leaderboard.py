@@ -144,6 +144,11 @@ def test_refusals(runs, tmp_path, capsys):
     moved = tmp_path / "mlm.bias.json"
     moved.write_text(json.dumps(other_config))
     assert "different dataset configs" in refused([a, str(moved)], capsys)
+    other_dataset = json.loads(runs["C"].read_text())
+    other_dataset["provenance"]["dataset"].update(source=str(tmp_path / "elsewhere"), fingerprint="other")
+    moved = tmp_path / "elsewhere.bias.json"
+    moved.write_text(json.dumps(other_dataset))
+    assert "different datasets" in refused([a, str(moved)], capsys)
 
 
 def test_full_runs_and_probes_without_recomputable_intervals_are_refused(runs, tmp_path, capsys):
