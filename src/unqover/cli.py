@@ -535,8 +535,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_publish_results(commands)
 
-    # `compare` and `publish` own their arguments; they are listed here for --help only.
+    # `compare`, `leaderboard` and `publish` own their arguments; they are listed here for --help only.
     commands.add_parser("compare", help="how bias shifts between two runs (see `unqover compare --help`)")
+    commands.add_parser(
+        "leaderboard", help="rank models' runs of one probe, honestly (see `unqover leaderboard --help`)"
+    )
     commands.add_parser(
         "publish",
         help="push the datasets, the evaluate modules and the Space to the Hugging Face Hub "
@@ -601,6 +604,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from unqover.jobs.compare import compare_main
 
         return compare_main(argv[1:])
+    if argv[:1] == ["leaderboard"]:
+        from unqover.jobs.leaderboard import leaderboard_main
+
+        return leaderboard_main(argv[1:])
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # the command's usage and error, not the top-level parser's

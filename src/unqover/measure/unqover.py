@@ -582,6 +582,20 @@ def _sample_estimates(
     return design, named
 
 
+def sample_headline(
+    paired: PairedScores,
+    observed: np.ndarray,
+    *,
+    mode: str = "default",
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, sampling.Estimate]:
+    """A quick run's estimates of the full-dataset headline values with intervals at ``confidence``, as its own
+    measure computes them (``unqover leaderboard`` recomputes them at a simultaneous level)."""
+    cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
+    return _sample_estimates(paired, observed, cluster_of, cluster_labels, cluster_unit, confidence, seed)[1]
+
+
 def _add_sample_intervals(
     result: UnqoverBias,
     design: sampling.Design,

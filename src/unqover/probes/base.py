@@ -179,6 +179,9 @@ class ProbeDefinition:
     #: the evaluate module (``metrics/<name>/``) that measures this probe's rows and scores, if one does (a probe
     #: may use one of its configs)
     evaluate_module: str | None = None
+    #: the :meth:`headline` number ``unqover leaderboard`` ranks by when no ``--metric`` is given (None: its runs
+    #: are not ranked)
+    leaderboard_metric: str | None = None
     #: the card titles (``pretty_name``) of its datasets as versions before the ``unqover:`` card entry wrote
     #: them: how such a folder is recognised (``unqover.probes.row_identity``)
     legacy_card_names: tuple[str, ...] = ()
@@ -419,6 +422,25 @@ class ProbeDefinition:
             "warnings": warnings,
         }
         return Comparison(data, text, text + "\n")
+
+    def leaderboard_numbers(
+        self,
+        runs: Sequence[dict],
+        paths: Sequence[Path],
+        names: Sequence[str],
+        metric: str,
+        *,
+        each: float,
+        pairs: float,
+    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+        """``unqover leaderboard``: each run's ``metric`` (``value``, ``interval`` at the confidence ``each``,
+        ``groups``) and, for every pair i < j, the shift run j − run i (``value``, ``interval`` at the confidence
+        ``pairs``, ``p_value``, ``method``). The default refuses: a run's recorded intervals are at its own level,
+        and a probe that cannot recompute them at another must not have them read as simultaneous."""
+        raise UnqoverError(
+            f"`unqover leaderboard` cannot recompute the {self.name} probe's intervals at a simultaneous level (its "
+            "runs record their own 95% intervals only); compare two of its runs with `unqover compare`"
+        )
 
     def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[Any, dict]:
         """``unqover measure``: the result of a predictions file against its dataset, and its provenance

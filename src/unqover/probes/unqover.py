@@ -52,6 +52,7 @@ class UnqoverProbe(ProbeDefinition):
     families = ("qa", "mlm", "causal")
     group = "unqover"
     explorable = True
+    leaderboard_metric = "mu"
     limit_meaning = "N groups (4 rows each), a seeded sample stratified over template x attribute"
     options = (
         Option(
@@ -495,6 +496,28 @@ class UnqoverProbe(ProbeDefinition):
                 raise UnqoverError(f"{what} does not record its dataset; pass --dataset and --config")
             rows = load_rows(source, config, split, columns=None if all_columns else ROW_COLUMNS)
         return rows, source, config, split
+
+    def leaderboard_numbers(
+        self,
+        runs: Sequence[dict],
+        paths: Sequence[Path],
+        names: Sequence[str],
+        metric: str,
+        *,
+        each: float,
+        pairs: float,
+    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+        """Quick runs' estimates recomputed from their predictions and the dataset rows at the simultaneous level,
+        and the pairwise shifts as ``unqover compare`` computes them
+        (:func:`unqover.report.compare_shifts.leaderboard_analysis`)."""
+        from unqover.report.compare_checks import predictions_of
+        from unqover.report.compare_shifts import leaderboard_analysis
+        from unqover.report.markdown import split_results
+
+        predictions = [predictions_of(p, split_results(r)[1]) for p, r in zip(paths, runs, strict=True)]
+        dataset = (runs[0].get("provenance") or {}).get("dataset") or {}
+        rows, scored = self.compared_scores(dict(dataset), predictions)
+        return leaderboard_analysis(rows, scored, runs, names, metric, each=each, pairs=pairs)
 
     def compared_scores(self, dataset: dict, predictions: list[Path]) -> tuple[pa.Table, list]:
         """For ``unqover compare``: the dataset rows a provenance's ``dataset`` records, loaded once, and for each

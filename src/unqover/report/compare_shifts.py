@@ -10,12 +10,45 @@ from pathlib import Path
 import numpy as np
 
 from unqover.errors import UnqoverError
+from unqover.measure.pairing import PairedScores
 from unqover.measure.shifts import cell_shifts, headline_shifts, samples
 from unqover.measure.unqover import pair_dataset_rows
 from unqover.report.charts import attribute_labels
 from unqover.report.compare_checks import predictions_of
-from unqover.report.format import fmt_count, number
+from unqover.report.format import fmt_count, fmt_declined, number
 from unqover.report.markdown import sample_of, split_results
+
+
+def paired_runs(
+    rows,
+    scored: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    results: Sequence[Mapping],
+    names: Sequence[str],
+    mode: str,
+) -> list[tuple[PairedScores, np.ndarray]]:
+    """Each run's groups over the whole dataset ``rows`` (its scores where it scored, zeros elsewhere) and the mask
+    of the groups it scored; ``results`` are the runs' results (not provenance). Raises :class:`UnqoverError` when
+    the scores do not reproduce the groups a run measured."""
+    runs = []
+    for (score_1, score_2, rows_scored), result, name in zip(scored, results, names, strict=True):
+        paired = pair_dataset_rows(
+            rows,
+            np.where(rows_scored, score_1, 0.0),
+            np.where(rows_scored, score_2, 0.0),
+            mode=mode,
+            drop_incomplete=True,
+        )
+        observed = rows_scored[paired.rows].all(axis=1)
+        sample = sample_of(result)
+        measured = (sample["groups"], sample["of"]) if sample else (result.get("num_groups"),) * 2
+        found = (int(observed.sum()), paired.num_groups)
+        if any(number(m) is not None and int(number(m)) != f for m, f in zip(measured, found, strict=True)):
+            raise UnqoverError(
+                f"the predictions of {name} cover {found[0]:,} of the dataset's {found[1]:,} groups, but its results "
+                f"measured {fmt_count(measured[0])} of {fmt_count(measured[1])}"
+            )
+        runs.append((paired, observed))
+    return runs
 
 
 def shift_analysis(
@@ -37,25 +70,7 @@ def shift_analysis(
     """
     ra, rb = split_results(a)[0], split_results(b)[0]
     mode = ra.get("mode", "default")
-    runs = []
-    for (score_1, score_2, rows_scored), result, name in zip(scored, (ra, rb), names, strict=True):
-        paired = pair_dataset_rows(
-            rows,
-            np.where(rows_scored, score_1, 0.0),
-            np.where(rows_scored, score_2, 0.0),
-            mode=mode,
-            drop_incomplete=True,
-        )
-        observed = rows_scored[paired.rows].all(axis=1)
-        sample = sample_of(result)
-        measured = (sample["groups"], sample["of"]) if sample else (result.get("num_groups"),) * 2
-        found = (int(observed.sum()), paired.num_groups)
-        if any(number(m) is not None and int(number(m)) != f for m, f in zip(measured, found, strict=True)):
-            raise UnqoverError(
-                f"the predictions of {name} cover {found[0]:,} of the dataset's {found[1]:,} groups, but its results "
-                f"measured {fmt_count(measured[0])} of {fmt_count(measured[1])}"
-            )
-        runs.append((paired, observed))
+    runs = paired_runs(rows, scored, (ra, rb), names, mode)
     (paired_a, observed_a), (paired_b, observed_b) = runs
     confidence = number((ra.get("bootstrap") or {}).get("confidence")) or 0.95
     seeds = tuple(int(number((r.get("bootstrap") or {}).get("seed")) or 0) for r in (ra, rb))
@@ -126,3 +141,51 @@ def shifts_between(
         return shift_analysis(rows, scored, a, b, names, top=top), None
     except (UnqoverError, ValueError) as err:  # scores that do not reproduce the runs' groups
         return None, str(err)
+
+
+def leaderboard_analysis(
+    rows,
+    scored: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    results: Sequence[Mapping],
+    names: Sequence[str],
+    metric: str,
+    *,
+    each: float,
+    pairs: float,
+) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+    """``unqover leaderboard``'s numbers of K UnQover quick runs: each run's estimate of ``metric`` with its interval
+    recomputed at the confidence ``each`` (:func:`unqover.measure.unqover.sample_headline`), and for every pair
+    i < j the shift run j − run i with its interval at the confidence ``pairs`` and its p-value
+    (:func:`unqover.measure.shifts.headline_shifts`: paired where the runs share a sample). Raises
+    :class:`UnqoverError` for a full run (its bootstrap interval is not a sampling interval that can be
+    recomputed here) or a declined value."""
+    from unqover.measure.unqover import sample_headline
+
+    plain = [split_results(r)[0] for r in results]
+    for result, name in zip(plain, names, strict=True):
+        if sample_of(result) is None:
+            raise UnqoverError(
+                f"{name} is a full run: `unqover leaderboard` ranks quick runs (sampled estimates whose intervals it "
+                "recomputes at the simultaneous level); rank quick runs of the same seeded sample"
+            )
+    mode = plain[0].get("mode", "default")
+    runs = paired_runs(rows, scored, plain, names, mode)
+    seeds = [int(number((r.get("bootstrap") or {}).get("seed")) or 0) for r in plain]
+    models = []
+    for (paired, observed), seed, name in zip(runs, seeds, names, strict=True):
+        estimate = sample_headline(paired, observed, mode=mode, confidence=each, seed=seed)[metric]
+        if estimate.value is None or estimate.interval is None:
+            raise UnqoverError(
+                f"{metric} of {name} has no estimate ({fmt_declined(estimate.declined)}): rank by another --metric, "
+                "or rank quick runs of more groups"
+            )
+        models.append(
+            {"value": estimate.value, "interval": list(estimate.interval), "groups": int(observed.sum())}
+        )
+    shifts = {}
+    for i in range(len(runs)):
+        for j in range(i + 1, len(runs)):
+            (pa_, oa), (pb_, ob) = runs[i], runs[j]
+            shift = headline_shifts(pa_, pb_, oa, ob, mode=mode, confidence=pairs, seeds=(seeds[i], seeds[j]))
+            shifts[i, j] = shift[metric].to_dict()
+    return models, shifts

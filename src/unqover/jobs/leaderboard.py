@@ -1,0 +1,216 @@
+"""``unqover leaderboard RUN...``: several models' runs of one probe in one honest table.
+
+Each model's value with an interval that holds simultaneously over all K models (Bonferroni: 1 − α/K each,
+recomputed from the run's predictions and rows by its probe), its rank (1 = least biased) and rank interval, and
+the pairs whose difference is distinguishable from zero after Holm's correction over the K(K − 1)/2 pairs (the
+shifts of ``unqover compare``: paired where the runs share a sample), listed with intervals at α/#pairs. The
+statistics are :mod:`unqover.measure.ranking`'s; the words :mod:`unqover.report.leaderboard`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.jobs.compare import _probe, _run_name
+from unqover.measure.ranking import bonferroni_confidence, holm_adjust, point_ranks, rank_intervals
+from unqover.probes.options import output_path, real
+from unqover.report.compare_checks import RESULTS_FILE, check_comparable, load_results, model_of
+from unqover.report.markdown import split_results
+
+__all__ = ["leaderboard", "leaderboard_main", "leaderboard_parser"]
+
+METHOD = (
+    "simultaneous intervals: each model's interval at level 1 - alpha/K (Bonferroni over the K models), recomputed "
+    "from its predictions and the dataset rows; rank intervals from them (best = 1 + models surely less biased, "
+    "worst = K - models surely more biased); pairs: the difference with `unqover compare`'s shift test (paired "
+    "where the runs share a sample), p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at level "
+    "1 - alpha/#pairs"
+)
+
+
+def _run_key(path: Path) -> Path:
+    """The run folder a path names (a folder's results.json is that folder), to find one run given twice."""
+    path = path.resolve()
+    return path.parent if path.name == RESULTS_FILE else path
+
+
+def _names(paths: Sequence[Path], provenances: Sequence[dict]) -> list[str]:
+    """Each run's model as its provenance records it, else its folder's or file's name; repeated names get the
+    folder's name beside them so that every row is told apart."""
+    names = [model_of(p) or _run_name(path) for path, p in zip(paths, provenances, strict=True)]
+    return [
+        f"{name} ({_run_name(path)})" if names.count(name) > 1 else name
+        for name, path in zip(names, paths, strict=True)
+    ]
+
+
+def leaderboard(paths: Sequence[Path], metric: str | None = None, confidence: float = 0.95) -> dict:
+    """The leaderboard of the runs at ``paths`` (run folders or results files of one probe), as plain data:
+    ``probe``, ``metric``, ``confidence``, ``models`` (least biased first), ``distinguishable`` and ``method``.
+    Raises :class:`UnqoverError` for fewer than two runs, a run given twice, runs of different probes, datasets or
+    configs, an unknown metric, or runs whose intervals cannot be recomputed at the simultaneous level."""
+    if not 0 < confidence < 1:
+        raise UnqoverError(f"--confidence must lie strictly between 0 and 1, got {confidence}")
+    paths = [Path(p) for p in paths]
+    if len(paths) < 2:
+        raise UnqoverError(
+            "a leaderboard ranks at least 2 runs; give two or more run folders or results files"
+        )
+    keys = [_run_key(p) for p in paths]
+    for k, key in enumerate(keys):
+        if key in keys[:k]:
+            raise UnqoverError(f"{paths[k]} is given twice (as {paths[keys.index(key)]}); give each run once")
+    runs = [load_results(p) for p in paths]
+    provenances = [split_results(r)[1] for r in runs]
+    names = _names(paths, provenances)
+    probes = [_probe(r, str(p))[0] for r, p in zip(runs, paths, strict=True)]
+    written = [
+        p.get("probe") or r.get("probe") or probe.name
+        for p, r, probe in zip(provenances, runs, probes, strict=True)
+    ]
+    for k in range(1, len(runs)):
+        if written[k] != written[0]:
+            raise UnqoverError(
+                f"the runs were written by different probes: {paths[0]} by {written[0]}, {paths[k]} by {written[k]}; "
+                "a leaderboard ranks runs of one probe"
+            )
+        check_comparable(
+            split_results(runs[0])[0],
+            provenances[0],
+            split_results(runs[k])[0],
+            provenances[k],
+            (str(paths[0]), str(paths[k])),
+        )
+    probe = probes[0]
+    known = list(probe.headline(runs[0]))
+    metric = metric or probe.leaderboard_metric or known[0]
+    if metric not in known:
+        raise UnqoverError(
+            f"--metric {metric!r} is not a headline number of the {probe.name} probe; choose one of {', '.join(known)}"
+        )
+    k = len(runs)
+    pairs = k * (k - 1) // 2
+    each, pair_level = bonferroni_confidence(confidence, k), bonferroni_confidence(confidence, pairs)
+    try:
+        numbers, shifts = probe.leaderboard_numbers(runs, paths, names, metric, each=each, pairs=pair_level)
+    except ValueError as err:  # scores that do not fit the dataset's groups
+        raise UnqoverError(f"cannot rank the runs: {err}") from err
+    return _table(probe.name, metric, confidence, paths, names, numbers, shifts)
+
+
+def _table(probe: str, metric: str, confidence: float, paths, names, numbers, shifts) -> dict:
+    """The leaderboard's data from each model's numbers and the pairwise shifts (run j − run i for i < j)."""
+    values = [n["value"] for n in numbers]
+    ranks = point_ranks(values)
+    spans = rank_intervals([n["interval"][0] for n in numbers], [n["interval"][1] for n in numbers])
+    models = [
+        {
+            "name": names[i],
+            "run": str(paths[i]),
+            "value": values[i],
+            "interval": list(numbers[i]["interval"]),
+            "rank": ranks[i],
+            "rank_interval": list(spans[i]),
+            "groups": numbers[i]["groups"],
+        }
+        for i in range(len(numbers))
+    ]
+    order = sorted(range(len(models)), key=lambda i: (ranks[i], names[i]))
+    keys = sorted(shifts)
+    adjusted = holm_adjust(
+        [1.0 if shifts[key]["p_value"] is None else shifts[key]["p_value"] for key in keys]
+    )
+    alpha = 1 - confidence
+    distinguishable = []
+    for (i, j), p in zip(keys, adjusted, strict=True):
+        shift = shifts[i, j]
+        if p >= alpha or shift["value"] is None or shift["interval"] is None:
+            continue
+        low, high = shift["interval"]
+        if values[j] >= values[i]:  # j is more biased: the shift j − i is the difference
+            less, more, difference, interval = i, j, shift["value"], [low, high]
+        else:
+            less, more, difference, interval = j, i, -shift["value"], [-high, -low]
+        distinguishable.append(
+            {
+                "less_biased": names[less],
+                "more_biased": names[more],
+                "difference": difference,
+                "interval": interval,
+                "p_value": p,
+            }
+        )
+    distinguishable.sort(key=lambda d: (d["p_value"], d["less_biased"], d["more_biased"]))
+    return {
+        "probe": probe,
+        "metric": metric,
+        "confidence": confidence,
+        "models": [models[i] for i in order],
+        "distinguishable": distinguishable,
+        "method": METHOD,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# command line
+
+
+def leaderboard_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="unqover leaderboard",
+        description="Rank several models' runs of one probe: each value with an interval that holds for all models "
+        "at once, its rank and rank interval, and the pairs whose difference is distinguishable from zero.",
+    )
+    parser.add_argument(
+        "runs", type=Path, nargs="+", metavar="RUN", help="run folder (with results.json) or results JSON"
+    )
+    parser.add_argument("--metric", help="the headline number to rank by (default: the probe's; UnQover: mu)")
+    parser.add_argument(
+        "--confidence", type=real, default=0.95, help="simultaneous confidence (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--output",
+        type=output_path,
+        metavar="FILE.json|FILE.md|FILE.html",
+        help="also write the leaderboard: JSON when the name ends in .json, a self-contained page with the figure "
+        "when .html, else Markdown",
+    )
+    return parser
+
+
+def leaderboard_main(argv: Sequence[str] | None = None) -> int:
+    """``unqover leaderboard RUN... [--metric NAME] [--confidence C] [--output FILE.json|FILE.md|FILE.html]``; returns the
+    exit status (2 on errors)."""
+    from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown, leaderboard_text
+
+    args = leaderboard_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        if args.output:
+            from unqover.files import check_writable
+
+            check_writable(args.output, folder=False)
+        board = leaderboard(args.runs, args.metric, args.confidence)
+        print(leaderboard_text(board))
+        if args.output:
+            from unqover.files import write_json_atomic, write_text_atomic
+
+            suffix = args.output.suffix.lower()
+            if suffix == ".json":
+                written = write_json_atomic(args.output, board)
+            elif suffix in (".html", ".htm"):
+                written = write_text_atomic(args.output, leaderboard_html(board))
+            else:
+                written = write_text_atomic(args.output, leaderboard_markdown(board))
+            print(f"\nLeaderboard written to {written}")
+    except (UnqoverError, OSError) as err:
+        print(f"unqover: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(leaderboard_main())

@@ -1,0 +1,52 @@
+"""Ranking several models by one bias number, honestly: simultaneous intervals, rank intervals and Holm's
+adjustment of the pairwise p-values (``unqover leaderboard``).
+
+* Bonferroni: intervals at level 1 − α/K each hold all K at once with probability ≥ 1 − α.
+* Rank intervals (1 = least biased): from K simultaneous intervals, a model's best rank is 1 + the number of
+  models whose upper bound lies below its lower bound (surely less biased), its worst rank K − the number whose
+  lower bound lies above its upper bound (surely more biased). When the intervals hold, the true rank lies in it.
+* Holm's step-down adjustment controls the family-wise error over the pairwise tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def bonferroni_confidence(confidence: float, tests: int) -> float:
+    """The confidence of each of ``tests`` intervals that hold simultaneously at ``confidence``: 1 − α/tests."""
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    if tests < 1:
+        raise ValueError("there must be at least one test")
+    return 1 - (1 - confidence) / tests
+
+
+def point_ranks(values: Sequence[float]) -> list[int]:
+    """Rank 1 for the smallest value; ties share the best rank of their block (competition ranking: 1, 1, 3)."""
+    values = np.asarray(values, dtype=float)
+    return [int((values < v).sum()) + 1 for v in values]
+
+
+def rank_intervals(lows: Sequence[float], highs: Sequence[float]) -> list[tuple[int, int]]:
+    """[best, worst] rank of each model from its simultaneous interval [low, high] (1 = smallest value)."""
+    low, high = np.asarray(lows, dtype=float), np.asarray(highs, dtype=float)
+    if low.shape != high.shape or bool((low > high).any()):
+        raise ValueError("each interval needs low <= high, as many lows as highs")
+    k = len(low)
+    return [(1 + int((high < low[i]).sum()), k - int((low > high[i]).sum())) for i in range(k)]
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values: sorted ascending, p_(i)·(m − i + 1), made monotone, capped at 1."""
+    p = np.asarray(p_values, dtype=float)
+    m = len(p)
+    if m == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate(p[order] * (m - np.arange(m)))
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(stepped, 1.0)
+    return [float(x) for x in adjusted]
