@@ -23,7 +23,7 @@ from unqover.report.compare_checks import RESULTS_FILE, check_numbers, load_resu
 __all__ = ["Comparison", "compare_main", "compare_parser", "compare_runs"]
 
 
-def _probe(results: dict, name: str = "the run") -> tuple[ProbeDefinition, bool]:
+def compared_probe(results: dict, name: str = "the run") -> tuple[ProbeDefinition, bool]:
     """The probe that wrote a run, and whether it could be read. A run of a probe this installation cannot read
     (a custom probe whose YAML file is not where it was run) is compared as an UnQover run, without reading its
     predictions; its results must hold μ. A run that names no probe this installation knows, and is no custom
@@ -63,7 +63,7 @@ def compare_runs(
     intervals (the Space's reason for not reading a run's files); ``top`` is the rows per table. Raises
     :class:`UnqoverError` when the runs were written by different probes or are not comparable.
     """
-    (probe_a, known_a), (probe_b, known_b) = _probe(a, name_a), _probe(b, name_b)
+    (probe_a, known_a), (probe_b, known_b) = compared_probe(a, name_a), compared_probe(b, name_b)
     if (
         type(probe_a).compare is not type(probe_b).compare
     ):  # probes that compare alike compare each other's runs
@@ -77,7 +77,7 @@ def compare_runs(
 # command line
 
 
-def _run_name(path: str | os.PathLike) -> str:
+def run_name(path: str | os.PathLike) -> str:
     """A run's default label: its run folder's name, else its results file's name without ``.json``/``.bias``."""
     path = Path(path)
     if path.name == RESULTS_FILE or path.is_dir():
@@ -131,8 +131,8 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
 
             check_writable(args.output, folder=False)
         a, b = load_results(args.run_a), load_results(args.run_b)
-        name_a = args.name_a or _run_name(args.run_a)
-        name_b = args.name_b or _run_name(args.run_b)
+        name_a = args.name_a or run_name(args.run_a)
+        name_b = args.name_b or run_name(args.run_b)
         comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top)
         print(comparison.text)
         if args.output:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.jobs.compare import _probe, _run_name
+from unqover.jobs.compare import compared_probe, run_name
 from unqover.measure.ranking import bonferroni_confidence, holm_adjust, point_ranks, rank_intervals
 from unqover.probes.options import output_path, real
 from unqover.report.compare_checks import RESULTS_FILE, check_comparable, load_results, model_of
@@ -41,9 +41,9 @@ def _run_key(path: Path) -> Path:
 def _names(paths: Sequence[Path], provenances: Sequence[dict]) -> list[str]:
     """Each run's model as its provenance records it, else its folder's or file's name; repeated names get the
     folder's name beside them so that every row is told apart."""
-    names = [model_of(p) or _run_name(path) for path, p in zip(paths, provenances, strict=True)]
+    names = [model_of(p) or run_name(path) for path, p in zip(paths, provenances, strict=True)]
     return [
-        f"{name} ({_run_name(path)})" if names.count(name) > 1 else name
+        f"{name} ({run_name(path)})" if names.count(name) > 1 else name
         for name, path in zip(names, paths, strict=True)
     ]
 
@@ -67,7 +67,7 @@ def leaderboard(paths: Sequence[Path], metric: str | None = None, confidence: fl
     runs = [load_results(p) for p in paths]
     provenances = [split_results(r)[1] for r in runs]
     names = _names(paths, provenances)
-    probes = [_probe(r, str(p))[0] for r, p in zip(runs, paths, strict=True)]
+    probes = [compared_probe(r, str(p))[0] for r, p in zip(runs, paths, strict=True)]
     written = [
         p.get("probe") or r.get("probe") or probe.name
         for p, r, probe in zip(provenances, runs, probes, strict=True)
