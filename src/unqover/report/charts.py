@@ -90,7 +90,7 @@ def _uid(kind: str, *parts: object) -> str:
     return f"{kind}{hashlib.sha1(repr(parts).encode()).hexdigest()[:6]}"
 
 
-def _f(value: float) -> str:
+def svg_coord(value: float) -> str:
     """An SVG coordinate: at most one decimal, no trailing zeros (not a reported number)."""
     text = f"{value:.1f}"
     return text[:-2] if text.endswith(".0") else text
@@ -156,8 +156,8 @@ def diverging_color(value: float | None, limit: float) -> str | None:
 
 def _svg_open(width: float, height: float, label: str, css_class: str) -> str:
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" width="{_f(width)}" height="{_f(height)}" '
-        f'viewBox="0 0 {_f(width)} {_f(height)}" role="img" aria-label="{escape(label)}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" width="{svg_coord(width)}" height="{svg_coord(height)}" '
+        f'viewBox="0 0 {svg_coord(width)} {svg_coord(height)}" role="img" aria-label="{escape(label)}" '
         f'style="{FONT};font-size:11px">'
         f"<title>{escape(label)}</title>"
     )
@@ -225,29 +225,31 @@ def ranking_chart(
     out = [_svg_open(width, height, title or "Subjects ranked by γ(x)", "unqover-chart ranking")]
     out.append(f'<g id="{uid}">')
     if title:
-        out.append(f'<text x="{_f(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>')
+        out.append(
+            f'<text x="{svg_coord(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>'
+        )
     # axis: grid lines, tick labels top and bottom, zero line
     plot_top, plot_bottom = top, top + max(n, 1) * row_h
     for tick in _ticks(limit):
-        tx = _f(x(tick))
+        tx = svg_coord(x(tick))
         out.append(
             f'<line x1="{tx}" y1="{plot_top - 4}" x2="{tx}" y2="{plot_bottom + 4}" stroke="#e3e3e3"/>'
             f'<text x="{tx}" y="{plot_top - 8}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
             f'<text x="{tx}" y="{plot_bottom + 16}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
         )
-    zero = _f(x(0))
+    zero = svg_coord(x(0))
     out.append(
         f'<line class="zero" x1="{zero}" y1="{plot_top - 4}" x2="{zero}" y2="{plot_bottom + 4}" '
         'stroke="#222" stroke-width="1.2"/>'
     )
     out.append(
-        f'<text x="{_f(left + plot_w / 2)}" y="{plot_bottom + 30}" text-anchor="middle" fill="#333">'
+        f'<text x="{svg_coord(left + plot_w / 2)}" y="{plot_bottom + 30}" text-anchor="middle" fill="#333">'
         f"{escape(axis)}</text>"
     )
     for i, (record, name, short) in enumerate(zip(rows, names, shown, strict=True)):
         y = top + i * row_h
-        cy = _f(y + row_h / 2)
-        ty = _f(y + row_h / 2 + size * 0.35)
+        cy = svg_coord(y + row_h / 2)
+        ty = svg_coord(y + row_h / 2 + size * 0.35)
         gamma = number(record.get("gamma"))
         ci = interval_of(record)
         rank = record.get("rank", i + 1)
@@ -261,31 +263,31 @@ def ranking_chart(
         css = "subject" if gamma is not None else "subject missing"
         out.append(f'<g class="{css}"><title>{escape(tip)}</title>')
         if i % 2 == 0:
-            out.append(f'<rect x="0" y="{y}" width="{_f(width)}" height="{row_h}" fill="#f6f6f6"/>')
+            out.append(f'<rect x="0" y="{y}" width="{svg_coord(width)}" height="{row_h}" fill="#f6f6f6"/>')
         out.append(
-            f'<text x="{_f(rank_w)}" y="{ty}" text-anchor="end" fill="#888" font-size="{size}">{escape(rank)}</text>'
-            f'<text x="{_f(left - 8)}" y="{ty}" text-anchor="end" font-size="{size}">{escape(short)}</text>'
+            f'<text x="{svg_coord(rank_w)}" y="{ty}" text-anchor="end" fill="#888" font-size="{size}">{escape(rank)}</text>'
+            f'<text x="{svg_coord(left - 8)}" y="{ty}" text-anchor="end" font-size="{size}">{escape(short)}</text>'
         )
         if gamma is None:
             out.append(
-                f'<text x="{_f(x(0) + 6)}" y="{ty}" fill="{MISSING_COLOR}" font-style="italic" '
+                f'<text x="{svg_coord(x(0) + 6)}" y="{ty}" fill="{MISSING_COLOR}" font-style="italic" '
                 f'font-size="{size}">missing</text></g>'
             )
             continue
         color = POSITIVE if gamma > 0 else NEGATIVE if gamma < 0 else "#555"
         if ci:
-            lo, hi = _f(x(ci[0])), _f(x(ci[1]))
+            lo, hi = svg_coord(x(ci[0])), svg_coord(x(ci[1]))
             cap = row_h * 0.25
             out.append(
-                f'<path class="interval" d="M{lo} {cy}H{hi}M{lo} {_f(y + row_h / 2 - cap)}v{_f(2 * cap)}'
-                f'M{hi} {_f(y + row_h / 2 - cap)}v{_f(2 * cap)}" stroke="{color}" stroke-opacity="0.6" '
+                f'<path class="interval" d="M{lo} {cy}H{hi}M{lo} {svg_coord(y + row_h / 2 - cap)}v{svg_coord(2 * cap)}'
+                f'M{hi} {svg_coord(y + row_h / 2 - cap)}v{svg_coord(2 * cap)}" stroke="{color}" stroke-opacity="0.6" '
                 'fill="none"/>'
             )
         out.append(
-            f'<line x1="{zero}" y1="{cy}" x2="{_f(x(gamma))}" y2="{cy}" stroke="{color}" stroke-opacity="0.35" '
-            f'stroke-width="{_f(row_h * 0.45)}"/>'
-            f'<circle cx="{_f(x(gamma))}" cy="{cy}" r="{_f(row_h * 0.22)}" fill="{color}"/>'
-            f'<text x="{_f(left + plot_w + 6)}" y="{ty}" fill="#333" font-size="{size}">{fmt_signed(gamma)}</text></g>'
+            f'<line x1="{zero}" y1="{cy}" x2="{svg_coord(x(gamma))}" y2="{cy}" stroke="{color}" stroke-opacity="0.35" '
+            f'stroke-width="{svg_coord(row_h * 0.45)}"/>'
+            f'<circle cx="{svg_coord(x(gamma))}" cy="{cy}" r="{svg_coord(row_h * 0.22)}" fill="{color}"/>'
+            f'<text x="{svg_coord(left + plot_w + 6)}" y="{ty}" fill="#333" font-size="{size}">{fmt_signed(gamma)}</text></g>'
         )
     out.append("</g></svg>")
     return "".join(out)
@@ -394,27 +396,31 @@ def heatmap(
         out.append(f'<stop offset="{k / (len(DIVERGING) - 1):.3f}" stop-color="{color}"/>')
     out.append(f'</linearGradient><rect id="{uid}-c" width="{cell}" height="{cell_h}"/></defs>')
     if title:
-        out.append(f'<text x="{_f(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>')
+        out.append(
+            f'<text x="{svg_coord(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>'
+        )
 
     # column labels, vertical, above the grid (and below it for tall grids)
     for j, (column, text) in enumerate(zip(columns, col_labels, strict=True)):
         cx = left + j * cell + cell / 2 + size * 0.35
         tip = escape(labels[column])
         out.append(
-            f'<text class="column" transform="translate({_f(cx)},{_f(top - 6)}) rotate(-90)" '
+            f'<text class="column" transform="translate({svg_coord(cx)},{svg_coord(top - 6)}) rotate(-90)" '
             f'font-size="{size}">{escape(text)}<title>{tip}</title></text>'
         )
         if repeat_labels:
             out.append(
-                f'<text transform="translate({_f(cx)},{_f(top + grid_h + 6)}) rotate(-90)" text-anchor="end" '
+                f'<text transform="translate({svg_coord(cx)},{svg_coord(top + grid_h + 6)}) rotate(-90)" text-anchor="end" '
                 f'font-size="{size}">{escape(text)}</text>'
             )
     # rows: label and one rect per cell
-    out.append(f'<g class="cells" shape-rendering="crispEdges" transform="translate({_f(left)},{top})">')
+    out.append(
+        f'<g class="cells" shape-rendering="crispEdges" transform="translate({svg_coord(left)},{top})">'
+    )
     for i, (row, text) in enumerate(zip(rows, row_labels, strict=True)):
         out.append(
             f'<g class="row" transform="translate(0,{i * cell_h})">'
-            f'<text x="-6" y="{_f(cell_h / 2 + size * 0.35)}" text-anchor="end" font-size="{size}">'
+            f'<text x="-6" y="{svg_coord(cell_h / 2 + size * 0.35)}" text-anchor="end" font-size="{size}">'
             f"{escape(text)}<title>{escape(row)}</title></text>"
         )
         for j, column in enumerate(columns):
@@ -447,15 +453,15 @@ def heatmap(
     # legend: the symmetric scale, its ticks and the missing swatch
     bar_top = top
     out.append(
-        f'<g class="legend" transform="translate({_f(legend_x)},{bar_top})">'
+        f'<g class="legend" transform="translate({svg_coord(legend_x)},{bar_top})">'
         f'<text x="0" y="-8" font-weight="600">γ</text>'
         f'<rect width="14" height="{bar_h}" fill="url(#{uid}-scale)" stroke="#999" stroke-width="0.5"/>'
     )
     for tick in _ticks(limit):
         ty = bar_h * (1 - (tick + limit) / (2 * limit))
         out.append(
-            f'<line x1="14" x2="19" y1="{_f(ty)}" y2="{_f(ty)}" stroke="#555"/>'
-            f'<text x="22" y="{_f(ty + 3.5)}" fill="#333">{_tick_label(tick)}</text>'
+            f'<line x1="14" x2="19" y1="{svg_coord(ty)}" y2="{svg_coord(ty)}" stroke="#555"/>'
+            f'<text x="22" y="{svg_coord(ty + 3.5)}" fill="#333">{_tick_label(tick)}</text>'
         )
     out.append(
         f'<rect y="{bar_h + 14}" width="14" height="14" fill="url(#{uid}-na)" stroke="#999" stroke-width="0.5"/>'
@@ -470,7 +476,7 @@ def heatmap(
         out.append(f'<text x="0" y="{bar_h + 91}" fill="#555" font-size="10">unless shown</text>')
     out.append("</g>")
     out.append(
-        f'<text x="{_f(left)}" y="{title_h - 8}" fill="#555" font-style="italic">'
+        f'<text x="{svg_coord(left)}" y="{title_h - 8}" fill="#555" font-style="italic">'
         f"rows: {escape(row_title)} · columns: attribute</text>"
     )
     out.append("</svg>")
@@ -511,14 +517,14 @@ def error_bars(
     axis_y = top + len(bars) * row_h
     for k in range(5):
         tick = limit * k / 4
-        tx = _f(x(tick))
+        tx = svg_coord(x(tick))
         out.append(
             f'<line x1="{tx}" x2="{tx}" y1="{top - 2}" y2="{axis_y + 3}" stroke="#e3e3e3"/>'
             f'<text x="{tx}" y="{axis_y + 16}" text-anchor="middle" fill="#555">{_axis(tick)}</text>'
         )
     for i, (name, value, color) in enumerate(bars):
         y = top + i * row_h
-        ty = _f(y + row_h / 2 + 4)
+        ty = svg_coord(y + row_h / 2 + 4)
         tip = f"{name}: {fmt(value)}" + (" (missing)" if value is None else "")
         out.append(
             f'<g class="bar"><title>{escape(tip)}</title>'
@@ -530,8 +536,8 @@ def error_bars(
             )
             continue
         out.append(
-            f'<rect x="{left}" y="{_f(y + 4)}" width="{_f(max(x(value) - left, 0.5))}" height="{row_h - 8}" '
-            f'fill="{color}"/><text x="{_f(x(value) + 5)}" y="{ty}" fill="#333">{fmt(value)}</text></g>'
+            f'<rect x="{left}" y="{svg_coord(y + 4)}" width="{svg_coord(max(x(value) - left, 0.5))}" height="{row_h - 8}" '
+            f'fill="{color}"/><text x="{svg_coord(x(value) + 5)}" y="{ty}" fill="#333">{fmt(value)}</text></g>'
         )
     out.append(f'<line x1="{left}" x2="{left}" y1="{top - 2}" y2="{axis_y}" stroke="#222"/>')
     out.append("</svg>")
@@ -558,7 +564,7 @@ def share_bars(
     y = 30.0
     for category in categories:
         parts.append(
-            f'<text x="4" y="{_f(y + bar * len(groups) / 2 + 4)}">{escape(_clip(category, 14))}</text>'
+            f'<text x="4" y="{svg_coord(y + bar * len(groups) / 2 + 4)}">{escape(_clip(category, 14))}</text>'
         )
         for k, group in enumerate(groups):
             value = number(shares[group].get(category))
@@ -566,22 +572,22 @@ def share_bars(
             tip = f"{group}, {category}: {fmt_percent(value)}" + (" (missing)" if value is None else "")
             if value is None:
                 parts.append(
-                    f'<rect id="{uid}-{k}" x="{_f(left)}" y="{_f(y)}" width="{_f(width)}" height="{_f(bar - 2)}" '
+                    f'<rect id="{uid}-{k}" x="{svg_coord(left)}" y="{svg_coord(y)}" width="{svg_coord(width)}" height="{svg_coord(bar - 2)}" '
                     f'fill="none" stroke="{MISSING_COLOR}"><title>{escape(tip)}</title></rect>'
                 )
             else:
                 parts.append(
-                    f'<rect x="{_f(left)}" y="{_f(y)}" width="{_f(width * max(0.0, min(1.0, value)))}" '
-                    f'height="{_f(bar - 2)}" fill="{color}"><title>{escape(tip)}</title></rect>'
-                    f'<text x="{_f(left + width * max(0.0, min(1.0, value)) + 4)}" y="{_f(y + bar - 4)}">'
+                    f'<rect x="{svg_coord(left)}" y="{svg_coord(y)}" width="{svg_coord(width * max(0.0, min(1.0, value)))}" '
+                    f'height="{svg_coord(bar - 2)}" fill="{color}"><title>{escape(tip)}</title></rect>'
+                    f'<text x="{svg_coord(left + width * max(0.0, min(1.0, value)) + 4)}" y="{svg_coord(y + bar - 4)}">'
                     f"{fmt_percent(value)}</text>"
                 )
             y += bar
         y += gap
     for k, group in enumerate(groups):
         parts.append(
-            f'<rect x="4" y="{_f(y)}" width="10" height="10" fill="{colors[k % len(colors)]}"/>'
-            f'<text x="18" y="{_f(y + 9)}">{escape(group)}</text>'
+            f'<rect x="4" y="{svg_coord(y)}" width="10" height="10" fill="{colors[k % len(colors)]}"/>'
+            f'<text x="18" y="{svg_coord(y + 9)}">{escape(group)}</text>'
         )
         y += 18
     parts.append("</svg>")

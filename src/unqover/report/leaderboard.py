@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from unqover.report.charts import escape
+from unqover.report.charts import escape, svg_coord
 from unqover.report.format import fmt, fmt_count, fmt_estimate, fmt_interval, fmt_level, fmt_p, fmt_signed
 from unqover.report.markdown import md
 from unqover.report.page import markdown_page
@@ -96,7 +96,7 @@ def leaderboard_figure(board: Mapping, width: int = 760) -> str:
     height = top + len(models) * row_h + 30
 
     def x(value: float) -> str:
-        return f"{left + (value - start) / (limit - start) * plot_w:.1f}"
+        return svg_coord(left + (value - start) / (limit - start) * plot_w)
 
     label = f"{board['metric']} with simultaneous intervals at {fmt_level(board['confidence'])}"
     out = [
@@ -119,10 +119,10 @@ def leaderboard_figure(board: Mapping, width: int = 760) -> str:
         tip = f"{m['name']}: {fmt_estimate(m['value'], m['interval'])}, rank {m['rank']} ({_rank_span(m)})"
         out.append(
             f'<g class="model"><title>{escape(tip)}</title>'
-            f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{escape(m["name"][-34:])}</text>'
-            f'<line x1="{x(low)}" x2="{x(high)}" y1="{y:.1f}" y2="{y:.1f}" stroke="#2b6cb0" stroke-width="3"/>'
-            f'<circle cx="{x(m["value"])}" cy="{y:.1f}" r="5" fill="#1a365d"/>'
-            f'<text x="{width - right + 12}" y="{y + 4:.1f}">{escape(_rank_span(m))}</text></g>'
+            f'<text x="{left - 8}" y="{svg_coord(y + 4)}" text-anchor="end">{escape(m["name"][-34:])}</text>'
+            f'<line x1="{x(low)}" x2="{x(high)}" y1="{svg_coord(y)}" y2="{svg_coord(y)}" stroke="#2b6cb0" stroke-width="3"/>'
+            f'<circle cx="{x(m["value"])}" cy="{svg_coord(y)}" r="5" fill="#1a365d"/>'
+            f'<text x="{width - right + 12}" y="{svg_coord(y + 4)}">{escape(_rank_span(m))}</text></g>'
         )
     out.append("</svg>")
     return "".join(out)
