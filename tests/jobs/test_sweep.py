@@ -69,9 +69,13 @@ def test_sweep_folders_failure_leaderboard_and_resume(models, tmp_path, upstream
     index = (output / "index.html").read_text()
     assert "leaderboard-religion.html" in index and "no-such-model" in index
 
-    stamps = {p: p.stat().st_mtime_ns for p in output.glob("*/religion/predictions.parquet")}
-    assert main(argv[: argv.index(str(missing))] + argv[argv.index(str(missing)) + 1 :]) == 0
-    assert {p: p.stat().st_mtime_ns for p in output.glob("*/religion/predictions.parquet")} == stamps
+    # a second call (the missing model left out) resumes: no chunk of scores is written again or added
+    chunks = sorted(output.glob("*/religion/shards/*/chunk-*.parquet"))
+    stamps = {p: p.stat().st_mtime_ns for p in chunks}
+    assert len({p.parts[-5] for p in chunks}) == 2
+    assert main([a for a in argv if a != str(missing)]) == 0
+    assert {p: p.stat().st_mtime_ns for p in output.glob("*/religion/shards/*/chunk-*.parquet")} == stamps
+    assert "failed" not in capsys.readouterr().out
 
 
 @pytest.mark.slow
