@@ -130,4 +130,18 @@ def test_cli_refusals_before_any_model(tmp_path, capsys):
     assert "name a MODEL" in capsys.readouterr().err
     assert main(["probe", "org/a", "--bias", "religion", "--leaderboard-metric", "mu"]) == 2
     assert "several models" in capsys.readouterr().err
+    # an option no probe of the sweep takes: refused before any model (these ids would fail to load)
+    argv = [
+        "probe",
+        "org/a",
+        "org/b",
+        "--bias",
+        "religion",
+        "--label-map",
+        '{"entailment": 0, "neutral": 1, "contradiction": 2}',
+        "--output",
+        str(tmp_path / "o"),
+    ]
+    assert main(argv) == 2
+    assert "--label-map do(es) not apply to any of the probes religion" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

@@ -16,12 +16,14 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
+from unqover.hub.load import check_local_dataset
 from unqover.jobs.multi import check_shared_loader, probe_settings, run_probes
 from unqover.jobs.run import default_output
 from unqover.probes.base import ProbeDefinition, RunOptions
 from unqover.report.markdown import md
 from unqover.report.page import markdown_page
 from unqover.scoring.placement import check_device
+from unqover.scoring.run_folder import check_run_folder
 from unqover.scoring.sampling import check_seed
 
 __all__ = ["SweepModel", "SweepResult", "read_models_file", "sweep"]
@@ -126,8 +128,9 @@ def _free_memory() -> None:
 
 
 def _check_all(models: Sequence[SweepModel], probes: Sequence[ProbeDefinition], run: RunOptions) -> dict:
-    """What can be checked before the first model loads: options for every probe, seed, device, output; then
-    each model's id (a missing folder, a malformed Hub id), collected as that model's failure."""
+    """What can be checked before the first model loads, as ``unqover probe`` checks one model: the options for
+    every probe, seed, device, output, dataset and rows; then each model's id (a missing folder, a malformed Hub
+    id) and run folders, collected as that model's failure (the other models go on)."""
     if run.shard is not None:
         raise UnqoverError("--shard splits one model's run: probe a single model with it")
     check_shared_loader(probes)
@@ -135,10 +138,18 @@ def _check_all(models: Sequence[SweepModel], probes: Sequence[ProbeDefinition], 
     check_seed(run.seed)
     check_device(run.device)
     check_writable(run.output, folder=True)
+    if run.dataset is not None and len(probes) > 1:
+        raise UnqoverError("--dataset names one probe's dataset: give --bias a single probe with it")
+    check_local_dataset(run.dataset, run.config)
+    for probe, probe_settings_ in zip(probes, settings, strict=True):
+        probe.check_config(run, probe_settings_)
+        probe.check_source(run, probe_settings_)
     failures = {}
     for model in models:
         try:
             probes[0].check_model_id(model.model_id, settings[0])
+            for probe in probes:
+                check_run_folder(run.output / model.folder_name() / probe.name)
         except UnqoverError as err:
             failures[model.label()] = str(err)
     return failures
