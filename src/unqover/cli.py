@@ -221,9 +221,15 @@ def _probe(args: argparse.Namespace) -> int:
         started=getattr(args, "started", None),
         settings=_given(args, args.probe_options),
     )
+    if args.models is not None or len(args.model) > 1:
+        return _sweep(args, probes, run)
+    if not args.model:
+        raise UnqoverError("name a MODEL (a Hub id or a local folder), or several, or --models FILE")
+    if args.leaderboard_metric is not None:
+        raise UnqoverError("--leaderboard-metric ranks the models of a sweep: name several models")
     if len(probes) > 1:
-        return _probe_several(args.model, probes, run)
-    finished = run_probe(args.model, probe, run)
+        return _probe_several(args.model[0], probes, run)
+    finished = run_probe(args.model[0], probe, run)
     if finished is None:
         return 0
     print(probe.summary(finished.result, top=args.top))
@@ -232,6 +238,14 @@ def _probe(args: argparse.Namespace) -> int:
         print(f"\n{stopped}")
     print(f"\nRun folder: {finished.folder} (predictions.parquet, results.json, report.md, report.html)")
     return 0
+
+
+def _sweep(args: argparse.Namespace, probes: list[ProbeDefinition], run: RunOptions) -> int:
+    from unqover.jobs.sweep import sweep, sweep_models, sweep_text
+
+    done = sweep(sweep_models(args.model, args.models, run), probes, run, args.leaderboard_metric)
+    print(sweep_text(done))
+    return 1 if done.failures else 0
 
 
 def _probe_several(model: str, probes: list[ProbeDefinition], run: RunOptions) -> int:
@@ -454,7 +468,25 @@ def build_parser() -> argparse.ArgumentParser:
         + "; ".join(f"{name} ({', '.join(p.families)})" for name, p in PROBES.items())
         + ".",
     )
-    probe.add_argument("model", metavar="MODEL", help="Hub model id or local folder")
+    probe.add_argument(
+        "model",
+        metavar="MODEL",
+        nargs="*",
+        help="Hub model id or local folder; several (or --models) run a sweep: every model x probe into "
+        "OUTPUT/<model>/<probe> (default OUTPUT: runs), then one leaderboard per probe and OUTPUT/index.html",
+    )
+    probe.add_argument(
+        "--models",
+        type=Path,
+        metavar="FILE",
+        help="a sweep's models, one a line: MODEL [revision=REV] [adapter=PATH]; blank lines and # comments "
+        "ignored",
+    )
+    probe.add_argument(
+        "--leaderboard-metric",
+        metavar="NAME",
+        help="the headline number a sweep's leaderboards rank by (default: the probe's; UnQover: mu)",
+    )
     which = probe.add_mutually_exclusive_group(required=True)
     group_help = "; ".join(f"{group}: {','.join(members)}" for group, members in groups().items())
     which.add_argument(

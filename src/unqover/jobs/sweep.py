@@ -1,0 +1,234 @@
+"""A sweep of several models (``unqover probe MODEL MODEL ... --bias B[,B...]`` or ``--models FILE``): every model
+x probe runs into ``DIR/<model>/<probe>`` through :func:`unqover.jobs.multi.run_probes`, one model loaded at a time
+and freed before the next; a model that fails is reported at the end and the others go on; then one leaderboard
+per probe (``DIR/leaderboard-<probe>.json/.md/.html``, by :func:`unqover.jobs.leaderboard.leaderboard`) and one
+page linking them (``DIR/index.html``). Run folders resume, so a second call scores only what is missing.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.files import check_writable, write_json_atomic, write_text_atomic
+from unqover.hub.load import check_local_dataset
+from unqover.jobs.multi import check_shared_loader, probe_settings, run_probes
+from unqover.jobs.run import default_output
+from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.report.markdown import md
+from unqover.report.page import markdown_page
+from unqover.scoring.placement import check_device
+from unqover.scoring.run_folder import check_run_folder
+from unqover.scoring.sampling import check_seed
+
+__all__ = ["SweepModel", "SweepResult", "read_models_file", "sweep"]
+
+_KEYS = ("revision", "adapter")
+
+
+@dataclass(frozen=True)
+class SweepModel:
+    """One model of a sweep: its id (Hub id or folder) with an optional revision and adapter."""
+
+    model_id: str
+    revision: str | None = None
+    adapter: str | None = None
+
+    def folder_name(self) -> str:
+        """The model's folder under the sweep's output: as ``runs/<model>`` names it, with the revision and the
+        adapter beside it when given (so two revisions of one model do not share a folder)."""
+        name = default_output(self.model_id, "x").parent.name
+        if self.revision:
+            name += "@" + self.revision
+        if self.adapter:
+            name += "+" + Path(self.adapter.rstrip("/")).name
+        return re.sub(r"[^A-Za-z0-9._@+-]+", "_", name)
+
+    def label(self) -> str:
+        extra = [f"{key}={getattr(self, key)}" for key in _KEYS if getattr(self, key)]
+        return " ".join([self.model_id, *extra])
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: the finished models, the failed ones (label -> one-line error), the leaderboards written
+    (probe -> JSON path) and the ones that could not be made (probe -> why)."""
+
+    folder: Path
+    finished: list[SweepModel] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+    boards: dict[str, Path] = field(default_factory=dict)
+    no_board: dict[str, str] = field(default_factory=dict)
+
+
+def read_models_file(path: Path) -> list[SweepModel]:
+    """The models of a ``--models`` file: one a line (``MODEL [revision=REV] [adapter=PATH]``), blank lines and
+    ``#`` comments ignored; bad lines are refused with their line numbers."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UnqoverError(f"cannot read --models {path}: {err}") from None
+    models, bad = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        model, extra, problem = words[0], {}, None
+        if "=" in model:
+            problem = "starts with an option, not a model id"
+        for word in words[1:]:
+            key, sep, value = word.partition("=")
+            if not sep or key not in _KEYS or not value:
+                problem = f"{word!r} is not revision=REV or adapter=PATH"
+            elif key in extra:
+                problem = f"{key} given twice"
+            else:
+                extra[key] = value
+        if problem:
+            bad.append(f"line {number}: {problem}")
+        else:
+            models.append(SweepModel(model, **extra))
+    if bad:
+        raise UnqoverError(
+            f"--models {path}: {'; '.join(bad)} (write one model a line: MODEL [revision=REV] [adapter=PATH])"
+        )
+    if not models:
+        raise UnqoverError(f"--models {path} names no model: write one model id a line")
+    return models
+
+
+def sweep_models(names: Sequence[str], models_file: Path | None, run: RunOptions) -> list[SweepModel]:
+    """The sweep's models: those named on the command line (with --revision/--adapter) then the file's; one
+    folder name used twice is refused."""
+    models = [SweepModel(n, run.revision, run.adapter) for n in names]
+    if models_file is not None:
+        models += read_models_file(models_file)
+    seen: dict[str, str] = {}
+    for model in models:
+        name = model.folder_name()
+        if name in seen:
+            raise UnqoverError(
+                f"{model.label()} and {seen[name]} would share the run folder {name}: list each model once"
+            )
+        seen[name] = model.label()
+    return models
+
+
+def _free_memory() -> None:
+    """Free the last model before the next loads (its tensors, and the GPU cache where torch has one)."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _check_all(models: Sequence[SweepModel], probes: Sequence[ProbeDefinition], run: RunOptions) -> dict:
+    """What can be checked before the first model loads, as ``unqover probe`` checks one model: the options for
+    every probe, seed, device, output, dataset and rows; then each model's id (a missing folder, a malformed Hub
+    id) and run folders, collected as that model's failure (the other models go on)."""
+    if run.shard is not None:
+        raise UnqoverError("--shard splits one model's run: probe a single model with it")
+    check_shared_loader(probes)
+    settings = probe_settings(probes, run.settings)
+    check_seed(run.seed)
+    check_device(run.device)
+    check_writable(run.output, folder=True)
+    if run.dataset is not None and len(probes) > 1:
+        raise UnqoverError("--dataset names one probe's dataset: give --bias a single probe with it")
+    check_local_dataset(run.dataset, run.config)
+    for probe, probe_settings_ in zip(probes, settings, strict=True):
+        probe.check_config(run, probe_settings_)
+        probe.check_source(run, probe_settings_)
+    failures = {}
+    for model in models:
+        try:
+            probes[0].check_model_id(model.model_id, settings[0])
+            for probe in probes:
+                check_run_folder(run.output / model.folder_name() / probe.name)
+        except UnqoverError as err:
+            failures[model.label()] = str(err)
+    return failures
+
+
+def _leaderboard(probe: str, runs: list[Path], folder: Path, metric: str | None) -> Path:
+    """Write one probe's leaderboard as JSON, Markdown and HTML; raises UnqoverError when it cannot be made."""
+    from unqover.jobs.leaderboard import leaderboard
+    from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown
+
+    if len(runs) < 2:
+        raise UnqoverError(f"{len(runs)} finished run(s): a leaderboard needs at least 2")
+    board = leaderboard(runs, metric)
+    write_text_atomic(folder / f"leaderboard-{probe}.md", leaderboard_markdown(board))
+    write_text_atomic(folder / f"leaderboard-{probe}.html", leaderboard_html(board))
+    return write_json_atomic(folder / f"leaderboard-{probe}.json", board)
+
+
+def _index(result: SweepResult) -> str:
+    """The sweep's summary page (Markdown): the leaderboards, the ones not made and why, the failed models."""
+    lines = ["# Sweep", "", f"{len(result.finished)} model(s) finished.", "", "## Leaderboards", ""]
+    lines += [f"- [{md(p)}](leaderboard-{p}.html)" for p, path in result.boards.items()]
+    lines += [f"- {md(p)}: no leaderboard: {md(why)}" for p, why in result.no_board.items()]
+    lines += ["", "## Models", ""]
+    lines += [f"- [{md(m.label())}]({m.folder_name()}/summary.html)" for m in result.finished]
+    if result.failures:
+        lines += ["", "## Failed", ""]
+        lines += [f"- {md(label)}: {md(err)}" for label, err in result.failures.items()]
+    return "\n".join(lines) + "\n"
+
+
+def sweep(
+    models: Sequence[SweepModel],
+    probes: Sequence[ProbeDefinition],
+    run: RunOptions,
+    metric: str | None = None,
+) -> SweepResult:
+    """Run every model x probe into ``run.output`` (default ``runs``), then the leaderboards and the page."""
+    folder = run.output or Path("runs")
+    run = replace(run, output=folder)
+    result = SweepResult(folder)
+    result.failures = _check_all(models, probes, run)
+    if run.limit is not None:
+        print(
+            f"Quick runs: every model scores the same seeded sample (--limit {run.limit} --seed {run.seed}), so "
+            "the leaderboards compare them paired.",
+            flush=True,
+        )
+    for number, model in enumerate(models, start=1):
+        if model.label() in result.failures:
+            continue
+        print(f"[{number}/{len(models)}] {model.label()}", flush=True)
+        one = replace(
+            run, output=folder / model.folder_name(), revision=model.revision, adapter=model.adapter
+        )
+        try:
+            run_probes(model.model_id, probes, one)
+        except (UnqoverError, OSError, RuntimeError, ValueError) as err:
+            result.failures[model.label()] = str(err).splitlines()[0] if str(err) else type(err).__name__
+            print(f"  failed: {result.failures[model.label()]}", file=sys.stderr, flush=True)
+        else:
+            result.finished.append(model)
+        finally:
+            _free_memory()
+    for probe in probes:
+        runs = [folder / m.folder_name() / probe.name for m in result.finished]
+        try:
+            result.boards[probe.name] = _leaderboard(probe.name, runs, folder, metric)
+        except UnqoverError as err:
+            result.no_board[probe.name] = str(err)
+    write_text_atomic(folder / "index.html", markdown_page(_index(result), "Sweep"))
+    return result
+
+
+def sweep_text(result: SweepResult) -> str:
+    """What the command prints at the end: leaderboards, the ones not made and why, and every failure."""
+    lines = [f"Sweep: {len(result.finished)} model(s) finished into {result.folder}"]
+    lines += [f"  leaderboard {p}: {path} (and .md, .html)" for p, path in result.boards.items()]
+    lines += [f"  no leaderboard for {p}: {why}" for p, why in result.no_board.items()]
+    lines += [f"  failed: {label}: {err}" for label, err in result.failures.items()]
+    lines.append(f"Summary page: {result.folder / 'index.html'}")
+    return "\n".join(lines)

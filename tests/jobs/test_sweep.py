@@ -1,0 +1,147 @@
+"""`unqover probe MODEL MODEL ... --bias religion --limit N`: a sweep of tiny QA models into one folder, resumed,
+past a failing model, with the leaderboard and the summary page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from unqover.cli import main
+from unqover.errors import UnqoverError
+from unqover.jobs.sweep import SweepModel, read_models_file
+
+LIMIT = 400  # groups: enough for δ (positional_error), too few for μ (declined)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, religion_qa_model, religion_tables) -> list[Path]:
+    import tiny_models
+
+    rows = religion_tables["qa"]
+    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
+    tmp = tmp_path_factory.mktemp("sweep-models")
+    return [religion_qa_model, tiny_models.bert_qa(tmp / "qa-1", texts, seed=1)]
+
+
+def _argv(models, output, word_lists, *extra) -> list[str]:
+    return [
+        "probe",
+        *map(str, models),
+        "--bias",
+        "religion",
+        "--word-lists",
+        str(word_lists),
+        "--limit",
+        str(LIMIT),
+        "--seed",
+        "7",
+        "--output",
+        str(output),
+        "--quiet",
+        *extra,
+    ]
+
+
+@pytest.mark.slow
+def test_sweep_folders_failure_leaderboard_and_resume(models, tmp_path, upstream_word_lists_path, capsys):
+    output = tmp_path / "sweep"
+    missing = tmp_path / "no-such-model"
+    argv = _argv(
+        [*models, missing], output, upstream_word_lists_path, "--leaderboard-metric", "positional_error"
+    )
+    assert main(argv) == 1  # the missing model failed; the others ran
+    printed = capsys.readouterr()
+    assert "same seeded sample" in printed.out
+    assert f"failed: {missing}" in printed.out
+    for model in models:
+        assert (output / model.name / "religion" / "predictions.parquet").is_file()
+        assert (output / model.name / "religion" / "results.json").is_file()
+    assert not (output / missing.name).exists()
+    board = json.loads((output / "leaderboard-religion.json").read_text())
+    assert board["metric"] == "positional_error"
+    assert sorted(m["run"] for m in board["models"]) == sorted(
+        str(output / m.name / "religion") for m in models
+    )
+    assert (output / "leaderboard-religion.md").is_file()
+    assert "<svg" in (output / "leaderboard-religion.html").read_text()
+    index = (output / "index.html").read_text()
+    assert "leaderboard-religion.html" in index and "no-such-model" in index
+
+    # a second call (the missing model left out) resumes: no chunk of scores is written again or added
+    chunks = sorted(output.glob("*/religion/shards/*/chunk-*.parquet"))
+    stamps = {p: p.stat().st_mtime_ns for p in chunks}
+    assert len({p.parts[-5] for p in chunks}) == 2
+    assert main([a for a in argv if a != str(missing)]) == 0
+    assert {p: p.stat().st_mtime_ns for p in output.glob("*/religion/shards/*/chunk-*.parquet")} == stamps
+    assert "failed" not in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_sweep_without_a_usable_metric_says_why(models, tmp_path, upstream_word_lists_path, capsys):
+    output = tmp_path / "sweep"
+    models_file = tmp_path / "models.txt"
+    models_file.write_text("# tiny models\n\n" + "".join(f"{m}  # one\n" for m in models))
+    argv = _argv([], output, upstream_word_lists_path, "--models", str(models_file))
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        "no leaderboard for religion" in out and "mu of" in out
+    )  # μ declined at this size: said, not hidden
+    assert not (output / "leaderboard-religion.json").exists()
+    assert "no leaderboard" in (output / "index.html").read_text()
+
+
+def test_models_file_lines(tmp_path):
+    path = tmp_path / "models.txt"
+    path.write_text(
+        "# comment\n\norg/a revision=v1\n./b adapter=./lora  # trailing\norg/c adapter=x revision=r\n"
+    )
+    assert read_models_file(path) == [
+        SweepModel("org/a", revision="v1"),
+        SweepModel("./b", adapter="./lora"),
+        SweepModel("org/c", revision="r", adapter="x"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("org/a\norg/b branch=main\n", "line 2: 'branch=main' is not revision=REV or adapter=PATH"),
+        ("org/a revision=1 revision=2\n", "line 1: revision given twice"),
+        ("revision=1\n", "line 1: starts with an option"),
+        ("# only comments\n\n", "names no model"),
+    ],
+)
+def test_models_file_refusals(tmp_path, text, said):
+    path = tmp_path / "models.txt"
+    path.write_text(text)
+    with pytest.raises(UnqoverError, match=said.replace("(", r"\(")):
+        read_models_file(path)
+
+
+def test_cli_refusals_before_any_model(tmp_path, capsys):
+    path = tmp_path / "models.txt"
+    path.write_text("org/a\norg/a\n")
+    assert main(["probe", "--models", str(path), "--bias", "religion", "--output", str(tmp_path / "o")]) == 2
+    assert "share the run folder" in capsys.readouterr().err
+    assert main(["probe", "--bias", "religion"]) == 2
+    assert "name a MODEL" in capsys.readouterr().err
+    assert main(["probe", "org/a", "--bias", "religion", "--leaderboard-metric", "mu"]) == 2
+    assert "several models" in capsys.readouterr().err
+    # an option no probe of the sweep takes: refused before any model (these ids would fail to load)
+    argv = [
+        "probe",
+        "org/a",
+        "org/b",
+        "--bias",
+        "religion",
+        "--label-map",
+        '{"entailment": 0, "neutral": 1, "contradiction": 2}',
+        "--output",
+        str(tmp_path / "o"),
+    ]
+    assert main(argv) == 2
+    assert "--label-map do(es) not apply to any of the probes religion" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
