@@ -113,16 +113,24 @@ def test_refusals_are_messages(space, root, probe, metric, chosen, words):
     assert "Traceback" not in status and str(root) not in status and "/tmp" not in status
 
 
+def test_a_folder_outside_the_results_folder_is_refused(space, root):
+    status, table, figure = space.leaderboard(str(root.parent), "religion", METRIC, [])
+    assert (status, table, figure) == (f"⚠️ {results.OUTSIDE}", "", "")
+    status, update = space.leaderboard_runs("../x", "religion")
+    assert status == f"⚠️ {results.PARENT}" and update["choices"] == []
+
+
 def test_the_tab_is_a_named_api(root, tmp_path, upstream_word_lists_path):
     demo = build_app(
         cache_dir=tmp_path, results_root=root, word_lists=upstream_word_lists_path, results_repos=()
     )
-    named = {d.api_name for d in demo.fns.values()}
-    assert {"leaderboard", "leaderboard_runs"} <= named
-    labels = [
-        block.label
-        for block in demo.blocks.values()
-        if type(block).__name__ in ("Dropdown", "Textbox", "Markdown", "HTML", "Button")
+    endpoints = demo.get_api_info()["named_endpoints"]
+    board, listing = endpoints["/leaderboard"], endpoints["/leaderboard_runs"]
+    assert [p["label"] for p in board["parameters"]] == [
+        "results folder or Hub dataset repo",
+        "probe",
+        "metric",
+        "runs (none: every quick run of the probe)",
     ]
-    for wanted in ("probe", "metric", "runs (none: every quick run of the probe)", "leaderboard", "figure"):
-        assert wanted in labels
+    assert [r["label"] for r in board["returns"]] == ["status", "leaderboard", "figure"]
+    assert [r["label"] for r in listing["returns"]] == ["status", "runs (none: every quick run of the probe)"]
