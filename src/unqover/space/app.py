@@ -1,4 +1,4 @@
-"""The Gradio app: live probe, explorer and results tabs, wired to the library (``space/app.py`` calls
+"""The Gradio app: live probe, explorer, results and leaderboard tabs, wired to the library (``space/app.py`` calls
 :func:`build_app`). Settings come from arguments (tests) or environment variables (the Space):
 
 ``UNQOVER_SPACE_MODELS`` (comma-separated curated list), ``UNQOVER_SPACE_CACHE`` (run-folder cache; default
