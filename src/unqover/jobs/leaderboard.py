@@ -21,7 +21,7 @@ from unqover.probes.options import output_path, real
 from unqover.report.compare_checks import RESULTS_FILE, check_comparable, load_results, model_of
 from unqover.report.markdown import split_results
 
-__all__ = ["leaderboard", "leaderboard_main", "leaderboard_parser"]
+__all__ = ["leaderboard", "leaderboard_main", "leaderboard_of_runs", "leaderboard_parser"]
 
 METHOD = (
     "simultaneous intervals: each model's interval at level 1 - alpha/K (Bonferroni over the K models), recomputed "
@@ -64,9 +64,28 @@ def leaderboard(paths: Sequence[Path], metric: str | None = None, confidence: fl
     for k, key in enumerate(keys):
         if key in keys[:k]:
             raise UnqoverError(f"{paths[k]} is given twice (as {paths[keys.index(key)]}); give each run once")
-    runs = [load_results(p) for p in paths]
+    return leaderboard_of_runs([load_results(p) for p in paths], paths, metric, confidence)
+
+
+def leaderboard_of_runs(
+    runs: Sequence[dict],
+    paths: Sequence[Path],
+    metric: str | None = None,
+    confidence: float = 0.95,
+    names: Sequence[str] | None = None,
+) -> dict:
+    """:func:`leaderboard` of results already read (``runs``, from ``paths``): for a caller that reads them its own
+    way (the Space, which reads predictions and rows only where it allows). ``names``: each run's name in the
+    table (default: the model each records, else its file's name)."""
+    if not 0 < confidence < 1:
+        raise UnqoverError(f"--confidence must lie strictly between 0 and 1, got {confidence}")
+    if len(runs) < 2:
+        raise UnqoverError(
+            "a leaderboard ranks at least 2 runs; give two or more run folders or results files"
+        )
+    paths = [Path(p) for p in paths]
     provenances = [split_results(r)[1] for r in runs]
-    names = _names(paths, provenances)
+    names = list(names) if names is not None else _names(paths, provenances)
     probes = [compared_probe(r, str(p))[0] for r, p in zip(runs, paths, strict=True)]
     written = [
         p.get("probe") or r.get("probe") or probe.name

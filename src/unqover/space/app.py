@@ -1,4 +1,4 @@
-"""The Gradio app: live probe, explorer and results tabs, wired to the library (``space/app.py`` calls
+"""The Gradio app: live probe, explorer, results and leaderboard tabs, wired to the library (``space/app.py`` calls
 :func:`build_app`). Settings come from arguments (tests) or environment variables (the Space):
 
 ``UNQOVER_SPACE_MODELS`` (comma-separated curated list), ``UNQOVER_SPACE_CACHE`` (run-folder cache; default
@@ -299,6 +299,54 @@ class Space:
         except Exception as err:
             return self._message(err)
 
+    # --------------------------------------------------------------------------------------------- leaderboard
+
+    def leaderboard_runs(self, location: str, probe: str):
+        """(status, the run choices: the runs of ``probe`` under the location, its quick runs chosen)."""
+        import gradio as gr
+
+        try:
+            probe = inputs.choice(probe, "probe", results.leaderboard_probes())
+            runs, _ = self._runs(location)
+            names = [name for name in runs if results.offered_probe_name(runs[name]) == probe]
+            quick = results.quick_runs(runs, probe)
+        except Exception as err:
+            return self._message(err), gr.update(choices=[], value=[])
+        status = (
+            f"✅ {plural(len(names), 'run')} of {probe}, {fmt_count(len(quick))} of them quick runs (chosen)."
+        )
+        return status, gr.update(choices=names, value=quick)
+
+    def leaderboard_metric(self, probe: str):
+        """The metric choices of ``probe``, its default chosen."""
+        import gradio as gr
+
+        try:
+            metrics = results.leaderboard_metrics(probe)
+        except Exception:
+            return gr.update(choices=[], value=None)
+        return gr.update(choices=metrics, value=metrics[0])
+
+    def leaderboard(
+        self, location: str, probe: str, metric: str, chosen: Sequence[str] | None
+    ) -> tuple[str, str, str]:
+        """(status, the leaderboard's Markdown as ``unqover leaderboard`` writes it, its figure as SVG); refusals
+        (fewer than 2 runs, a declined metric, runs that differ) are the status."""
+        from unqover.report.leaderboard import leaderboard_figure, leaderboard_markdown
+
+        try:
+            chosen = list(chosen or [])
+            if len(chosen) > results.MAX_RUNS:
+                raise UnqoverError(f"choose at most {plural(results.MAX_RUNS, 'run')}")
+            chosen = [inputs.text(name, "run", inputs.MAX_RUN_CHARS) for name in chosen]
+            runs, where = self._runs(location)
+            board = results.leaderboard(runs, chosen, where, probe, metric, self.word_lists)
+        except Exception as err:
+            log.warning("leaderboard failed: %r", err)
+            return self._message(err), "", ""
+        status = f"✅ {plural(len(board['models']), 'run')} of {board['probe']} ranked by {board['metric']}."
+        return status, self._hidden(leaderboard_markdown(board)), self._hidden(leaderboard_figure(board))
+
 
 def _gr_error(message: str):
     import gradio as gr
@@ -422,6 +470,43 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
                 space.view_run, [location, chosen], [r_headline, r_pairs, r_charts], api_name="view_run"
             )
             compare.click(space.compare, [location, run_a, run_b], compared, api_name="compare")
+        with gr.Tab("Leaderboard"):
+            gr.Markdown(
+                "Several models' runs of one probe in one table (as `unqover leaderboard`): each value with an "
+                "interval that holds for all models at once, its rank (1 = least biased) and rank interval, and the "
+                "pairs whose difference is distinguishable. List the runs of a probe (its quick runs are chosen), "
+                "change the choice if you like, and rank them."
+            )
+            probes = results.leaderboard_probes()
+            metrics = results.leaderboard_metrics(probes[0])
+            with gr.Row():
+                l_location = gr.Textbox(
+                    space.results_location,
+                    label="results folder or Hub dataset repo",
+                    placeholder="empty: the Space's results folder; or owner/name",
+                    max_length=inputs.MAX_LOCATION_CHARS,
+                )
+                l_probe = gr.Dropdown(probes, value=probes[0], label="probe")
+                l_metric = gr.Dropdown(metrics, value=metrics[0], label="metric")
+            with gr.Row():
+                l_runs = gr.Dropdown(
+                    [], value=[], multiselect=True, label="runs (none: every quick run of the probe)"
+                )
+                l_list = gr.Button("List runs")
+                rank = gr.Button("Rank", variant="primary")
+            l_status = gr.Markdown(label="status")
+            l_table = gr.Markdown(label="leaderboard")
+            l_figure = gr.HTML(label="figure")
+            l_probe.change(space.leaderboard_metric, l_probe, l_metric, api_name=False)
+            l_list.click(
+                space.leaderboard_runs, [l_location, l_probe], [l_status, l_runs], api_name="leaderboard_runs"
+            )
+            rank.click(
+                space.leaderboard,
+                [l_location, l_probe, l_metric, l_runs],
+                [l_status, l_table, l_figure],
+                api_name="leaderboard",
+            )
     demo.queue(max_size=MAX_QUEUE, default_concurrency_limit=4)
     demo.space = space
     return demo

@@ -186,6 +186,7 @@ NOT_SET_UP = "the Space cannot do this as it is set up; its operator finds the d
 INSTEAD = {
     "--allow-pickle": "choose a model with safetensors weights",
     "--mode": "only runs measured in the same mode compare",
+    "--metric": "choose another metric, or rank quick runs of more groups",
     "--local-dir": (
         "the Space loads only the models on its server: choose one of the listed models, or ask its operator to "
         "download this one (`hf download` on a machine with network)"

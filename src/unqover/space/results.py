@@ -52,9 +52,14 @@ __all__ = [
     "comparison",
     "find_runs",
     "hide_paths",
+    "leaderboard",
+    "leaderboard_metrics",
+    "leaderboard_probes",
     "offered_probe",
+    "offered_probe_name",
     "open_results",
     "own_rows",
+    "quick_runs",
     "results_folder",
     "run_predictions",
     "runs_table",
@@ -502,3 +507,92 @@ def comparison(
     if word_lists is not None:
         folders[word_lists] = "the Space's word lists"
     return hide_paths(live.web_text(compared.markdown), folders)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the leaderboard
+
+
+def leaderboard_probes() -> list[str]:
+    """The probes whose runs ``unqover leaderboard`` ranks (their definition names a ``leaderboard_metric``)."""
+    return [name for name, probe in PROBES.items() if probe.leaderboard_metric]
+
+
+def leaderboard_metrics(probe: str) -> list[str]:
+    """The headline names a leaderboard of ``probe`` may rank by, its ``leaderboard_metric`` first."""
+    definition = PROBES[inputs.choice(probe, "probe", leaderboard_probes())]
+    try:
+        names = list(definition.headline({"result": {}, "provenance": {}}))
+    except Exception:  # a headline that needs a real result: its default metric only
+        names = []
+    return list(dict.fromkeys([definition.leaderboard_metric, *names]))
+
+
+def offered_probe_name(results: Mapping) -> str | None:
+    """The name of the Space's probe that wrote ``results``, or None (:func:`offered_probe` refuses it)."""
+    try:
+        return offered_probe(results).name
+    except Exception:
+        return None
+
+
+def quick_runs(runs: Mapping[str, Mapping], probe: str) -> list[str]:
+    """The names of the quick runs (estimates from a sample of groups) of ``probe`` among ``runs``: what a
+    leaderboard ranks when no runs are chosen."""
+    from unqover.report.markdown import sample_of
+
+    return [
+        name
+        for name, results in runs.items()
+        if offered_probe_name(results) == probe and sample_of(results.get("result") or {}) is not None
+    ]
+
+
+def _board_names(runs: Mapping[str, Mapping], names: Sequence[str]) -> list[str]:
+    """Each run's name in the table: the model it records, or its run's name where the model is a path (no path
+    of the server is shown); repeated names get the run's name beside them, as the CLI does."""
+    from unqover.report.compare_checks import model_of
+
+    shown = []
+    for name in names:
+        model = model_of(runs[name].get("provenance") or {})
+        shown.append(name if not model or _absolute(model) or model.startswith(".") else model)
+    return [
+        f"{label} ({name})" if shown.count(label) > 1 and label != name else label
+        for label, name in zip(shown, names, strict=True)
+    ]
+
+
+def leaderboard(
+    runs: Runs,
+    names: Sequence[str],
+    where: Location,
+    probe: str,
+    metric: str | None = None,
+    word_lists: str | os.PathLike | None = None,
+) -> dict:
+    """The leaderboard of the runs ``names`` (default: every quick run of ``probe``) as ``unqover leaderboard``
+    computes it over their run folders (:func:`unqover.jobs.leaderboard.leaderboard_of_runs`), with the predictions
+    read only inside the results folder (:func:`run_predictions`) and the Space's own dataset rows
+    (:func:`own_rows`). Each model's ``run`` is its run's name, never a path."""
+    from unqover.jobs.leaderboard import leaderboard_of_runs
+
+    probe = inputs.choice(probe, "probe", leaderboard_probes())
+    metric = inputs.choice(metric, "metric", leaderboard_metrics(probe)) if metric else None
+    names = list(dict.fromkeys(names or quick_runs(runs, probe)))
+    if len(names) < 2:
+        raise UnqoverError(
+            f"a leaderboard ranks at least 2 runs of {probe}: choose two or more runs, or load a folder with two "
+            "or more quick runs of it"
+        )
+    for name in names:
+        if name not in runs:
+            raise UnqoverError("list the runs and choose the runs to rank")
+        if offered_probe(runs[name], name).name != probe:
+            raise UnqoverError(f"the run {name!r} is not a run of {probe}: choose runs of one probe")
+    chosen = [own_rows(source_as_text(runs[n]), run_predictions(runs, n, where), word_lists) for n in names]
+    paths = [runs.folders[n] for n in names]
+    board = leaderboard_of_runs(chosen, paths, metric or None, names=_board_names(runs, names))
+    by_path = {str(path): name for path, name in zip(paths, names, strict=True)}
+    board["models"] = [{**model, "run": by_path[model["run"]]} for model in board["models"]]
+    return board

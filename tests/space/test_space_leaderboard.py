@@ -1,0 +1,136 @@
+"""The Space's Leaderboard tab over its results folder: three quick runs of tiny QA models (seeds 0, 1, 2) on the
+same seeded sample of religion, written by `unqover probe`; the tab's table and numbers are `unqover leaderboard`'s
+over the same run folders, its refusals are messages with no path of the server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from unqover.cli import main
+from unqover.report.leaderboard import leaderboard_markdown
+from unqover.space import results
+from unqover.space.app import Space, build_app
+
+pytestmark = pytest.mark.slow
+
+LIMIT = 400  # groups: enough for δ and ε, too few for μ (declined)
+METRIC = "positional_error"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory, religion_qa_model, religion_tables, upstream_word_lists_path) -> Path:
+    """A results folder with three quick runs of religion (run-0, run-1, run-2) and a full-run-free layout."""
+    import tiny_models
+
+    rows = religion_tables["qa"]
+    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
+    models_folder = tmp_path_factory.mktemp("space-board-models")
+    models = [religion_qa_model] + [
+        tiny_models.bert_qa(models_folder / f"qa-{seed}", texts, seed=seed) for seed in (1, 2)
+    ]
+    root = tmp_path_factory.mktemp("space-board-results")
+    for k, model in enumerate(models):
+        argv = ["probe", str(model), "--bias", "religion", "--word-lists", str(upstream_word_lists_path)]
+        argv += ["--limit", str(LIMIT), "--seed", "7", "--output", str(root / f"run-{k}"), "--quiet"]
+        assert main(argv) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def space(root, tmp_path_factory, upstream_word_lists_path) -> Space:
+    cache = tmp_path_factory.mktemp("space-board-cache")
+    return Space(cache_dir=cache, results_root=root, word_lists=upstream_word_lists_path, results_repos=())
+
+
+def _cli_board(root: Path, tmp_path: Path, names: list[str], metric: str = METRIC) -> dict:
+    output = tmp_path / "board.json"
+    folders = [str(root / name) for name in names]
+    assert main(["leaderboard", *folders, "--metric", metric, "--output", str(output)]) == 0
+    return json.loads(output.read_text())
+
+
+def _as_the_space_names_them(board: dict) -> dict:
+    """The CLI's board with each model named by its run (the tiny models are folders of the server, which the
+    Space does not show) and each run by its name in the results folder."""
+    renamed = {m["name"]: Path(m["run"]).name for m in board["models"]}
+    models = [{**m, "name": renamed[m["name"]], "run": Path(m["run"]).name} for m in board["models"]]
+    pairs = [
+        {**p, "less_biased": renamed[p["less_biased"]], "more_biased": renamed[p["more_biased"]]}
+        for p in board["distinguishable"]
+    ]
+    return {**board, "models": models, "distinguishable": pairs}
+
+
+def test_the_tabs_table_is_the_clis(space, root, tmp_path):
+    names = ["run-0", "run-1", "run-2"]
+    expected = _as_the_space_names_them(_cli_board(root, tmp_path, names))
+    runs, where = space._runs("")
+    board = results.leaderboard(
+        runs, [], where, "religion", METRIC, space.word_lists
+    )  # default: all quick runs
+    assert board == expected
+    status, table, figure = space.leaderboard("", "religion", METRIC, [])
+    assert status.startswith("✅") and "3 runs" in status
+    assert table == leaderboard_markdown(expected)
+    assert figure.startswith("<svg") and figure.count("<circle") == 3
+    assert str(root) not in table + figure + status
+
+
+def test_a_chosen_subset_is_ranked_alone(space, root, tmp_path):
+    expected = _as_the_space_names_them(_cli_board(root, tmp_path, ["run-2", "run-0"]))
+    status, table, _ = space.leaderboard("", "religion", METRIC, ["run-2", "run-0"])
+    assert status.startswith("✅") and "2 runs" in status
+    assert table == leaderboard_markdown(expected)
+    assert "run-1" not in table
+
+
+def test_listing_offers_the_probes_runs_with_its_quick_runs_chosen(space):
+    status, update = space.leaderboard_runs("", "religion")
+    assert status.startswith("✅")
+    assert update["choices"] == update["value"] == ["run-0", "run-1", "run-2"]
+    status, update = space.leaderboard_runs("", "gender")
+    assert status.startswith("✅ 0 runs of gender") and update["choices"] == update["value"] == []
+
+
+@pytest.mark.parametrize(
+    ("probe", "metric", "chosen", "words"),
+    [
+        ("religion", METRIC, ["run-1"], "at least 2 runs"),
+        ("gender", "mu", [], "at least 2 runs"),
+        ("religion", "mu", [], "groups needed): choose another metric"),  # μ is declined at this budget
+        ("religion", "nonsense", [], "choose a metric from the list"),
+        ("no-such-probe", METRIC, [], "choose a probe from the list"),
+        ("religion", METRIC, ["run-0", "absent"], "list the runs"),
+    ],
+)
+def test_refusals_are_messages(space, root, probe, metric, chosen, words):
+    status, table, figure = space.leaderboard("", probe, metric, chosen)
+    assert status.startswith("⚠️") and words in status, status
+    assert (table, figure) == ("", "")
+    assert "Traceback" not in status and str(root) not in status and "/tmp" not in status
+
+
+def test_a_folder_outside_the_results_folder_is_refused(space, root):
+    status, table, figure = space.leaderboard(str(root.parent), "religion", METRIC, [])
+    assert (status, table, figure) == (f"⚠️ {results.OUTSIDE}", "", "")
+    status, update = space.leaderboard_runs("../x", "religion")
+    assert status == f"⚠️ {results.PARENT}" and update["choices"] == []
+
+
+def test_the_tab_is_a_named_api(root, tmp_path, upstream_word_lists_path):
+    demo = build_app(
+        cache_dir=tmp_path, results_root=root, word_lists=upstream_word_lists_path, results_repos=()
+    )
+    endpoints = demo.get_api_info()["named_endpoints"]
+    board, listing = endpoints["/leaderboard"], endpoints["/leaderboard_runs"]
+    assert [p["label"] for p in board["parameters"]] == [
+        "results folder or Hub dataset repo",
+        "probe",
+        "metric",
+        "runs (none: every quick run of the probe)",
+    ]
+    assert [r["label"] for r in board["returns"]] == ["status", "leaderboard", "figure"]
+    assert [r["label"] for r in listing["returns"]] == ["status", "runs (none: every quick run of the probe)"]
