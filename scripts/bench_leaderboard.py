@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.generate.unqover import make_plan
-from unqover.jobs.leaderboard import _table
+from unqover.jobs.leaderboard import leaderboard_table
 from unqover.lexicon import resolve_word_lists
 from unqover.measure.ranking import bonferroni_confidence
 from unqover.measure.unqover import measure_paired, pair_dataset_rows
@@ -115,7 +115,7 @@ def board(rows, groups, models, names, n: int, seed: int, metric: str, confidenc
     each = bonferroni_confidence(confidence, k)
     pairs = bonferroni_confidence(confidence, k * (k - 1) // 2)
     numbers, shifts = leaderboard_analysis(rows, scored, [result] * k, names, metric, each=each, pairs=pairs)
-    return _table("religion", metric, confidence, names, names, numbers, shifts)
+    return leaderboard_table("religion", metric, confidence, names, names, numbers, shifts)
 
 
 def true_ranks(values: list[float]) -> list[int]:

@@ -68,7 +68,7 @@ def test_the_tabs_table_is_the_clis(space, root, tmp_path):
     names = ["run-0", "run-1", "run-2"]
     expected = _as_the_space_names_them(_cli_board(root, tmp_path, names))
     runs, where = space._runs("")
-    board = results.leaderboard(
+    board = results.rank_runs(
         runs, [], where, "religion", METRIC, space.word_lists
     )  # default: all quick runs
     assert board == expected

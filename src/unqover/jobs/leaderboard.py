@@ -118,10 +118,10 @@ def leaderboard_of_runs(
         numbers, shifts = probe.leaderboard_numbers(runs, paths, names, metric, each=each, pairs=pair_level)
     except ValueError as err:  # scores that do not fit the dataset's groups
         raise UnqoverError(f"cannot rank the runs: {err}") from err
-    return _table(probe.name, metric, confidence, paths, names, numbers, shifts)
+    return leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)
 
 
-def _table(probe: str, metric: str, confidence: float, paths, names, numbers, shifts) -> dict:
+def leaderboard_table(probe: str, metric: str, confidence: float, paths, names, numbers, shifts) -> dict:
     """The leaderboard's data from each model's numbers and the pairwise shifts (run j − run i for i < j)."""
     values = [n["value"] for n in numbers]
     ranks = point_ranks(values)

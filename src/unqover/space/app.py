@@ -340,7 +340,7 @@ class Space:
                 raise UnqoverError(f"choose at most {plural(results.MAX_RUNS, 'run')}")
             chosen = [inputs.text(name, "run", inputs.MAX_RUN_CHARS) for name in chosen]
             runs, where = self._runs(location)
-            board = results.leaderboard(runs, chosen, where, probe, metric, self.word_lists)
+            board = results.rank_runs(runs, chosen, where, probe, metric, self.word_lists)
         except Exception as err:
             log.warning("leaderboard failed: %r", err)
             return self._message(err), "", ""

@@ -52,7 +52,6 @@ __all__ = [
     "comparison",
     "find_runs",
     "hide_paths",
-    "leaderboard",
     "leaderboard_metrics",
     "leaderboard_probes",
     "offered_probe",
@@ -60,6 +59,7 @@ __all__ = [
     "open_results",
     "own_rows",
     "quick_runs",
+    "rank_runs",
     "results_folder",
     "run_predictions",
     "runs_table",
@@ -563,7 +563,7 @@ def _board_names(runs: Mapping[str, Mapping], names: Sequence[str]) -> list[str]
     ]
 
 
-def leaderboard(
+def rank_runs(
     runs: Runs,
     names: Sequence[str],
     where: Location,
