@@ -16,7 +16,8 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import compared_probe, run_name
-from unqover.measure.ranking import bonferroni_confidence, holm_adjust, point_ranks, rank_intervals
+from unqover.measure.ranking import bonferroni_confidence, point_ranks, rank_intervals
+from unqover.measure.stats import holm
 from unqover.probes.options import output_path, real
 from unqover.report.compare_checks import RESULTS_FILE, check_comparable, load_results, model_of
 from unqover.report.markdown import split_results
@@ -140,9 +141,7 @@ def leaderboard_table(probe: str, metric: str, confidence: float, paths, names, 
     ]
     order = sorted(range(len(models)), key=lambda i: (ranks[i], names[i]))
     keys = sorted(shifts)
-    adjusted = holm_adjust(
-        [1.0 if shifts[key]["p_value"] is None else shifts[key]["p_value"] for key in keys]
-    )
+    adjusted = holm([1.0 if shifts[key]["p_value"] is None else shifts[key]["p_value"] for key in keys])
     alpha = 1 - confidence
     distinguishable = []
     for (i, j), p in zip(keys, adjusted, strict=True):

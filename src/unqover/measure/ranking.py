@@ -5,7 +5,7 @@ adjustment of the pairwise p-values (``unqover leaderboard``).
 * Rank intervals (1 = least biased): from K simultaneous intervals, a model's best rank is 1 + the number of
   models whose upper bound lies below its lower bound (surely less biased), its worst rank K − the number whose
   lower bound lies above its upper bound (surely more biased). When the intervals hold, the true rank lies in it.
-* Holm's step-down adjustment controls the family-wise error over the pairwise tests.
+* The pairwise p-values are Holm-adjusted by :func:`unqover.measure.stats.holm` (family-wise error).
 """
 
 from __future__ import annotations
@@ -37,16 +37,3 @@ def rank_intervals(lows: Sequence[float], highs: Sequence[float]) -> list[tuple[
         raise ValueError("each interval needs low <= high, as many lows as highs")
     k = len(low)
     return [(1 + int((high < low[i]).sum()), k - int((low > high[i]).sum())) for i in range(k)]
-
-
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values: sorted ascending, p_(i)·(m − i + 1), made monotone, capped at 1."""
-    p = np.asarray(p_values, dtype=float)
-    m = len(p)
-    if m == 0:
-        return []
-    order = np.argsort(p, kind="stable")
-    stepped = np.maximum.accumulate(p[order] * (m - np.arange(m)))
-    adjusted = np.empty(m)
-    adjusted[order] = np.minimum(stepped, 1.0)
-    return [float(x) for x in adjusted]
