@@ -101,9 +101,9 @@ def _snapshot(root: Path) -> dict[Path, tuple[int, int]]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test marked ``browser`` or ``lm_eval`` is slow too, so ``-m "not slow"`` leaves it out."""
+    """A test marked ``browser``, ``lm_eval`` or ``ray`` is slow too, so ``-m "not slow"`` leaves it out."""
     for item in items:
-        if item.get_closest_marker("browser") or item.get_closest_marker("lm_eval"):
+        if any(item.get_closest_marker(name) for name in ("browser", "lm_eval", "ray")):
             item.add_marker(pytest.mark.slow)
 
 

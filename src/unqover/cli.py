@@ -221,7 +221,7 @@ def _probe(args: argparse.Namespace) -> int:
         started=getattr(args, "started", None),
         settings=_given(args, args.probe_options),
     )
-    if args.models is not None or len(args.model) > 1:
+    if args.models is not None or len(args.model) > 1 or args.ray is not None:
         return _sweep(args, probes, run)
     if not args.model:
         raise UnqoverError("name a MODEL (a Hub id or a local folder), or several, or --models FILE")
@@ -243,7 +243,10 @@ def _probe(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace, probes: list[ProbeDefinition], run: RunOptions) -> int:
     from unqover.jobs.sweep import sweep, sweep_models, sweep_text
 
-    done = sweep(sweep_models(args.model, args.models, run), probes, run, args.leaderboard_metric)
+    models = sweep_models(args.model, args.models, run)
+    if not models:
+        raise UnqoverError("name a MODEL (a Hub id or a local folder), or several, or --models FILE")
+    done = sweep(models, probes, run, args.leaderboard_metric, ray_address=args.ray)
     print(sweep_text(done))
     return 1 if done.failures else 0
 
@@ -481,6 +484,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a sweep's models, one a line: MODEL [revision=REV] [adapter=PATH]; blank lines and # comments "
         "ignored",
+    )
+    probe.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the sweep's model x probe runs as tasks on an existing Ray cluster (default ADDRESS: RAY_ADDRESS, "
+        "else the cluster `ray start --head` started on this machine), a GPU each where it has GPUs; the nodes must "
+        "share the models' folders and --output; needs unqover[ray]",
     )
     probe.add_argument(
         "--leaderboard-metric",

@@ -26,7 +26,7 @@ from unqover.scoring.placement import check_device
 from unqover.scoring.run_folder import check_run_folder
 from unqover.scoring.sampling import check_seed
 
-__all__ = ["SweepModel", "SweepResult", "read_models_file", "sweep"]
+__all__ = ["SweepModel", "SweepResult", "read_models_file", "run_model", "sweep"]
 
 _KEYS = ("revision", "adapter")
 
@@ -127,16 +127,20 @@ def _free_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def _check_all(models: Sequence[SweepModel], probes: Sequence[ProbeDefinition], run: RunOptions) -> dict:
+def _check_all(
+    models: Sequence[SweepModel], probes: Sequence[ProbeDefinition], run: RunOptions, on_ray: bool
+) -> dict:
     """What can be checked before the first model loads, as ``unqover probe`` checks one model: the options for
-    every probe, seed, device, output, dataset and rows; then each model's id (a missing folder, a malformed Hub
-    id) and run folders, collected as that model's failure (the other models go on)."""
+    every probe, seed, device (here, unless the runs go to a Ray cluster's workers), output, dataset and rows; then
+    each model's id (a missing folder, a malformed Hub id) and run folders, collected as that model's failure (the
+    other models go on)."""
     if run.shard is not None:
         raise UnqoverError("--shard splits one model's run: probe a single model with it")
     check_shared_loader(probes)
     settings = probe_settings(probes, run.settings)
     check_seed(run.seed)
-    check_device(run.device)
+    if not on_ray:
+        check_device(run.device)
     check_writable(run.output, folder=True)
     if run.dataset is not None and len(probes) > 1:
         raise UnqoverError("--dataset names one probe's dataset: give --bias a single probe with it")
@@ -153,6 +157,21 @@ def _check_all(models: Sequence[SweepModel], probes: Sequence[ProbeDefinition], 
         except UnqoverError as err:
             failures[model.label()] = str(err)
     return failures
+
+
+def run_model(model: SweepModel, probes: Sequence[ProbeDefinition], run: RunOptions) -> str | None:
+    """Run the probes on one model of a sweep (into ``run.output/<model>/<probe>``), loaded once and freed after;
+    None when every run finished, else the one-line error (the sweep goes on with the next model)."""
+    one = replace(
+        run, output=run.output / model.folder_name(), revision=model.revision, adapter=model.adapter
+    )
+    try:
+        run_probes(model.model_id, probes, one)
+    except (UnqoverError, OSError, RuntimeError, ValueError) as err:
+        return str(err).splitlines()[0] if str(err) else type(err).__name__
+    finally:
+        _free_memory()
+    return None
 
 
 def _leaderboard(probe: str, runs: list[Path], folder: Path, metric: str | None) -> Path:
@@ -186,34 +205,41 @@ def sweep(
     probes: Sequence[ProbeDefinition],
     run: RunOptions,
     metric: str | None = None,
+    ray_address: str | None = None,
 ) -> SweepResult:
-    """Run every model x probe into ``run.output`` (default ``runs``), then the leaderboards and the page."""
+    """Run every model x probe into ``run.output`` (default ``runs``), then the leaderboards and the page; with
+    ``ray_address`` (``""``: ``RAY_ADDRESS``, else the cluster started on this machine) each model x probe is a
+    task on that Ray cluster (:mod:`unqover.jobs.sweep_ray`)."""
     folder = run.output or Path("runs")
     run = replace(run, output=folder)
     result = SweepResult(folder)
-    result.failures = _check_all(models, probes, run)
+    result.failures = _check_all(models, probes, run, on_ray=ray_address is not None)
     if run.limit is not None:
         print(
             f"Quick runs: every model scores the same seeded sample (--limit {run.limit} --seed {run.seed}), so "
             "the leaderboards compare them paired.",
             flush=True,
         )
-    for number, model in enumerate(models, start=1):
-        if model.label() in result.failures:
-            continue
-        print(f"[{number}/{len(models)}] {model.label()}", flush=True)
-        one = replace(
-            run, output=folder / model.folder_name(), revision=model.revision, adapter=model.adapter
-        )
-        try:
-            run_probes(model.model_id, probes, one)
-        except (UnqoverError, OSError, RuntimeError, ValueError) as err:
-            result.failures[model.label()] = str(err).splitlines()[0] if str(err) else type(err).__name__
-            print(f"  failed: {result.failures[model.label()]}", file=sys.stderr, flush=True)
-        else:
-            result.finished.append(model)
-        finally:
-            _free_memory()
+    if ray_address is not None:
+        from unqover.jobs.sweep_ray import run_on_ray
+
+        todo = [m for m in models if m.label() not in result.failures]
+        for model, errors in run_on_ray(todo, probes, run, ray_address, run_model).items():
+            if errors:
+                result.failures[model.label()] = "; ".join(errors)
+            else:
+                result.finished.append(model)
+    else:
+        for number, model in enumerate(models, start=1):
+            if model.label() in result.failures:
+                continue
+            print(f"[{number}/{len(models)}] {model.label()}", flush=True)
+            error = run_model(model, probes, run)
+            if error is None:
+                result.finished.append(model)
+            else:
+                result.failures[model.label()] = error
+                print(f"  failed: {error}", file=sys.stderr, flush=True)
     for probe in probes:
         runs = [folder / m.folder_name() / probe.name for m in result.finished]
         try:

@@ -1,0 +1,185 @@
+"""`unqover probe M1 M2 --bias religion --ray ADDRESS`: a sweep on a real local Ray cluster (``ray start --head``
+in a subprocess, not a mock) gives the same predictions, bit for bit, as the same sweep without Ray; a worker killed
+mid-run leaves a run folder that the next call resumes."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import unqover
+from unqover.cli import main
+from unqover.jobs.sweep import SweepModel, run_model, sweep
+from unqover.jobs.sweep_ray import run_on_ray
+from unqover.probes.base import RunOptions
+from unqover.probes.registry import get_probe
+
+pytestmark = pytest.mark.ray
+
+LIMIT = 400  # groups of the seeded sample every model scores
+HEAD = (
+    "start",
+    "--head",
+    "--block",
+    "--port=0",
+    "--num-cpus=2",
+    "--include-dashboard=false",
+    "--disable-usage-stats",
+)
+
+
+def _ray_command() -> list[str]:
+    beside = Path(sys.executable).with_name("ray")
+    return [str(beside)] if beside.exists() else [shutil.which("ray") or "ray"]
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    """A real one-node Ray cluster for this module, started in another folder than the tests' (so a task that did
+    not run in the driver's folder would miss the relative paths), with this checkout's unqover on its path."""
+    temp = tempfile.mkdtemp(prefix="ray")  # short: Ray's socket paths must fit in 107 bytes
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(unqover.__file__).parents[1]), *sys.path[1:]]),
+    }
+    head = subprocess.Popen(
+        [*_ray_command(), *HEAD, "--temp-dir", temp],
+        cwd=temp,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    address, lines = None, []
+    deadline = time.monotonic() + 120
+    while address is None and time.monotonic() < deadline and head.poll() is None:
+        line = head.stdout.readline()
+        lines.append(line)
+        found = re.search(r"ray start --address='([^']+)'", line)
+        address = found.group(1) if found else None
+    if address is None:
+        head.kill()
+        pytest.fail("ray start --head did not start:\n" + "".join(lines[-20:]))
+    threading.Thread(target=head.stdout.read, daemon=True).start()  # keep its pipe drained
+    yield address
+    os.killpg(head.pid, signal.SIGTERM)  # --block: stopping it stops the cluster's processes
+    try:
+        head.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(head.pid, signal.SIGKILL)
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, religion_qa_model, religion_tables) -> list[Path]:
+    import tiny_models
+
+    rows = religion_tables["qa"]
+    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
+    return [
+        religion_qa_model,
+        tiny_models.bert_qa(tmp_path_factory.mktemp("ray-models") / "qa-2", texts, seed=2),
+    ]
+
+
+def _predictions(folder: Path) -> dict:
+    return {
+        p.relative_to(folder): pq.read_table(p) for p in sorted(folder.glob("*/religion/predictions.parquet"))
+    }
+
+
+def _argv(models, output, word_lists, *extra) -> list[str]:
+    return [
+        "probe",
+        *map(str, models),
+        *("--bias", "religion", "--word-lists", str(word_lists), "--limit", str(LIMIT), "--seed", "3"),
+        *("--output", str(output), "--quiet", "--leaderboard-metric", "positional_error", *extra),
+    ]
+
+
+@pytest.mark.slow
+def test_sweep_on_ray_gives_the_same_predictions_as_without(
+    ray_address, models, tmp_path, upstream_word_lists_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)  # relative paths: the tasks must run in the driver's folder
+    local = [Path(os.path.relpath(m, tmp_path)) for m in models]
+    lists = Path(os.path.relpath(upstream_word_lists_path, tmp_path))
+    assert main(_argv(local, Path("plain"), lists)) == 0
+    monkeypatch.setenv("RAY_ADDRESS", ray_address)
+    assert main(_argv(local, Path("on-ray"), lists, "--ray")) == 0
+    printed = capsys.readouterr().out
+    assert f"Ray at {ray_address}: 2 run(s), a CPU each" in printed
+
+    plain, on_ray = _predictions(tmp_path / "plain"), _predictions(tmp_path / "on-ray")
+    assert len(plain) == 2 and plain.keys() == on_ray.keys()
+    for name, table in plain.items():
+        assert table.equals(on_ray[name]), name  # bit for bit
+    for name in plain:  # the same run records: either folder resumes the other's runs
+        run_json = Path(name).parent / "run.json"
+        assert (tmp_path / "plain" / run_json).read_text() == (tmp_path / "on-ray" / run_json).read_text()
+    board = (tmp_path / "on-ray" / "leaderboard-religion.json").read_text()
+    assert board.replace("on-ray", "plain") == (tmp_path / "plain" / "leaderboard-religion.json").read_text()
+
+
+def _kill_worker_when(folder: Path, stop: threading.Event) -> None:
+    """SIGKILL the Ray worker running the sweep's task once a checkpoint of its run exists."""
+    import psutil
+
+    while not stop.is_set():
+        if list(folder.glob("shards/*/partial-*.parquet")):
+            for process in psutil.process_iter(["cmdline"]):
+                if (process.info["cmdline"] or [""])[0].startswith("ray::_run_task"):
+                    process.kill()
+                    return
+        time.sleep(0.01)
+
+
+@pytest.mark.slow
+def test_a_worker_lost_mid_run_leaves_a_run_the_next_call_resumes(
+    ray_address, models, tmp_path, upstream_word_lists_path
+):
+    probe = get_probe("religion")
+    run = RunOptions(
+        output=tmp_path / "sweep",
+        limit=LIMIT,
+        seed=3,
+        batch_size=4,
+        checkpoint_seconds=0.0,  # a checkpoint after every batch: the kill comes mid-run
+        progress=False,
+        settings={"word_lists": upstream_word_lists_path},
+    )
+    model = SweepModel(str(models[1]))
+    folder = run.output / model.folder_name() / "religion"
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_worker_when, args=(folder, stop))
+    killer.start()
+    try:  # no retry: the loss is seen
+        first = run_on_ray([model], [probe], run, ray_address, run_model, retries=0)
+    finally:
+        stop.set()
+        killer.join()
+    [error] = first[model]
+    assert error.startswith("the Ray task was lost (") and "resumes its run folder" in error
+    assert (folder / "run.json").is_file() and not (folder / "predictions.parquet").exists()
+    assert list(folder.glob("shards/*/partial-*.parquet"))  # what the lost worker scored is kept
+
+    again = sweep([model], [probe], run, ray_address=ray_address)  # the next call resumes it
+    assert again.failures == {} and again.finished == [model]
+    fresh = sweep([model], [probe], replace(run, output=tmp_path / "fresh", checkpoint_seconds=60.0))
+    assert fresh.finished == [model]
+    assert pq.read_table(folder / "predictions.parquet").equals(
+        pq.read_table(tmp_path / "fresh" / model.folder_name() / "religion" / "predictions.parquet")
+    )
