@@ -269,7 +269,7 @@ def load_rows(
         with quiet_hub_logs():
             dataset = load_dataset(text, config, split=split)
     except Exception as err:  # datasets raises many types (offline, not found, bad config)
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        reason = first_line(err)
         parent = folder.parent
         if str(parent) not in ("", ".") and parent.is_dir():
             raise UnqoverError(

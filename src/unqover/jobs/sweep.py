@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, first_line
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.multi import check_shared_loader, probe_settings, run_probes
@@ -168,7 +168,7 @@ def run_model(model: SweepModel, probes: Sequence[ProbeDefinition], run: RunOpti
     try:
         run_probes(model.model_id, probes, one)
     except (UnqoverError, OSError, RuntimeError, ValueError) as err:
-        return str(err).splitlines()[0] if str(err) else type(err).__name__
+        return first_line(err)
     finally:
         _free_memory()
     return None

@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, first_line
 from unqover.probes.base import ProbeDefinition, RunOptions
 
 __all__ = ["RETRIES", "run_on_ray", "sweep_ray_address"]
@@ -82,7 +82,7 @@ def _connect(ray, address: str) -> None:
             ignore_reinit_error=True,
         )
     except (ConnectionError, RuntimeError, ValueError) as err:
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        reason = first_line(err)
         raise UnqoverError(
             f"cannot join the Ray cluster at {address} ({reason}); start one with `ray start --head`, or give its "
             "address (--ray HOST:PORT or RAY_ADDRESS)"
@@ -133,7 +133,7 @@ def _task_options(ray, run: RunOptions) -> dict:
 
 
 def _lost(err: Exception) -> str:
-    reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    reason = first_line(err)
     return f"the Ray task was lost ({reason}); the same command resumes its run folder"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, first_line
 from unqover.files import check_writable, write_json_atomic
 
 
@@ -18,7 +18,7 @@ def read_manifest(folder: Path) -> dict | None:
     try:
         existing = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        reason = first_line(err)
         raise UnqoverError(
             f"{manifest} is unreadable ({reason}), so {folder} cannot be resumed: remove that folder or choose "
             "another --output"

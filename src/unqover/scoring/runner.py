@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from unqover.errors import UnqoverError
+from unqover.errors import UnqoverError, first_line
 from unqover.generate.ids import count_distinct, match_ids
 from unqover.predictions import PREDICTION_SCHEMA
 from unqover.scoring.run_plan import ChunkPlan, Scorer, _check_scores, _check_shard, plan_chunks, score_bounds
@@ -292,7 +292,7 @@ def _run_locked(
                 except Exception as err:
                     if not _is_oom(err):
                         raise
-                    message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                    message = first_line(err)
                 if message is None:
                     break
                 # Out of memory: the exception (and the tensors its traceback held) is gone; free and retry
