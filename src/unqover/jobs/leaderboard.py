@@ -29,7 +29,9 @@ METHOD = (
     "from its predictions and the dataset rows; rank intervals from them (best = 1 + models surely less biased, "
     "worst = K - models surely more biased); pairs: the difference with `unqover compare`'s shift test (paired "
     "where the runs share a sample), p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at level "
-    "1 - alpha/#pairs"
+    "1 - alpha/#pairs; a full run's value is exact for its model on the dataset (the value quick runs estimate): "
+    "its interval is [value, value], two full runs differ surely (p-value 0) or tie, and a full run against a "
+    "quick run is the quick run's interval and test against the exact value"
 )
 
 

@@ -1,0 +1,131 @@
+"""`unqover leaderboard` over full runs (exact values), mixed full and quick runs, and the NLI and emotion probes.
+
+UnQover runs are made as `unqover compare`'s tests make them (tests/jobs/test_compare_shifts.py): synthetic models'
+scores over the religion rows, measured by the command line. A and C share their affinities (equal in expectation,
+other row noise); B's are stronger, with a first-mention bonus (more biased). A full run scores every group: its
+value is the model's exact value on the dataset, the value a quick run estimates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from tests.jobs.test_compare_shifts import full_values, measured, models, religion, rows, world  # noqa: F401
+from unqover.cli import main
+from unqover.jobs.leaderboard import leaderboard
+from unqover.predictions import write_predictions
+
+pytestmark = pytest.mark.slow
+
+SAMPLE = {"sample": 0.3, "seed": 3}
+
+
+def full_run(tmp: Path, religion: Path, rows, model, name: str) -> Path:  # noqa: F811
+    """A full run's scores written as predictions and measured by the command line (no bootstrap: a full run's
+    bootstrap interval is not what the leaderboard ranks)."""
+    predictions = tmp / f"{name}.parquet"
+    table = pa.table({"id": rows["id"], "score_1": model[0], "score_2": model[1]})
+    write_predictions(
+        predictions,
+        table,
+        {"dataset": {"source": str(religion), "config": "qa", "split": "test"}, "probe": "religion"},
+    )
+    output = tmp / f"{name}.bias.json"
+    assert main(["measure", str(predictions), "--resamples", "0", "--output", str(output)]) == 0
+    return output
+
+
+@pytest.fixture(scope="module")
+def full_runs(tmp_path_factory, religion, rows, models) -> dict[str, Path]:  # noqa: F811
+    """Full runs of A, B and C, and a copy of A under another name (the same predictions: an exact tie)."""
+    tmp = tmp_path_factory.mktemp("full-board")
+    out = {name: full_run(tmp, religion, rows, models[name], name) for name in ("A", "B", "C")}
+    twin = json.loads(out["A"].read_text())
+    out["A twin"] = tmp / "A twin.bias.json"
+    out["A twin"].write_text(json.dumps(twin))
+    return out
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory, religion, rows, models) -> dict[str, Path]:  # noqa: F811
+    tmp = tmp_path_factory.mktemp("quick-board")
+    return {name: measured(tmp, religion, rows, models[name], name, **SAMPLE) for name in ("A", "B", "C")}
+
+
+def test_full_runs_have_exact_values_and_exact_pairs(full_runs, rows, models):  # noqa: F811
+    """A full run's interval is its value; two full runs are told apart whenever their values differ (p-value 0,
+    a degenerate interval), and a run tied with another (the same predictions) is never told apart from it."""
+    paths = [full_runs[name] for name in ("A", "B", "C", "A twin")]
+    board = leaderboard(paths)
+    truth = {name: full_values(rows, models[name]).mu for name in ("A", "B", "C")}
+    truth["A twin"] = truth["A"]
+    by_name = {m["name"]: m for m in board["models"]}
+    for name, value in truth.items():
+        model = by_name[name]
+        assert model["value"] == pytest.approx(value, abs=1e-12)
+        assert model["interval"] == [model["value"], model["value"]]
+        assert model["groups"] == 38_500
+        assert model["rank_interval"] == [model["rank"], model["rank"] + (1 if name.startswith("A") else 0)]
+    assert by_name["A"]["rank"] == by_name["A twin"]["rank"]  # a tie shares its rank
+    pairs = {(p["less_biased"], p["more_biased"]): p for p in board["distinguishable"]}
+    assert len(pairs) == 5 and ("A", "A twin") not in pairs and ("A twin", "A") not in pairs
+    for (less, more), pair in pairs.items():
+        assert pair["p_value"] == 0.0
+        assert pair["difference"] == pytest.approx(truth[more] - truth[less]) and pair["difference"] > 0
+        assert pair["interval"] == [pair["difference"], pair["difference"]]
+    assert "full run's value is exact" in board["method"]
+
+
+def test_a_full_run_among_quick_runs(full_runs, quick_runs, rows, models):  # noqa: F811
+    """Quick A and C, full B, ranked by η: B's value is exact, A's and C's intervals hold at 1 − α/3 and cover
+    their full values; B is told apart from both, with the difference of the quick estimate and B's exact value.
+    (By μ, whose sampling intervals are wider, the same runs are not told apart: no pair is forced.)"""
+    board = leaderboard([quick_runs["A"], full_runs["B"], quick_runs["C"]], metric="eta")
+    by_name = {m["name"]: m for m in board["models"]}
+    exact = json.loads(full_runs["B"].read_text())["result"]["eta"]
+    assert by_name["B"]["interval"] == [exact, exact] and by_name["B"]["rank"] == 3
+    for name in ("A", "C"):
+        low, high = by_name[name]["interval"]
+        assert low <= full_values(rows, models[name]).eta <= high
+        assert by_name[name]["groups"] < 38_500
+    pairs = {(p["less_biased"], p["more_biased"]): p for p in board["distinguishable"]}
+    assert set(pairs) == {("A", "B"), ("C", "B")}
+    for (less, _), pair in pairs.items():
+        assert pair["difference"] == pytest.approx(exact - by_name[less]["value"])
+        low, high = pair["interval"]
+        assert 0 < low <= pair["difference"] <= high and pair["p_value"] < 0.05
+    by_mu = leaderboard([quick_runs["A"], full_runs["B"], quick_runs["C"]])
+    assert by_mu["distinguishable"] == [] and [m["name"] for m in by_mu["models"]][-1] == "B"
+
+
+@pytest.fixture(scope="module")
+def quick_a(quick_runs, rows) -> tuple:  # noqa: F811
+    """Quick run A's groups over the whole dataset: (paired scores, mask of the groups it scored)."""
+    from unqover.probes.unqover_rows import scores_over
+    from unqover.report.compare_shifts import paired_runs
+
+    result = json.loads(quick_runs["A"].read_text())
+    scored = scores_over(rows, [Path(result["provenance"]["predictions"])], "religion")
+    return paired_runs(rows, scored, [result["result"]], ["A"], "default")[0]
+
+
+@pytest.mark.parametrize("metric", ["mu", "eta", "positional_error", "attributive_error"])
+def test_the_test_against_an_exact_value_inverts_the_interval(quick_a, metric):
+    """sample_p_value(v) < α exactly when the quick run's interval at 1 − α excludes v (α = 0.01)."""
+    from unqover.measure.unqover import sample_headline, sample_p_value
+
+    paired, observed = quick_a
+    low, high = sample_headline(paired, observed, confidence=0.99, seed=0)[metric].interval
+    for value, outside in (
+        (low - 1e-4, True),
+        (low + 1e-4, False),
+        (high - 1e-4, False),
+        (high + 1e-4, True),
+    ):
+        if 0 <= value <= 1:
+            p = sample_p_value(paired, observed, metric, value, seed=0)
+            assert (p < 0.01) == outside, (value, p)
