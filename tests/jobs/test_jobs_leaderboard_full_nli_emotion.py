@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from tests.jobs.test_compare_shifts import full_values, measured, models, religion, rows, world  # noqa: F401
+from tests.jobs.test_leaderboard import refused
 from unqover.cli import main
 from unqover.jobs.leaderboard import leaderboard
 from unqover.predictions import write_predictions
@@ -129,3 +130,92 @@ def test_the_test_against_an_exact_value_inverts_the_interval(quick_a, metric):
         if 0 <= value <= 1:
             p = sample_p_value(paired, observed, metric, value, seed=0)
             assert (p < 0.01) == outside, (value, p)
+
+
+# --- NLI ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nli_models(tmp_path_factory) -> list[Path]:
+    """Two tiny NLI models (seeds 0 and 1) that know the synthetic NLI rows' words."""
+    import tiny_models
+    from unqover.generate.nli import nli_rows, synthetic_premises
+
+    table = nli_rows(synthetic_premises(), family="main")
+    texts = sorted(
+        set(table["premise"].to_pylist())
+        | set(table["hypothesis_female"].to_pylist())
+        | set(table["hypothesis_male"].to_pylist())
+    )
+    tmp = tmp_path_factory.mktemp("nli-models")
+    labels = ["contradiction", "neutral", "entailment"]
+    return [tiny_models.bert_nli(tmp / f"nli-{seed}", texts, labels, seed=seed) for seed in (0, 1)]
+
+
+def sweep(folders: list[Path], probe: str, output: Path, *extra: str) -> int:
+    """`unqover probe M1 M2 --bias PROBE ...` into ``output``: the sweep's exit status."""
+    argv = ["probe", *map(str, folders), "--bias", probe, "--output", str(output), "--quiet", *extra]
+    return main(argv)
+
+
+@pytest.fixture(scope="module")
+def nli_sweeps(tmp_path_factory, nli_models) -> dict[str, Path]:
+    """Sweeps of the two tiny NLI models: quick runs of one seeded sample, and full runs."""
+    tmp = tmp_path_factory.mktemp("nli-sweeps")
+    assert (
+        sweep(nli_models, "nli-gender", tmp / "quick", "--limit", "3", "--seed", "7", "--resamples", "200")
+        == 0
+    )
+    assert sweep(nli_models, "nli-gender", tmp / "full", "--resamples", "0") == 0
+    return {"quick": tmp / "quick", "full": tmp / "full"}
+
+
+def test_nli_sweep_writes_a_leaderboard_of_quick_runs(nli_sweeps, nli_models):
+    folder = nli_sweeps["quick"]
+    board = json.loads((folder / "leaderboard-nli-gender.json").read_text())
+    assert (board["probe"], board["metric"], board["confidence"]) == ("nli-gender", "delta_P", 0.95)
+    assert (folder / "leaderboard-nli-gender.md").is_file() and (
+        folder / "leaderboard-nli-gender.html"
+    ).is_file()
+    for model in board["models"]:
+        own = json.loads(Path(model["run"], "results.json").read_text())["result"]
+        assert model["value"] == pytest.approx(own["delta_P"])
+        low, high = own["intervals"]["delta_P"]  # the run's own 95% interval, same premises
+        assert model["interval"][0] <= low and high <= model["interval"][1]  # at 1 − α/2: wider
+        assert model["groups"] == own["num_clusters"] < 40
+        assert model["rank_interval"][0] <= model["rank"] <= model["rank_interval"][1]
+
+
+def test_nli_pairs_are_paired_on_one_sample_and_exact_for_full_runs(nli_sweeps, nli_models):
+    from unqover.measure.ranking import bonferroni_confidence
+    from unqover.probes.registry import PROBES
+
+    quick = [nli_sweeps["quick"] / m.name / "nli-gender" for m in nli_models]
+    full = [nli_sweeps["full"] / m.name / "nli-gender" for m in nli_models]
+    runs = [json.loads((f / "results.json").read_text()) for f in (*quick, *full)]
+    probe = PROBES["nli-gender"]
+    level = bonferroni_confidence(0.95, 6)
+    numbers, shifts = probe.leaderboard_numbers(
+        runs, [*quick, *full], list("abcd"), "delta_P", each=level, pairs=level
+    )
+    assert shifts[0, 1]["method"] == "paired"  # two quick runs of one seeded sample
+    assert shifts[2, 3]["method"] == "exact" and shifts[2, 3]["interval"][0] == shifts[2, 3]["interval"][1]
+    assert shifts[0, 2]["method"] == "exact-vs-sample"
+    for k in (2, 3):  # a full run's value is exact
+        assert numbers[k]["interval"] == [numbers[k]["value"]] * 2 and numbers[k]["groups"] == 40
+        assert numbers[k]["value"] == pytest.approx(runs[k]["result"]["delta_P"])
+    for (i, j), shift in shifts.items():
+        assert shift["value"] == pytest.approx(numbers[j]["value"] - numbers[i]["value"])
+        if shift["interval"] is not None:
+            assert shift["interval"][0] <= shift["value"] <= shift["interval"][1]
+            assert (shift["p_value"] < 1 - level) == (not shift["interval"][0] <= 0 <= shift["interval"][1])
+    # a quick run's full-dataset value (the full run of the same model) lies in its simultaneous interval
+    for quick_k, full_k in ((0, 2), (1, 3)):
+        low, high = numbers[quick_k]["interval"]
+        assert low <= numbers[full_k]["value"] <= high
+
+
+def test_nli_refuses_s_and_names_the_metrics(nli_sweeps, nli_models, capsys):
+    runs = [str(nli_sweeps["full"] / m.name / "nli-gender") for m in nli_models]
+    assert "S rises as bias falls: rank by delta_P or B" in refused([*runs, "--metric", "S"], capsys)
+    assert main(["leaderboard", *runs, "--metric", "B"]) == 0
