@@ -152,7 +152,7 @@ def nli_models(tmp_path_factory) -> list[Path]:
     return [tiny_models.bert_nli(tmp / f"nli-{seed}", texts, labels, seed=seed) for seed in (0, 1)]
 
 
-def sweep(folders: list[Path], probe: str, output: Path, *extra: str) -> int:
+def sweep(folders: list, probe: str, output: Path, *extra: str) -> int:
     """`unqover probe M1 M2 --bias PROBE ...` into ``output``: the sweep's exit status."""
     argv = ["probe", *map(str, folders), "--bias", probe, "--output", str(output), "--quiet", *extra]
     return main(argv)
@@ -219,3 +219,54 @@ def test_nli_refuses_s_and_names_the_metrics(nli_sweeps, nli_models, capsys):
     runs = [str(nli_sweeps["full"] / m.name / "nli-gender") for m in nli_models]
     assert "S rises as bias falls: rank by delta_P or B" in refused([*runs, "--metric", "S"], capsys)
     assert main(["leaderboard", *runs, "--metric", "B"]) == 0
+
+
+# --- emotion ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def emotion_sweeps(tmp_path_factory) -> dict[str, Path]:
+    """Sweeps of two tiny TF-IDF models (Beecher's kind, over 300 EEC sentences each): full runs and quick runs."""
+    import random
+
+    from unqover.generate.eec import eec_sentences
+
+    tmp = tmp_path_factory.mktemp("emotion-sweeps")
+    sentences = sorted(set(eec_sentences(spelling="beecher")["sentence"].to_pylist()))
+    corpora = []
+    for seed in (0, 1):
+        corpora.append(tmp / f"corpus{seed}.txt")
+        corpora[-1].write_text("\n".join(random.Random(seed).sample(sentences, 300)) + "\n", encoding="utf-8")
+    tfidf = [f"tfidf:{c}" for c in corpora]
+    fast = ("--permutations", "99", "--resamples", "50")
+    assert sweep(tfidf, "eec-emotion", tmp / "full", *fast) == 0
+    assert sweep(tfidf, "eec-emotion", tmp / "quick", "--limit", "2", *fast) == 0
+    return {"full": tmp / "full", "quick": tmp / "quick"}
+
+
+def test_emotion_sweep_ranks_full_runs_by_exact_cramers_v(emotion_sweeps):
+    folder = emotion_sweeps["full"]
+    board = json.loads((folder / "leaderboard-eec-emotion.json").read_text())
+    assert (board["probe"], board["metric"]) == ("eec-emotion", "gender: Cramér's V")
+    values = []
+    for model in board["models"]:
+        own = json.loads(Path(model["run"], "results.json").read_text())["result"]
+        value = own["tests"]["gender"]["cramers_v"]
+        assert model["value"] == value and model["interval"] == [value, value] and model["groups"] == 60
+        assert model["rank_interval"] == [model["rank"], model["rank"]]
+        values.append(value)
+    assert values[0] < values[1]
+    (pair,) = board["distinguishable"]
+    assert pair["p_value"] == 0 and pair["difference"] == pytest.approx(values[1] - values[0])
+    runs = [str(Path(m["run"])) for m in board["models"]]
+    assert main(["leaderboard", *runs, "--metric", "race: Cramér's V"]) == 0
+
+
+def test_emotion_refuses_quick_runs_and_p_values(emotion_sweeps, capsys):
+    index = (emotion_sweeps["quick"] / "index.html").read_text()
+    assert not (emotion_sweeps["quick"] / "leaderboard-eec-emotion.json").exists()
+    assert "is a quick run" in index and "ranks full runs" in index
+    runs = [str(p.parent) for p in sorted(emotion_sweeps["full"].glob("*/eec-emotion/results.json"))]
+    assert "a p-value says whether there is bias, not how much" in refused(
+        [*runs, "--metric", "gender: p-value"], capsys
+    )

@@ -121,7 +121,8 @@ def leaderboard_of_runs(
         numbers, shifts = probe.leaderboard_numbers(runs, paths, names, metric, each=each, pairs=pair_level)
     except ValueError as err:  # scores that do not fit the dataset's groups
         raise UnqoverError(f"cannot rank the runs: {err}") from err
-    return leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)
+    board = leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)
+    return {**board, "method": probe.leaderboard_method or METHOD}
 
 
 def leaderboard_table(probe: str, metric: str, confidence: float, paths, names, numbers, shifts) -> dict:

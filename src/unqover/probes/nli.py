@@ -78,6 +78,15 @@ class NLIProbe(ProbeDefinition):
     )
     table_columns = ("S", "ΔP", "B (NLI)")
     leaderboard_metric = "delta_P"
+    leaderboard_method = (
+        "the value of each model on the full dataset, from its predictions: a full run's is exact ([value, value]); "
+        "a quick run's interval is the probe's bootstrap over source premises at level 1 - alpha/K (Bonferroni over "
+        "the K models; percentile with 30 or more premises, a t interval from the bootstrap standard error with "
+        "10 to 29, none below 10); rank intervals from them; pairs: the difference resampled jointly over the "
+        "premises where the runs share their sample (paired), each run on its own otherwise, a full run's exact "
+        "value subtracted, two full runs exactly; p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at "
+        "level 1 - alpha/#pairs"
+    )
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.scoring.nli import load_nli_model
