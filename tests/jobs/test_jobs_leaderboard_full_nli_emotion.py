@@ -215,6 +215,27 @@ def test_nli_pairs_are_paired_on_one_sample_and_exact_for_full_runs(nli_sweeps, 
         assert low <= numbers[full_k]["value"] <= high
 
 
+def test_nli_quick_runs_of_other_samples_are_compared_unpaired(nli_sweeps, nli_models, tmp_path):
+    """A quick run of another seed keeps other premises: its pair with the sweep's run is unpaired."""
+    other = tmp_path / "other-seed"
+    argv = ["probe", str(nli_models[0]), "--bias", "nli-gender", "--limit", "3", "--seed", "8"]
+    assert main([*argv, "--resamples", "200", "--output", str(other), "--quiet"]) == 0
+    output = tmp_path / "board.json"
+    quick = nli_sweeps["quick"] / nli_models[1].name / "nli-gender"
+    assert main(["leaderboard", str(other), str(quick), "--metric", "B", "--output", str(output)]) == 0
+    board = json.loads(output.read_text())
+    assert board["metric"] == "B" and "premises" in board["method"]
+    for model in board["models"]:
+        assert model["interval"][0] <= model["value"] <= model["interval"][1]
+    from unqover.probes.registry import PROBES
+
+    runs = [json.loads((f / "results.json").read_text()) for f in (other, quick)]
+    _, shifts = PROBES["nli-gender"].leaderboard_numbers(
+        runs, [other, quick], ["a", "b"], "B", each=0.975, pairs=0.95
+    )
+    assert shifts[0, 1]["method"] == "unpaired" and shifts[0, 1]["paired"] is False
+
+
 def test_nli_refuses_s_and_names_the_metrics(nli_sweeps, nli_models, capsys):
     runs = [str(nli_sweeps["full"] / m.name / "nli-gender") for m in nli_models]
     assert "S rises as bias falls: rank by delta_P or B" in refused([*runs, "--metric", "S"], capsys)

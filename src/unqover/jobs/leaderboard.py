@@ -189,7 +189,11 @@ def leaderboard_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "runs", type=Path, nargs="+", metavar="RUN", help="run folder (with results.json) or results JSON"
     )
-    parser.add_argument("--metric", help="the headline number to rank by (default: the probe's; UnQover: mu)")
+    parser.add_argument(
+        "--metric",
+        help="the headline number to rank by (default: the probe's; UnQover: mu, also eta, positional_error, "
+        'attributive_error; NLI: delta_P, also B; emotion: "gender: Cramér\'s V", also "race: Cramér\'s V")',
+    )
     parser.add_argument(
         "--confidence", type=real, default=0.95, help="simultaneous confidence (default: %(default)s)"
     )
