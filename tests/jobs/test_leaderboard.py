@@ -152,13 +152,13 @@ def test_refusals(runs, tmp_path, capsys):
 
 
 def test_full_runs_and_probes_without_recomputable_intervals_are_refused(runs, tmp_path, capsys):
-    """A full run's bootstrap interval and an NLI run's recorded 95% interval cannot be recomputed at the
-    simultaneous level: refused, never shown as simultaneous."""
+    """A run that claims to be full but whose predictions cover a sample, and an NLI run's recorded 95% interval
+    without its predictions: refused, never shown as simultaneous (full runs: test_jobs_leaderboard_full_nli_emotion)."""
     full = json.loads(runs["A"].read_text())
     del full["result"]["sample"]
     path = tmp_path / "full.bias.json"
     path.write_text(json.dumps(full))
-    assert "is a full run" in refused([str(path), str(runs["C"])], capsys)
+    assert "groups, but its results measured" in refused([str(path), str(runs["C"])], capsys)
     nli = []
     for k, s in enumerate((40.0, 55.0)):
         path = tmp_path / f"nli{k}.json"
@@ -167,4 +167,4 @@ def test_full_runs_and_probes_without_recomputable_intervals_are_refused(runs, t
             json.dumps({"probe": "nli-gender", "provenance": {"probe": "nli-gender"}, "result": result})
         )
         nli.append(str(path))
-    assert "cannot recompute the nli-gender probe's intervals" in refused(nli, capsys)
+    assert "does not record its predictions file" in refused(nli, capsys)  # its value is read from them

@@ -29,7 +29,9 @@ METHOD = (
     "from its predictions and the dataset rows; rank intervals from them (best = 1 + models surely less biased, "
     "worst = K - models surely more biased); pairs: the difference with `unqover compare`'s shift test (paired "
     "where the runs share a sample), p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at level "
-    "1 - alpha/#pairs"
+    "1 - alpha/#pairs; a full run's value is exact for its model on the dataset (the value quick runs estimate): "
+    "its interval is [value, value], two full runs differ surely (p-value 0) or tie, and a full run against a "
+    "quick run is the quick run's interval and test against the exact value"
 )
 
 
@@ -119,7 +121,8 @@ def leaderboard_of_runs(
         numbers, shifts = probe.leaderboard_numbers(runs, paths, names, metric, each=each, pairs=pair_level)
     except ValueError as err:  # scores that do not fit the dataset's groups
         raise UnqoverError(f"cannot rank the runs: {err}") from err
-    return leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)
+    board = leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)
+    return {**board, "method": probe.leaderboard_method or METHOD}
 
 
 def leaderboard_table(probe: str, metric: str, confidence: float, paths, names, numbers, shifts) -> dict:
@@ -186,7 +189,11 @@ def leaderboard_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "runs", type=Path, nargs="+", metavar="RUN", help="run folder (with results.json) or results JSON"
     )
-    parser.add_argument("--metric", help="the headline number to rank by (default: the probe's; UnQover: mu)")
+    parser.add_argument(
+        "--metric",
+        help="the headline number to rank by (default: the probe's; UnQover: mu, also eta, positional_error, "
+        'attributive_error; NLI: delta_P, also B; emotion: "gender: Cramér\'s V", also "race: Cramér\'s V")',
+    )
     parser.add_argument(
         "--confidence", type=real, default=0.95, help="simultaneous confidence (default: %(default)s)"
     )

@@ -596,6 +596,47 @@ def sample_headline(
     return _sample_estimates(paired, observed, cluster_of, cluster_labels, cluster_unit, confidence, seed)[1]
 
 
+def sample_p_value(
+    paired: PairedScores,
+    observed: np.ndarray,
+    metric: str,
+    value: float,
+    *,
+    mode: str = "default",
+    seed: int = 0,
+) -> float:
+    """The two-sided p-value of "the full-dataset ``metric`` equals ``value``" from a quick run's sample: the test
+    that :func:`sample_headline`'s interval inverts (it excludes ``value`` at level 1 − α exactly when this p-value
+    is below α). δ, ε: the t test of the sample mean (finite population corrected). μ, η: the smaller tail of the
+    cross-fitted lower estimate and of the upper estimate, doubled (as ``unqover.measure.shifts`` tests shifts).
+    ``unqover leaderboard`` uses it to compare a quick run with a full run's exact value."""
+    from scipy import stats
+
+    design = sampling.Design(paired, observed, seed, 0.95)
+    if metric in ("positional_error", "attributive_error"):
+        per_group = sampling.group_errors(paired)[0 if metric == "positional_error" else 1]
+        mean, se = sampling.mean_and_se(per_group[design.observed], design.f)
+        if se == 0:
+            return 1.0 if mean == value else 0.0
+        return float(min(1.0, 2 * stats.t.sf(abs(mean - value) / se, design.n - 1)))
+    if metric not in ("mu", "eta"):
+        raise ValueError(f"no test for {metric!r}")
+    units = _sample_units(paired, *mu_units(paired, mode))
+    rec = design.records(units["unit_of"], units["num_units"], units["subject_weighted"])
+    c = np.concatenate([design.c, -design.c])
+    if metric == "mu":
+        bounds = sampling.max_abs_bounds(design, rec, c)
+    else:
+        bounds = sampling.mean_abs_bounds(design, rec, np.sign(c))
+
+    def tail(distance: float, se: float) -> float:  # P(Z >= distance / se), with se = 0 as a sure answer
+        return float(stats.norm.sf(distance / se)) if se > 0 else (0.0 if distance > 0 else 1.0)
+
+    above = tail(bounds.lower - value, bounds.lower_se)  # the lower bound lies above value
+    below = tail(value - bounds.upper, bounds.upper_se)  # the upper bound lies below value
+    return min(1.0, 2 * min(above, below))
+
+
 def _add_sample_intervals(
     result: UnqoverBias,
     design: sampling.Design,

@@ -182,6 +182,9 @@ class ProbeDefinition:
     #: the :meth:`headline` number ``unqover leaderboard`` ranks by when no ``--metric`` is given (None: its runs
     #: are not ranked)
     leaderboard_metric: str | None = None
+    #: how :meth:`leaderboard_numbers` makes its intervals and pairs, in the leaderboard's ``method`` (None:
+    #: ``unqover.jobs.leaderboard.METHOD``, the UnQover probes')
+    leaderboard_method: str | None = None
     #: the card titles (``pretty_name``) of its datasets as versions before the ``unqover:`` card entry wrote
     #: them: how such a folder is recognised (``unqover.probes.row_identity``)
     legacy_card_names: tuple[str, ...] = ()

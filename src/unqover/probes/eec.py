@@ -76,6 +76,12 @@ class EECProbe(ProbeDefinition):
     lm_eval_unfit = None
     lm_eval_kind = "sentences"
     evaluate_module = "eec_emotion_bias"
+    leaderboard_metric = "gender: Cramér's V"
+    leaderboard_method = (
+        "full runs only: a test's Cramér's V over every person of the set is exact for its model ([value, value]); "
+        "two runs differ surely (p-value 0) or tie; quick runs are refused (V from a sample of persons overstates "
+        "the full set's, and no interval of it covers that)"
+    )
     #: the config of the emotion dataset whose questions this probe scores
     scored_config = "questions"
     dataset_options = (
@@ -281,6 +287,51 @@ class EECProbe(ProbeDefinition):
         from unqover.report.eec import headline_words
 
         return headline_words(results["result"], self.headline(results))
+
+    def leaderboard_numbers(
+        self,
+        runs: Sequence[dict],
+        paths: Sequence[Path],
+        names: Sequence[str],
+        metric: str,
+        *,
+        each: float,
+        pairs: float,
+    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+        """A test's Cramér's V of full runs: over every person of the set it is the model's exact value (interval
+        [v, v]; pairs: exact differences, :func:`unqover.measure.ranking.exact_shift`). Quick runs are refused:
+        V from a sample of persons overstates the full set's and no interval of it covers that
+        (:mod:`unqover.measure.emotion`); a p-value is no size of bias."""
+        from unqover.measure.ranking import exact_shift
+        from unqover.report.format import number
+        from unqover.report.markdown import split_results
+
+        test, _, what = metric.partition(": ")
+        if what != "Cramér's V":
+            raise UnqoverError(
+                f"--metric {metric!r}: a p-value says whether there is bias, not how much; rank by a test's "
+                'Cramér\'s V ("gender: Cramér\'s V" or "race: Cramér\'s V")'
+            )
+        numbers = []
+        for results, name in zip(runs, names, strict=True):
+            result, provenance = split_results(results)
+            if (provenance.get("selection") or result.get("selection") or {}).get("limit") is not None:
+                raise UnqoverError(
+                    f"{name} is a quick run: Cramér's V from a sample of persons overstates the full set's and has "
+                    f"no interval that covers it, so the {self.name} leaderboard ranks full runs (no --limit)"
+                )
+            found = (result.get("tests") or {}).get(test) or {}
+            value = number(found.get("cramers_v"))
+            if value is None:
+                raise UnqoverError(f"{metric} of {name} has no value (the {test} test was not made)")
+            persons = sum(int(n) for n in (found.get("num_persons") or {}).values())
+            numbers.append({"value": value, "interval": [value, value], "groups": persons})
+        shifts = {
+            (i, j): exact_shift(numbers[i]["value"], numbers[j]["value"])
+            for i in range(len(numbers))
+            for j in range(i + 1, len(numbers))
+        }
+        return numbers, shifts
 
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked

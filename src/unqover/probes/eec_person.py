@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unqover.probes import options as parse
-from unqover.probes.base import Loaded, QuickRunSize, RunOptions, selection_suffix
+from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, RunOptions, selection_suffix
 from unqover.probes.eec import NAME as EMOTION_PROBE
 from unqover.probes.eec import EECProbe
 from unqover.probes.options import Option
@@ -46,6 +46,10 @@ class EECPersonProbe(EECProbe):
     measure_options = (PERMUTATIONS,)
     datasets = ()  # its questions are a config of the emotion probe's dataset
     legacy_card_names = ()  # its dataset is the emotion probe's
+    #: not ranked: the emotion probe's leaderboard (full runs' Cramér's V) is not checked for this probe's tests
+    leaderboard_metric = None
+    leaderboard_method = None
+    leaderboard_numbers = ProbeDefinition.leaderboard_numbers
 
     @property
     def rows_probe(self) -> str:

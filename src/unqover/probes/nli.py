@@ -77,6 +77,16 @@ class NLIProbe(ProbeDefinition):
         ),
     )
     table_columns = ("S", "ΔP", "B (NLI)")
+    leaderboard_metric = "delta_P"
+    leaderboard_method = (
+        "the value of each model on the full dataset, from its predictions: a full run's is exact ([value, value]); "
+        "a quick run's interval is the probe's bootstrap over source premises at level 1 - alpha/K (Bonferroni over "
+        "the K models; percentile with 30 or more premises, a t interval from the bootstrap standard error with "
+        "10 to 29, none below 10); rank intervals from them; pairs: the difference resampled jointly over the "
+        "premises where the runs share their sample (paired), each run on its own otherwise, a full run's exact "
+        "value subtracted, two full runs exactly; p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at "
+        "level 1 - alpha/#pairs"
+    )
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.scoring.nli import load_nli_model
@@ -174,6 +184,96 @@ class NLIProbe(ProbeDefinition):
         from unqover.report.nli import value_text
 
         return {name: value_text(results["result"], name) for name in self.headline(results)}
+
+    def leaderboard_numbers(
+        self,
+        runs: Sequence[dict],
+        paths: Sequence[Path],
+        names: Sequence[str],
+        metric: str,
+        *,
+        each: float,
+        pairs: float,
+    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+        """ΔP or B (lower: less biased) of each run from its predictions, ranked by
+        :func:`unqover.measure.nli_ranking.nli_leaderboard`: a full run's value exact, a quick run's premise
+        bootstrap at the simultaneous level, pairs paired over the same premises. S rises as bias falls: refused."""
+        from unqover.measure.nli_ranking import nli_leaderboard
+
+        if metric not in ("delta_P", "B"):
+            raise UnqoverError(
+                f"--metric {metric}: a leaderboard ranks the least biased first by a number that falls with bias; "
+                "S rises as bias falls: rank by delta_P or B"
+            )
+        sums = [
+            self._cluster_sums(run, Path(path), name)
+            for run, path, name in zip(runs, paths, names, strict=True)
+        ]
+        result = runs[0].get("result") or {}
+        resamples = int((result.get("bootstrap") or {}).get("n_resamples") or 1000)
+        try:
+            return nli_leaderboard(
+                sums,
+                names,
+                metric,
+                result.get("ties_mode") or "half",
+                each=each,
+                pairs=pairs,
+                resamples=resamples,
+            )
+        except ValueError as err:  # a declined value or interval
+            raise UnqoverError(f"{err}: rank quick runs of more premises (--limit), or full runs") from err
+
+    def _cluster_sums(self, results: dict, path: Path, name: str):
+        """A run's per-premise sums from its predictions and its dataset rows (``unqover.measure.nli_ranking``);
+        refused when they do not reproduce the run's recorded value."""
+        import math
+
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from unqover.measure.nli_instances import (
+            cluster_sums,
+            instance_values,
+            statistics,
+            validate_nli_columns,
+        )
+        from unqover.measure.nli_ranking import NliRunSums
+        from unqover.predictions import read_predictions
+        from unqover.probes.nli_rows import load_nli_rows
+        from unqover.report.compare_checks import predictions_of
+        from unqover.report.markdown import split_results
+
+        result, provenance = split_results(results)
+        scores, recorded = read_predictions(predictions_of(path, provenance))
+        dataset = provenance.get("dataset") or recorded.get("dataset") or {}
+        source, config = dataset.get("source"), dataset.get("config") or "synthetic"
+        rows, _ = load_nli_rows(self.name, source if source and Path(str(source)).exists() else None, config)
+        position = pc.index_in(scores["id"], value_set=rows["id"])
+        if position.null_count:
+            raise UnqoverError(f"{name}: some prediction ids are not in the {config!r} NLI rows")
+        rows = rows.take(position.cast(pa.int64()))
+        columns = validate_nli_columns(
+            scores["score_1"].to_numpy(),
+            scores["score_2"].to_numpy(),
+            rows["occupation_gender"].to_pylist(),
+            rows["cluster"].to_pylist(),
+        )
+        sums = cluster_sums(columns, instance_values(columns, float(result.get("margin", 0.1))))
+        ties = result.get("ties_mode") or "half"
+        for key in ("delta_P", "B"):
+            value, found = result.get(key), float(statistics(sums.sum(axis=0), ties)[key])
+            if value is not None and not (
+                math.isnan(found) or abs(found - float(value)) <= 1e-6 * max(1, abs(found))
+            ):
+                raise UnqoverError(
+                    f"the predictions of {name} give {key} {found:.4f}, but its results say {value:.4f}"
+                )
+        selection = provenance.get("selection") or result.get("selection") or {}
+        seed = int((result.get("bootstrap") or {}).get("seed") or 0)
+        labels = np.asarray(columns.cluster_labels).astype(str)
+        return NliRunSums(sums, labels, exact=selection.get("limit") is None, seed=seed)
 
     def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
         """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file).

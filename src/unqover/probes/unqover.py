@@ -508,7 +508,7 @@ class UnqoverProbe(ProbeDefinition):
         pairs: float,
     ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
         """Quick runs' estimates recomputed from their predictions and the dataset rows at the simultaneous level,
-        and the pairwise shifts as ``unqover compare`` computes them
+        full runs' exact values, and the pairwise shifts (two quick runs as ``unqover compare`` computes them)
         (:func:`unqover.report.compare_shifts.leaderboard_analysis`)."""
         from unqover.report.compare_checks import predictions_of
         from unqover.report.compare_shifts import leaderboard_analysis

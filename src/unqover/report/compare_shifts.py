@@ -153,26 +153,32 @@ def leaderboard_analysis(
     each: float,
     pairs: float,
 ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
-    """``unqover leaderboard``'s numbers of K UnQover quick runs: each run's estimate of ``metric`` with its interval
-    recomputed at the confidence ``each`` (:func:`unqover.measure.unqover.sample_headline`), and for every pair
-    i < j the shift run j − run i with its interval at the confidence ``pairs`` and its p-value
-    (:func:`unqover.measure.shifts.headline_shifts`: paired where the runs share a sample). Raises
-    :class:`UnqoverError` for a full run (its bootstrap interval is not a sampling interval that can be
-    recomputed here) or a declined value."""
-    from unqover.measure.unqover import sample_headline
+    """``unqover leaderboard``'s numbers of K UnQover runs. A quick run: its estimate of ``metric`` with its interval
+    recomputed at the confidence ``each`` (:func:`unqover.measure.unqover.sample_headline`). A full run: its value
+    over every group, exact for its model on this dataset (the value quick runs estimate), so its interval is
+    [value, value]. For every pair i < j the shift run j − run i: two quick runs by
+    :func:`unqover.measure.shifts.headline_shifts` at the confidence ``pairs`` (paired where they share a sample);
+    two full runs exactly (:func:`unqover.measure.ranking.exact_shift`); a full and a quick run from the quick run's
+    interval at ``pairs`` and its test against the exact value (:func:`unqover.measure.unqover.sample_p_value`).
+    Raises :class:`UnqoverError` for a declined value or predictions that do not reproduce a run's groups."""
+    from unqover.measure.ranking import exact_shift, shift_against_exact
+    from unqover.measure.unqover import sample_headline, sample_p_value
 
     plain = [split_results(r)[0] for r in results]
-    for result, name in zip(plain, names, strict=True):
-        if sample_of(result) is None:
-            raise UnqoverError(
-                f"{name} is a full run: `unqover leaderboard` ranks quick runs (sampled estimates whose intervals it "
-                "recomputes at the simultaneous level); rank quick runs of the same seeded sample"
-            )
+    full = [sample_of(result) is None for result in plain]
     mode = plain[0].get("mode", "default")
     runs = paired_runs(rows, scored, plain, names, mode)
     seeds = [int(number((r.get("bootstrap") or {}).get("seed")) or 0) for r in plain]
     models = []
-    for (paired, observed), seed, name in zip(runs, seeds, names, strict=True):
+    for (paired, observed), seed, name, result, exact in zip(runs, seeds, names, plain, full, strict=True):
+        if exact:
+            value = number(result.get(metric))
+            if value is None:
+                raise UnqoverError(
+                    f"{metric} of {name} has no value (the full run declined it): rank by another --metric"
+                )
+            models.append({"value": value, "interval": [value, value], "groups": int(observed.sum())})
+            continue
         estimate = sample_headline(paired, observed, mode=mode, confidence=each, seed=seed)[metric]
         if estimate.value is None or estimate.interval is None:
             raise UnqoverError(
@@ -186,6 +192,19 @@ def leaderboard_analysis(
     for i in range(len(runs)):
         for j in range(i + 1, len(runs)):
             (pa_, oa), (pb_, ob) = runs[i], runs[j]
-            shift = headline_shifts(pa_, pb_, oa, ob, mode=mode, confidence=pairs, seeds=(seeds[i], seeds[j]))
-            shifts[i, j] = shift[metric].to_dict()
+            if full[i] and full[j]:
+                shifts[i, j] = exact_shift(models[i]["value"], models[j]["value"])
+            elif full[i] or full[j]:
+                exact, (quick, observed), seed = (i, runs[j], seeds[j]) if full[i] else (j, runs[i], seeds[i])
+                value = models[exact]["value"]
+                estimate = sample_headline(quick, observed, mode=mode, confidence=pairs, seed=seed)[metric]
+                p_value = sample_p_value(quick, observed, metric, value, mode=mode, seed=seed)
+                shifts[i, j] = shift_against_exact(
+                    value, estimate.value, estimate.interval, p_value, exact_first=full[i]
+                )
+            else:
+                shift = headline_shifts(
+                    pa_, pb_, oa, ob, mode=mode, confidence=pairs, seeds=(seeds[i], seeds[j])
+                )
+                shifts[i, j] = shift[metric].to_dict()
     return models, shifts
