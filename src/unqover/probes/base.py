@@ -185,6 +185,8 @@ class ProbeDefinition:
     #: how :meth:`leaderboard_numbers` makes its intervals and pairs, in the leaderboard's ``method`` (None:
     #: ``unqover.jobs.leaderboard.METHOD``, the UnQover probes')
     leaderboard_method: str | None = None
+    #: whether its leaderboards rank quick runs (estimates from a sample), or full runs only
+    leaderboard_ranks_samples: bool = True
     #: the card titles (``pretty_name``) of its datasets as versions before the ``unqover:`` card entry wrote
     #: them: how such a folder is recognised (``unqover.probes.row_identity``)
     legacy_card_names: tuple[str, ...] = ()

@@ -77,6 +77,9 @@ class EECProbe(ProbeDefinition):
     lm_eval_kind = "sentences"
     evaluate_module = "eec_emotion_bias"
     leaderboard_metric = "gender: Cramér's V"
+    leaderboard_ranks_samples = (
+        False  # V from a sample overstates the full set's and has no covering interval
+    )
     leaderboard_method = (
         "full runs only: a test's Cramér's V over every person of the set is exact for its model ([value, value]); "
         "two runs differ surely (p-value 0) or tie; quick runs are refused (V from a sample of persons overstates "

@@ -302,20 +302,20 @@ class Space:
     # --------------------------------------------------------------------------------------------- leaderboard
 
     def leaderboard_runs(self, location: str, probe: str):
-        """(status, the run choices: the runs of ``probe`` under the location, its quick runs chosen)."""
+        """(status, the run choices: the runs of ``probe`` under the location, those its leaderboard ranks chosen)."""
         import gradio as gr
 
         try:
             probe = inputs.choice(probe, "probe", results.leaderboard_probes())
             runs, _ = self._runs(location)
             names = [name for name in runs if results.offered_probe_name(runs[name]) == probe]
-            quick = results.quick_runs(runs, probe)
+            chosen = results.rankable_runs(runs, probe)
         except Exception as err:
             return self._message(err), gr.update(choices=[], value=[])
         status = (
-            f"✅ {plural(len(names), 'run')} of {probe}, {fmt_count(len(quick))} of them quick runs (chosen)."
+            f"✅ {plural(len(names), 'run')} of {probe}, {fmt_count(len(chosen))} of them ranked (chosen)."
         )
-        return status, gr.update(choices=names, value=quick)
+        return status, gr.update(choices=names, value=chosen)
 
     def leaderboard_metric(self, probe: str):
         """The metric choices of ``probe``, its default chosen."""

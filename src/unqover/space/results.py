@@ -58,8 +58,8 @@ __all__ = [
     "offered_probe_name",
     "open_results",
     "own_rows",
-    "quick_runs",
     "rank_runs",
+    "rankable_runs",
     "results_folder",
     "run_predictions",
     "runs_table",
@@ -536,15 +536,17 @@ def offered_probe_name(results: Mapping) -> str | None:
         return None
 
 
-def quick_runs(runs: Mapping[str, Mapping], probe: str) -> list[str]:
-    """The names of the quick runs (estimates from a sample of groups) of ``probe`` among ``runs``: what a
-    leaderboard ranks when no runs are chosen."""
-    from unqover.report.markdown import sample_of
+def rankable_runs(runs: Mapping[str, Mapping], probe: str) -> list[str]:
+    """The names of the runs of ``probe`` among ``runs`` that its leaderboard ranks (full runs, and quick runs
+    where the probe ranks samples): what a leaderboard ranks when no runs are chosen."""
+    definition = PROBES[probe]
+
+    def ranked(results: Mapping) -> bool:
+        full = definition.quick_run_line(results.get("result") or {}) is None
+        return full or definition.leaderboard_ranks_samples
 
     return [
-        name
-        for name, results in runs.items()
-        if offered_probe_name(results) == probe and sample_of(results.get("result") or {}) is not None
+        name for name, results in runs.items() if offered_probe_name(results) == probe and ranked(results)
     ]
 
 
@@ -571,7 +573,7 @@ def rank_runs(
     metric: str | None = None,
     word_lists: str | os.PathLike | None = None,
 ) -> dict:
-    """The leaderboard of the runs ``names`` (default: every quick run of ``probe``) as ``unqover leaderboard``
+    """The leaderboard of the runs ``names`` (default: :func:`rankable_runs` of ``probe``) as ``unqover leaderboard``
     computes it over their run folders (:func:`unqover.jobs.leaderboard.leaderboard_of_runs`), with the predictions
     read only inside the results folder (:func:`run_predictions`) and the Space's own dataset rows
     (:func:`own_rows`). Each model's ``run`` is its run's name, never a path."""
@@ -579,11 +581,11 @@ def rank_runs(
 
     probe = inputs.choice(probe, "probe", leaderboard_probes())
     metric = inputs.choice(metric, "metric", leaderboard_metrics(probe)) if metric else None
-    names = list(dict.fromkeys(names or quick_runs(runs, probe)))
+    names = list(dict.fromkeys(names or rankable_runs(runs, probe)))
     if len(names) < 2:
         raise UnqoverError(
             f"a leaderboard ranks at least 2 runs of {probe}: choose two or more runs, or load a folder with two "
-            "or more quick runs of it"
+            "or more runs of it"
         )
     for name in names:
         if name not in runs:
