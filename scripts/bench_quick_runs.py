@@ -35,14 +35,23 @@ cover (targets: >= 93% in every count bin, >= 90% of the listed pairs); and, for
 ``COMPARE_SCENARIOS``, paired compares of model A against B (A's effects x ``DEBIASED``, the same noise), first both
 on the larger budget's sample, then A on the smaller budget nested in B's (target: >= 90% coverage, narrower than
 the two runs' own intervals combined).
+
+The cell intervals against today's (issue 32): for every table, per bin of sampled counts, the coverage and the
+median width of the cell intervals (``unqover.measure.bounded``'s default: t with the finite-population correction
+where Cochran's rule admits it, betting elsewhere) against those of the betting intervals in every cell (the
+construction before issue 32, ``method="betting"``), on the same samples (targets: 93–97.5% in the bins of ≥ 10
+values, ≥ 93% in every bin, median widths no larger than the betting ones). ``--compare-scenarios ''`` skips the
+compares to save time.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -371,7 +380,14 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: list[Scenario]) -> dict:
+def run_dataset(
+    lists,
+    dataset: str,
+    budgets: list[str],
+    seeds: int,
+    scenarios: list[Scenario],
+    compare_scenarios: tuple[str, ...] = COMPARE_SCENARIOS,
+) -> dict:
     timings: dict[str, float] = {}
     start = time.perf_counter()
     rows = pa.Table.from_batches(list(make_plan(lists, dataset, "qa").batches())).select(list(ROW_COLUMNS))
@@ -427,6 +443,7 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
         for label, n in plans:
             tallies = {name: Tally() for name in HEADLINE}
             cell_tallies = {name: CellTally() for name in TABLES}
+            width_tallies = {name: WidthTally() for name in TABLES}
             listed = [0, 0]  # listed pairs, covered
             for seed in range(seeds):
                 start = time.perf_counter()
@@ -438,17 +455,19 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
                 for name, (table, keys, value) in TABLES.items():
                     if len(full_tables[name]):
                         cell_tallies[name].add(full_tables[name], getattr(result, table), keys, value)
+                add_widths(width_tallies, full_tables, result, paired, masks[(n, seed)][group_of], seed)
                 for entry in result.most_biased:
                     low, high = entry["interval"]
                     listed[0] += 1
                     listed[1] += int(low <= full_gamma.loc[(entry["subject"], entry["attribute"])] <= high)
             out["results"][(label, n, scenario.name)] = tallies
             out.setdefault("cells", {})[(label, n, scenario.name)] = (cell_tallies, listed)
+            out.setdefault("widths", {})[(label, n, scenario.name)] = width_tallies
             log(
                 f"  {dataset} {scenario.name:<10} {n:>7,} groups: "
                 + "  ".join(f"{SYMBOL[k]} {t.cell()}" for k, t in tallies.items())
             )
-        if scenario.name in COMPARE_SCENARIOS and len(plans) > 1:
+        if scenario.name in compare_scenarios and len(plans) > 1:
             start = time.perf_counter()
             out.setdefault("compares", {})[scenario.name] = run_compares(
                 scenario, rows, codes, index, paired, full, plans, masks, group_of, seeds
@@ -489,6 +508,7 @@ def markdown(results: dict[str, dict], seeds: int, command: str) -> str:
                     )
             lines.append(f"| {dataset} | {n:,} ({share:.3g}%) | {scenario} | " + " | ".join(cells) + " |")
     lines += cell_markdown(results, seeds, flags)
+    lines += width_markdown(results, seeds, flags)
     lines += compare_markdown(results, seeds, flags)
     lines += [
         "",
@@ -561,6 +581,123 @@ def cell_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> lis
     return lines
 
 
+@contextmanager
+def betting_cells():
+    """Within it, every table's cell intervals are the betting ones (the construction before issue 32)."""
+    from unqover.measure import sampled_tables
+
+    original = sampled_tables.table_intervals
+    sampled_tables.table_intervals = functools.partial(original, method="betting")
+    try:
+        yield
+    finally:
+        sampled_tables.table_intervals = original
+
+
+NOMINAL_BAND = (0.93, 0.975)  # coverage of the 95% cell intervals with >= NOMINAL_FROM sampled values
+NOMINAL_FROM = 10
+
+
+@dataclass
+class WidthTally:
+    """Cell intervals of one table, today's (``new``) and the betting ones (``old``) on the same samples: per bin
+    of sampled counts, the cells, how many each covers, and their widths."""
+
+    cells: dict[str, int] = field(default_factory=dict)
+    covered: dict[str, list[int]] = field(default_factory=dict)  # bin -> [new, old]
+    new: dict[str, list[float]] = field(default_factory=dict)
+    old: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(
+        self, full: pd.DataFrame, quick: pd.DataFrame, betting: pd.DataFrame, keys: list[str], value: str
+    ):
+        keys = [k for k in keys if k in full and k in quick]
+        cols = [*keys, "count", f"{value}_low", f"{value}_high"]
+        truth_column = full[[*keys, value]].rename(columns={value: f"{value}_full"})
+        joined = truth_column.merge(quick[cols], on=keys, how="inner")
+        joined = joined.merge(betting[cols], on=[*keys, "count"], how="inner", suffixes=("", "_old"))
+        truth = joined[f"{value}_full"].to_numpy(float)
+        for suffix, widths, which in (("", self.new, 0), ("_old", self.old, 1)):
+            low = joined[f"{value}_low{suffix}"].to_numpy(float)
+            high = joined[f"{value}_high{suffix}"].to_numpy(float)
+            has = np.isfinite(low) & np.isfinite(high) & np.isfinite(truth)
+            for count, hit, width in zip(
+                joined["count"].to_numpy()[has],
+                ((low <= truth) & (truth <= high))[has],
+                (high - low)[has],
+                strict=True,
+            ):
+                key = count_bin(int(count))
+                if which == 0:
+                    self.cells[key] = self.cells.get(key, 0) + 1
+                self.covered.setdefault(key, [0, 0])[which] += int(hit)
+                widths.setdefault(key, []).append(float(width))
+
+    def coverage(self, key: str, which: int = 0) -> float:
+        return self.covered[key][which] / self.cells[key] if self.cells.get(key) else float("nan")
+
+    def total(self, which: int = 0) -> float:
+        cells = sum(self.cells.values())
+        return sum(c[which] for c in self.covered.values()) / cells if cells else float("nan")
+
+    def median(self, key: str | None, old: bool = False) -> float:
+        widths = self.old if old else self.new
+        values = [w for k, ws in widths.items() if key in (None, k) for w in ws]
+        return float(np.median(values)) if values else float("nan")
+
+
+def add_widths(tallies: dict, full_tables: dict, result, paired, observed: np.ndarray, seed: int) -> None:
+    """Add a sample's cell intervals, today's (``result``) and the betting ones on the same sample."""
+    with betting_cells():
+        betting = measure_paired(paired, n_resamples=0, observed=observed, seed=seed)
+    for name, (table, keys, value) in TABLES.items():
+        if len(full_tables[name]):
+            tallies[name].add(full_tables[name], getattr(result, table), getattr(betting, table), keys, value)
+
+
+def width_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
+    """Coverage and median width of the cell intervals against the betting ones, by sampled count, as Markdown."""
+    bins = [count_bin(low) for low, _ in COUNT_BINS]
+    lines = [
+        "",
+        f"Cell intervals against the betting ones (issue 32) over {seeds} seeds, per bin of the cell's sampled "
+        "count: `coverage (cells) · median width vs the betting intervals' median width`; last: all cells, "
+        "coverage now / betting.",
+        "",
+        "| dataset | budget | scenario | table | " + " | ".join(f"n={b}" for b in bins) + " | all |",
+        "|" + "---|" * (len(bins) + 5),
+    ]
+    for dataset, out in results.items():
+        for (_label, n, scenario), tallies in out.get("widths", {}).items():
+            for name, tally in tallies.items():
+                if not tally.cells:
+                    continue
+                cells = [
+                    f"{tally.coverage(b):.3f} ({tally.cells[b]}) · {tally.median(b):.3f} vs "
+                    f"{tally.median(b, old=True):.3f}"
+                    if tally.cells.get(b)
+                    else "—"
+                    for b in bins
+                ]
+                lines.append(
+                    f"| {dataset} | {n:,} | {scenario} | {name} | "
+                    + " | ".join(cells)
+                    + f" | {tally.total():.3f} / {tally.total(1):.3f} · {tally.median(None):.3f} vs "
+                    f"{tally.median(None, old=True):.3f} |"
+                )
+                for (low, _), b in zip(COUNT_BINS, bins, strict=True):
+                    if not tally.cells.get(b):
+                        continue
+                    where = f"{dataset} {scenario} at {n:,} groups: {name} cells n={b}"
+                    coverage = tally.coverage(b)
+                    floor, ceiling = NOMINAL_BAND if low >= NOMINAL_FROM else (NOMINAL_BAND[0], 1.0)
+                    if not floor <= coverage <= ceiling:
+                        flags.append(f"{where} cover {coverage:.3f} ({tally.cells[b]} cells)")
+                    if tally.median(b) > tally.median(b, old=True) + 1e-12:
+                        flags.append(f"{where}: median width above the betting intervals'")
+    return lines
+
+
 def compare_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
     """Paired shift intervals, as Markdown."""
     lines = [
@@ -618,6 +755,11 @@ def main() -> int:
         help="budgets for a dataset: fractions ('1.5%%' or '0.015') or numbers of groups ('500'); repeatable",
     )
     parser.add_argument("--scenarios", default=",".join(s.name for s in SCENARIOS), help="comma-separated")
+    parser.add_argument(
+        "--compare-scenarios",
+        default=",".join(COMPARE_SCENARIOS),
+        help="comma-separated scenarios with paired compares ('' for none)",
+    )
     parser.add_argument("--output", type=Path, help="also write the Markdown report to this file")
     args = parser.parse_args()
 
@@ -638,7 +780,14 @@ def main() -> int:
     lists = resolve_word_lists(args.word_lists)
     started = time.perf_counter()
     results = {
-        dataset: run_dataset(lists, dataset, budgets[dataset], args.seeds, [known[s] for s in wanted])
+        dataset: run_dataset(
+            lists,
+            dataset,
+            budgets[dataset],
+            args.seeds,
+            [known[s] for s in wanted],
+            tuple(s.strip() for s in args.compare_scenarios.split(",") if s.strip()),
+        )
         for dataset in datasets
     }
     command = shlex.join(["python", "scripts/bench_quick_runs.py", *sys.argv[1:]])

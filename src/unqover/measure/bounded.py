@@ -33,14 +33,25 @@ without replacement (Hájek 1960) to hold, the classical interval of survey samp
 
     ȳ ± t_{n−1, 1−α/2} · sqrt((1 − n/N) s² / n),
 
-the t interval with the finite-population correction (Cochran, *Sampling Techniques*, 3rd ed., §2.15). How large
-is large enough depends on the skewness: Cochran's rule asks n > 25 G₁², G₁ the population's skewness, i.e. a
-skewness of the sample mean, G₁ (1 − 2f) / sqrt(n (1 − f)) with f = n/N, below 0.2. So a cell gets the t interval
-when n ≥ ``T_MIN_COUNT`` (10: below it the benchmark's coverage of the t interval fell under 93%), n < N, its
-values are not all equal, and the sample's estimate of that skewness is below ``MAX_MEAN_SKEWNESS``; every other
-cell keeps its betting interval. The rule falls back exactly where a t interval fails: a cell of equal values (no
-variance seen) and a cell with a rare value far from the rest (two-point populations, signs with few zeros). The
-interval is clipped to the value range; a cell with n = N is exact either way. ``method="betting"`` gives the
+the t interval with the finite-population correction (Cochran, *Sampling Techniques*, 3rd ed., §2.15), with two
+safeguards for small and skewed samples:
+
+* How large is large enough depends on the skewness: Cochran's rule asks n > 25 G₁², G₁ the population's
+  skewness, i.e. a skewness of the sample mean, G₁ (1 − 2f) / sqrt(n (1 − f)) with f = n/N, below 0.2. A cell gets
+  the t interval when n ≥ ``T_MIN_COUNT`` (10), n < N, its values are not all equal, and the sample's estimate of
+  that skewness is below ``MAX_MEAN_SKEWNESS`` (½: with the variance floor below, the benchmark and a simulation
+  on skewed, heavy-tailed and sign-valued populations covered 95–98% at ½ and over-covered at 0.2); every other
+  cell keeps its betting interval. The rule falls back exactly where a t interval fails: a cell of equal values
+  (no variance seen) and a cell with a rare value far from the rest (two-point populations with 10% of one value
+  stay on betting at n ≤ 25).
+* A small sample underestimates its variance more often than not, and the t interval's misses at n = 10–12 were
+  the cells whose s was below the table's typical one (coverage 88–94% there). The cell's variance is raised
+  toward the table's pooled within-cell variance s₀² as in a moderated t statistic (Smyth 2004, "Linear models
+  and empirical Bayes methods for assessing differential expression", SAGMB 3:3): s̃² = max(s², (d₀ s₀² +
+  (n − 1) s²) / (d₀ + n − 1)) with d₀ = ``PRIOR_DF`` (4), only ever upward, so its weight fades as n grows; the
+  quantile stays t_{n−1}. In the benchmark this brought the 10–19 bin of γ(x, a) from 92–94% to 95–98%.
+
+The interval is clipped to the value range; a cell with n = N is exact either way. ``method="betting"`` gives the
 betting interval in every cell (the construction before issue 32, kept for comparisons).
 
 :func:`bounded_mean_p_values` inverts the same intervals (the two-sided t test in the t cells, the capital in the
@@ -62,8 +73,13 @@ PRIOR_VARIANCE = (
 )
 _CHUNK = 25  # grid points per pass (bounds the memory: records x chunk)
 T_MIN_COUNT = 10  # the fewest sampled values of a cell with a t interval (the switch-over; below it: betting)
-MAX_MEAN_SKEWNESS = 0.2  # Cochran's rule n > 25 G₁²: the sample mean's skewness at most 1/5
+MAX_MEAN_SKEWNESS = (
+    0.5  # the sample mean's estimated skewness at most ½ (Cochran's rule, loosened: n > 4 G₁²)
+)
 METHODS = ("t", "betting")
+PRIOR_DF = (
+    4.0  # weight, in degrees of freedom, of the table's pooled variance in a cell's (only ever raising it)
+)
 
 
 def _order(cell: np.ndarray, seed: int) -> np.ndarray:
@@ -112,14 +128,18 @@ def prepared_draws(
     population_count: np.ndarray,
     bound: float | np.ndarray,
     seed: int,
+    keep: np.ndarray | None = None,
 ) -> tuple[np.ndarray, ...]:
     """The draws in a seeded order within each cell: per record its value rescaled to [0, 1], its position in its
     cell, the sum of its cell's values drawn before it, its cell, the cells' sample sizes and first records, and
-    the running variance the record's bet uses."""
+    the running variance the record's bet uses. ``keep`` (a mask of the records) leaves out whole cells without
+    changing the order of the others."""
     values = np.asarray(values, dtype=np.float64)
     cell = np.asarray(cell, dtype=np.int64)
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))
     order = _order(cell, seed)
+    if keep is not None:
+        order = order[np.asarray(keep, dtype=bool)[order]]
     cell, values = cell[order], values[order]
     counts = np.bincount(cell, minlength=num_cells)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -153,12 +173,14 @@ def _betting_intervals(
     bound: float | np.ndarray,
     alpha: float,
     seed: int,
+    keep: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per cell: the sample mean and the betting 1 − α interval (the arguments of :func:`bounded_mean_intervals`)."""
+    """Per cell: the sample mean and the betting 1 − α interval (the arguments of :func:`bounded_mean_intervals`;
+    ``keep``: that of :func:`prepared_draws`)."""
     population_count = np.asarray(population_count, dtype=np.float64)
     bound_per_cell = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))
     u, position, before, cell, counts, starts, variance_before = prepared_draws(
-        values, cell, num_cells, population_count, bound, seed
+        values, cell, num_cells, population_count, bound, seed, keep
     )
     mean = np.full(num_cells, np.nan)
     low, high = np.full(num_cells, np.nan), np.full(num_cells, np.nan)
@@ -206,12 +228,14 @@ def _betting_p_values(
     null: float,
     alpha: float,
     seed: int,
+    keep: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Per cell, min(1, 1 / ½(K⁺ + K⁻)) at ``null`` (the arguments of :func:`bounded_mean_p_values`)."""
+    """Per cell, min(1, 1 / ½(K⁺ + K⁻)) at ``null`` (the arguments of :func:`bounded_mean_p_values`; ``keep``: that
+    of :func:`prepared_draws`)."""
     population_count = np.asarray(population_count, dtype=np.float64)
     bound_per_cell = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))
     u, position, before, cell, counts, starts, variance_before = prepared_draws(
-        values, cell, num_cells, population_count, bound, seed
+        values, cell, num_cells, population_count, bound, seed, keep
     )
     p = np.full(num_cells, np.nan)
     has = counts > 0
@@ -222,6 +246,53 @@ def _betting_p_values(
     log_k = _log_capital(u, position, before, population_count[cell], bet, starts[has], candidates)[:, 0]
     p[has] = np.minimum(1.0, np.exp(-np.maximum(log_k, 0.0)))
     return p
+
+
+@dataclass(frozen=True)
+class SampleMoments:
+    """Per cell: its sample size n, sampling fraction f = n / N, mean, central moments m2 and m3 (divisor n), the
+    moderated variance s̃² (see the module's docstring) and whether its values are not all equal."""
+
+    count: np.ndarray
+    fraction: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray
+    m3: np.ndarray
+    variance: np.ndarray
+    spread: np.ndarray
+
+
+def sample_moments(
+    values: np.ndarray, cell: np.ndarray, num_cells: int, population_count: np.ndarray
+) -> SampleMoments:
+    """The moments of every cell's sample; s² raised toward the cells' pooled variance with weight ``PRIOR_DF``."""
+    values = np.asarray(values, dtype=np.float64)
+    cell = np.asarray(cell, dtype=np.int64)
+    n = np.bincount(cell, minlength=num_cells).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(cell, values, num_cells) / n
+        d = values - mean[cell]
+        m2 = np.bincount(cell, d**2, num_cells) / n
+        m3 = np.bincount(cell, d**3, num_cells) / n
+        variance = n * m2 / (n - 1)  # s²
+        several = n >= 2
+        pooled = np.sum((n * m2)[several]) / max(np.sum((n - 1)[several]), 1.0)
+        moderated = np.maximum(variance, (PRIOR_DF * pooled + (n - 1) * variance) / (PRIOR_DF + n - 1))
+        fraction = np.minimum(n / np.asarray(population_count, dtype=np.float64), 1.0)
+    scale = float(np.max(np.abs(values))) if len(values) else 1.0
+    spread = np.nan_to_num(m2) > (1e-12 * max(scale, 1e-300)) ** 2
+    return SampleMoments(n, fraction, mean, m2, m3, moderated, spread)
+
+
+def mean_skewness(a: np.ndarray, moments: SampleMoments) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, the terms a³ κ₃ and a² v of the third and second cumulants of a·ȳ under sampling without
+    replacement, κ₃ = m3 (1 − f)(1 − 2f) / n², v = m2 (1 − f) / n (summed over strata, their ratio
+    κ₃ / v^{3/2} is the estimator's skewness, Cochran's rule asks it small)."""
+    n, f = moments.count, moments.fraction
+    with np.errstate(invalid="ignore", divide="ignore"):
+        third = a**3 * moments.m3 * (1 - f) * (1 - 2 * f) / n**2
+        second = a**2 * moments.m2 * (1 - f) / n
+    return third, second
 
 
 @dataclass(frozen=True)
@@ -237,23 +308,19 @@ class TCells:
 
 def t_cells(values: np.ndarray, cell: np.ndarray, num_cells: int, population_count: np.ndarray) -> TCells:
     """The t statistics of every cell and Cochran's rule for which cells may use them."""
-    values = np.asarray(values, dtype=np.float64)
-    cell = np.asarray(cell, dtype=np.int64)
-    population = np.asarray(population_count, dtype=np.float64)
-    n = np.bincount(cell, minlength=num_cells).astype(np.float64)
+    moments = sample_moments(values, cell, num_cells, population_count)
+    n = moments.count
+    third, second = mean_skewness(np.ones(num_cells), moments)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(cell, values, num_cells) / n
-        d = values - mean[cell]
-        m2 = np.bincount(cell, d**2, num_cells) / n
-        m3 = np.bincount(cell, d**3, num_cells) / n
-        f = np.minimum(n / population, 1.0)
-        se = np.sqrt((1 - f) * m2 / (n - 1))  # s² / n with s² = n m2 / (n − 1)
-        scale = np.max(np.abs(values)) if len(values) else 1.0
-        spread = m2 > (1e-12 * max(scale, 1e-300)) ** 2
-        skewness = np.where(spread, m3 / np.where(spread, m2, 1.0) ** 1.5, np.inf)
-        mean_skewness = np.abs(skewness) * np.abs(1 - 2 * f) / np.sqrt(n * np.maximum(1 - f, 1e-300))
-    use_t = (n >= T_MIN_COUNT) & (n < population) & spread & (mean_skewness < MAX_MEAN_SKEWNESS)
-    return TCells(n, mean, se, use_t)
+        se = np.sqrt((1 - moments.fraction) * moments.variance / n)
+        skewness = np.abs(third) / np.where(moments.spread, second, 1.0) ** 1.5
+    use_t = (
+        (n >= T_MIN_COUNT)
+        & (moments.fraction < 1)
+        & moments.spread
+        & (np.where(moments.spread, skewness, np.inf) < MAX_MEAN_SKEWNESS)
+    )
+    return TCells(n, moments.mean, se, use_t)
 
 
 def _check(alpha: float, method: str) -> None:
@@ -293,9 +360,7 @@ def bounded_mean_intervals(
         return _betting_intervals(values, cell, num_cells, population_count, bound, alpha, seed)
     stats_ = t_cells(values, cell, num_cells, population_count)
     keep = _betting_records(cell, stats_.use_t)
-    mean, low, high = _betting_intervals(
-        values[keep], cell[keep], num_cells, population_count, bound, alpha, seed
-    )
+    mean, low, high = _betting_intervals(values, cell, num_cells, population_count, bound, alpha, seed, keep)
     use = stats_.use_t
     b = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))[use]
     half = stats.t.ppf(1 - alpha / 2, stats_.count[use] - 1) * stats_.se[use]
@@ -330,7 +395,7 @@ def bounded_mean_p_values(
         return _betting_p_values(values, cell, num_cells, population_count, bound, null, alpha, seed)
     stats_ = t_cells(values, cell, num_cells, population_count)
     keep = _betting_records(cell, stats_.use_t)
-    p = _betting_p_values(values[keep], cell[keep], num_cells, population_count, bound, null, alpha, seed)
+    p = _betting_p_values(values, cell, num_cells, population_count, bound, null, alpha, seed, keep)
     use = stats_.use_t
     b = np.broadcast_to(np.asarray(bound, dtype=np.float64), (num_cells,))[use]
     z = np.abs(stats_.mean[use] - null) / stats_.se[use]
