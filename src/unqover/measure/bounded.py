@@ -263,9 +263,14 @@ class SampleMoments:
 
 
 def sample_moments(
-    values: np.ndarray, cell: np.ndarray, num_cells: int, population_count: np.ndarray
+    values: np.ndarray,
+    cell: np.ndarray,
+    num_cells: int,
+    population_count: np.ndarray,
+    pool: np.ndarray | None = None,
 ) -> SampleMoments:
-    """The moments of every cell's sample; s² raised toward the cells' pooled variance with weight ``PRIOR_DF``."""
+    """The moments of every cell's sample; s² raised toward the pooled variance of the cells of its ``pool`` (one
+    code per cell; default: all cells together) with weight ``PRIOR_DF``."""
     values = np.asarray(values, dtype=np.float64)
     cell = np.asarray(cell, dtype=np.int64)
     n = np.bincount(cell, minlength=num_cells).astype(np.float64)
@@ -276,7 +281,10 @@ def sample_moments(
         m3 = np.bincount(cell, d**3, num_cells) / n
         variance = n * m2 / (n - 1)  # s²
         several = n >= 2
-        pooled = np.sum((n * m2)[several]) / max(np.sum((n - 1)[several]), 1.0)
+        pool = np.zeros(num_cells, dtype=np.int64) if pool is None else np.asarray(pool, dtype=np.int64)
+        sums = np.bincount(pool[several], (n * m2)[several], pool.max() + 1 if num_cells else 0)
+        dfs = np.bincount(pool[several], (n - 1)[several], pool.max() + 1 if num_cells else 0)
+        pooled = (sums / np.maximum(dfs, 1.0))[pool]
         moderated = np.maximum(variance, (PRIOR_DF * pooled + (n - 1) * variance) / (PRIOR_DF + n - 1))
         fraction = np.minimum(n / np.asarray(population_count, dtype=np.float64), 1.0)
     scale = float(np.max(np.abs(values))) if len(values) else 1.0

@@ -107,6 +107,7 @@ def occupation_intervals(
         np.tile(weight, len(quantities)),
         alpha=1 - confidence,
         seed=seed,
+        pool=np.repeat(np.arange(len(quantities)), num_strata),  # each quantity's strata apart
     )
     frame = pd.DataFrame({"occupation": np.asarray(occupations, dtype=object)})
     for k, name in enumerate(quantities):
