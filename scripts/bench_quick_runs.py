@@ -35,14 +35,23 @@ cover (targets: >= 93% in every count bin, >= 90% of the listed pairs); and, for
 ``COMPARE_SCENARIOS``, paired compares of model A against B (A's effects x ``DEBIASED``, the same noise), first both
 on the larger budget's sample, then A on the smaller budget nested in B's (target: >= 90% coverage, narrower than
 the two runs' own intervals combined).
+
+The cell intervals against today's (issue 32): for every table, per bin of sampled counts, the coverage and the
+median width of the cell intervals (``unqover.measure.bounded``'s default: t with the finite-population correction
+where Cochran's rule admits it, betting elsewhere) against those of the betting intervals in every cell (the
+construction before issue 32, ``method="betting"``), on the same samples (targets: 93–97.5% in the bins of ≥ 10
+values, ≥ 93% in every bin, median widths no larger than the betting ones). ``--compare-scenarios ''`` skips the
+compares to save time.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -371,7 +380,14 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: list[Scenario]) -> dict:
+def run_dataset(
+    lists,
+    dataset: str,
+    budgets: list[str],
+    seeds: int,
+    scenarios: list[Scenario],
+    compare_scenarios: tuple[str, ...] = COMPARE_SCENARIOS,
+) -> dict:
     timings: dict[str, float] = {}
     start = time.perf_counter()
     rows = pa.Table.from_batches(list(make_plan(lists, dataset, "qa").batches())).select(list(ROW_COLUMNS))
@@ -427,6 +443,7 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
         for label, n in plans:
             tallies = {name: Tally() for name in HEADLINE}
             cell_tallies = {name: CellTally() for name in TABLES}
+            width_tallies = {name: WidthTally() for name in TABLES}
             listed = [0, 0]  # listed pairs, covered
             for seed in range(seeds):
                 start = time.perf_counter()
@@ -438,17 +455,19 @@ def run_dataset(lists, dataset: str, budgets: list[str], seeds: int, scenarios: 
                 for name, (table, keys, value) in TABLES.items():
                     if len(full_tables[name]):
                         cell_tallies[name].add(full_tables[name], getattr(result, table), keys, value)
+                add_widths(width_tallies, full_tables, result, paired, masks[(n, seed)][group_of], seed)
                 for entry in result.most_biased:
                     low, high = entry["interval"]
                     listed[0] += 1
                     listed[1] += int(low <= full_gamma.loc[(entry["subject"], entry["attribute"])] <= high)
             out["results"][(label, n, scenario.name)] = tallies
             out.setdefault("cells", {})[(label, n, scenario.name)] = (cell_tallies, listed)
+            out.setdefault("widths", {})[(label, n, scenario.name)] = width_tallies
             log(
                 f"  {dataset} {scenario.name:<10} {n:>7,} groups: "
                 + "  ".join(f"{SYMBOL[k]} {t.cell()}" for k, t in tallies.items())
             )
-        if scenario.name in COMPARE_SCENARIOS and len(plans) > 1:
+        if scenario.name in compare_scenarios and len(plans) > 1:
             start = time.perf_counter()
             out.setdefault("compares", {})[scenario.name] = run_compares(
                 scenario, rows, codes, index, paired, full, plans, masks, group_of, seeds
@@ -489,6 +508,7 @@ def markdown(results: dict[str, dict], seeds: int, command: str) -> str:
                     )
             lines.append(f"| {dataset} | {n:,} ({share:.3g}%) | {scenario} | " + " | ".join(cells) + " |")
     lines += cell_markdown(results, seeds, flags)
+    lines += width_markdown(results, seeds, flags)
     lines += compare_markdown(results, seeds, flags)
     lines += [
         "",
@@ -561,6 +581,347 @@ def cell_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> lis
     return lines
 
 
+@contextmanager
+def betting_cells():
+    """Within it, every table's cell intervals are the betting ones (the construction before issue 32)."""
+    from unqover.measure import sampled_tables
+
+    original = sampled_tables.table_intervals
+    sampled_tables.table_intervals = functools.partial(original, method="betting")
+    try:
+        yield
+    finally:
+        sampled_tables.table_intervals = original
+
+
+NOMINAL_BAND = (0.93, 0.975)  # coverage of the 95% cell intervals with >= NOMINAL_FROM sampled values
+NOMINAL_FROM = 10
+
+
+@dataclass
+class WidthTally:
+    """Cell intervals of one table, today's (``new``) and the betting ones (``old``) on the same samples: per bin
+    of sampled counts, the cells, how many each covers, and their widths."""
+
+    cells: dict[str, int] = field(default_factory=dict)
+    covered: dict[str, list[int]] = field(default_factory=dict)  # bin -> [new, old]
+    new: dict[str, list[float]] = field(default_factory=dict)
+    old: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(
+        self, full: pd.DataFrame, quick: pd.DataFrame, betting: pd.DataFrame, keys: list[str], value: str
+    ):
+        keys = [k for k in keys if k in full and k in quick]
+        cols = [*keys, "count", f"{value}_low", f"{value}_high"]
+        truth_column = full[[*keys, value]].rename(columns={value: f"{value}_full"})
+        joined = truth_column.merge(quick[cols], on=keys, how="inner")
+        joined = joined.merge(betting[cols], on=[*keys, "count"], how="inner", suffixes=("", "_old"))
+        self.add_cells(
+            joined[f"{value}_full"].to_numpy(float),
+            joined["count"].to_numpy(),
+            *(
+                joined[f"{value}_{end}{suffix}"].to_numpy(float)
+                for suffix in ("", "_old")
+                for end in ("low", "high")
+            ),
+        )
+
+    def add_cells(self, truth, count, low, high, old_low, old_high) -> None:
+        """Cells as arrays: full-dataset value, sampled count, today's interval, the betting interval."""
+        for bounds, widths, which in (((low, high), self.new, 0), ((old_low, old_high), self.old, 1)):
+            lo, hi = (np.asarray(bound, dtype=float) for bound in bounds)
+            has = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(truth)
+            for count_, hit, width in zip(
+                np.asarray(count)[has],
+                ((lo - 1e-9 <= truth) & (truth <= hi + 1e-9))[has],
+                (hi - lo)[has],
+                strict=True,
+            ):
+                key = count_bin(int(count_))
+                if which == 0:
+                    self.cells[key] = self.cells.get(key, 0) + 1
+                self.covered.setdefault(key, [0, 0])[which] += int(hit)
+                widths.setdefault(key, []).append(float(width))
+
+    def coverage(self, key: str, which: int = 0) -> float:
+        return self.covered[key][which] / self.cells[key] if self.cells.get(key) else float("nan")
+
+    def total(self, which: int = 0) -> float:
+        cells = sum(self.cells.values())
+        return sum(c[which] for c in self.covered.values()) / cells if cells else float("nan")
+
+    def median(self, key: str | None, old: bool = False) -> float:
+        widths = self.old if old else self.new
+        values = [w for k, ws in widths.items() if key in (None, k) for w in ws]
+        return float(np.median(values)) if values else float("nan")
+
+
+def add_widths(tallies: dict, full_tables: dict, result, paired, observed: np.ndarray, seed: int) -> None:
+    """Add a sample's cell intervals, today's (``result``) and the betting ones on the same sample."""
+    with betting_cells():
+        betting = measure_paired(paired, n_resamples=0, observed=observed, seed=seed)
+    for name, (table, keys, value) in TABLES.items():
+        if len(full_tables[name]):
+            tallies[name].add(full_tables[name], getattr(result, table), getattr(betting, table), keys, value)
+
+
+def width_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
+    """Coverage and median width of the cell intervals against the betting ones, by sampled count, as Markdown."""
+    bins = [count_bin(low) for low, _ in COUNT_BINS]
+    lines = [
+        "",
+        f"Cell intervals against the betting ones (issue 32) over {seeds} seeds, per bin of the cell's sampled "
+        "count: `coverage (cells) · median width vs the betting intervals' median width`; last: all cells, "
+        "coverage now / betting.",
+        "",
+        "| dataset | budget | scenario | table | " + " | ".join(f"n={b}" for b in bins) + " | all |",
+        "|" + "---|" * (len(bins) + 5),
+    ]
+    for dataset, out in results.items():
+        for (_label, n, scenario), tallies in out.get("widths", {}).items():
+            for name, tally in tallies.items():
+                if not tally.cells:
+                    continue
+                cells = [
+                    f"{tally.coverage(b):.3f} ({tally.cells[b]}) · {tally.median(b):.3f} vs "
+                    f"{tally.median(b, old=True):.3f}"
+                    if tally.cells.get(b)
+                    else "—"
+                    for b in bins
+                ]
+                lines.append(
+                    f"| {dataset} | {n:,} | {scenario} | {name} | "
+                    + " | ".join(cells)
+                    + f" | {tally.total():.3f} / {tally.total(1):.3f} · {tally.median(None):.3f} vs "
+                    f"{tally.median(None, old=True):.3f} |"
+                )
+                for (low, _), b in zip(COUNT_BINS, bins, strict=True):
+                    if not tally.cells.get(b):
+                        continue
+                    where = f"{dataset} {scenario} at {n:,} groups: {name} cells n={b}"
+                    coverage = tally.coverage(b)
+                    floor, ceiling = NOMINAL_BAND if low >= NOMINAL_FROM else (NOMINAL_BAND[0], 1.0)
+                    if not floor <= coverage <= ceiling:
+                        flags.append(f"{where} cover {coverage:.3f} ({tally.cells[b]} cells)")
+                    if tally.median(b) > tally.median(b, old=True) + 1e-12:
+                        flags.append(f"{where}: median width above the betting intervals'")
+    return lines
+
+
+STRATIFIED_SCENARIOS = {  # name -> (scale of the occupation's or person's effect, share of them without one)
+    "none": (0.0, 0.0),
+    "weak": (0.3, 0.5),
+    "strong": (1.2, 0.0),
+    "sparse": (2.5, 0.9),
+}
+NLI_LIMITS = (6, 24)  # rows kept per occupation (spread over its 3 templates)
+EEC_LIMITS = (2, 5)  # persons kept per gender x race cell
+NLI_TABLE_COLUMNS = ("S", "delta_P", "B", "gender_gap")
+
+
+@contextmanager
+def betting_strata():
+    """Within it, the NLI and emotion tables' intervals are the betting ones (the construction before issue 32)."""
+    from unqover.measure import emotion, nli_tables, stratified
+
+    originals = emotion.stratified_mean_intervals, nli_tables.stratified_mean_intervals
+    betting = functools.partial(stratified.stratified_mean_intervals, method="betting")
+    emotion.stratified_mean_intervals = nli_tables.stratified_mean_intervals = betting
+    try:
+        yield
+    finally:
+        emotion.stratified_mean_intervals, nli_tables.stratified_mean_intervals = originals
+
+
+def nli_model(rows: pa.Table, scale: float, zero: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """P(entailment) for the female and male hypotheses: premise, template and (scaled) occupation effects."""
+    rng = np.random.default_rng(seed)
+    occupation = np.unique(rows["occupation"].to_numpy(zero_copy_only=False), return_inverse=True)[1]
+    cluster = np.unique(rows["cluster"].to_numpy(zero_copy_only=False), return_inverse=True)[1]
+    template = rows["template_id"].to_numpy()
+    sign = np.where(rows["occupation_gender"].to_numpy(zero_copy_only=False) == "female", 1.0, -1.0)
+    base = rng.normal(0, 1.5, cluster.max() + 1)[cluster] + np.array([-1.0, 0.0, 1.5])[template % 3]
+    effect = scale * rng.standard_t(3, occupation.max() + 1) * (rng.random(occupation.max() + 1) >= zero)
+    effect = effect[occupation] * sign
+    z_f = base + effect * (template % 3 + 1) / 2 + rng.standard_t(3, len(sign))
+    z_m = base - 0.5 * effect + rng.standard_t(3, len(sign))
+    return 1 / (1 + np.exp(-z_f)), 1 / (1 + np.exp(-z_m))
+
+
+def nli_table(rows: pa.Table, pf: np.ndarray, pm: np.ndarray, population: dict | None = None) -> pd.DataFrame:
+    from unqover.measure.nli import nli_gender_bias
+    from unqover.probes.nli_rows import _strata
+
+    return nli_gender_bias(
+        pf, pm, rows["occupation_gender"], rows["cluster"], occupation=rows["occupation"],
+        template_id=rows["template_id"], n_resamples=0, n_permutations=0,
+        strata=None if population is None else _strata(rows)[1], population=population,
+    ).by_occupation.set_index("occupation")  # fmt: skip
+
+
+def run_nli(seeds: int) -> dict:
+    """Per (rows per occupation, scenario, column): the per-occupation cells, today's against betting."""
+    from unqover.generate.nli import nli_rows, synthetic_premises
+    from unqover.probes.nli_rows import limit_per_occupation, stratum_population
+
+    rows = nli_rows(synthetic_premises(), family="main")
+    population = stratum_population(rows)
+    ids = rows["id"].to_numpy(zero_copy_only=False)
+    out = {}
+    for index, (scenario, (scale, zero)) in enumerate(STRATIFIED_SCENARIOS.items()):
+        pf, pm = nli_model(rows, scale, zero, seed=2000 + index)
+        truth = nli_table(rows, pf, pm)
+        for limit in NLI_LIMITS:
+            tallies = {name: WidthTally() for name in NLI_TABLE_COLUMNS}
+            for seed in range(seeds):
+                keep = np.isin(
+                    ids, limit_per_occupation(rows, limit, seed=seed)["id"].to_numpy(zero_copy_only=False)
+                )
+                kept = rows.filter(pa.array(keep))
+                table = nli_table(kept, pf[keep], pm[keep], population)
+                with betting_strata():
+                    old = nli_table(kept, pf[keep], pm[keep], population).loc[table.index]
+                for name, tally in tallies.items():
+                    tally.add_cells(
+                        truth.loc[table.index, name].to_numpy(float), table["count"].to_numpy(),
+                        table[f"{name}_low"], table[f"{name}_high"], old[f"{name}_low"], old[f"{name}_high"],
+                    )  # fmt: skip
+            out[(limit, scenario)] = tallies
+            log(f"  nli {scenario:<8} {limit} rows per occupation: done")
+    return out
+
+
+def eec_answers(questions: pa.Table, scale: float, zero: float, seed: int) -> tuple[list, dict]:
+    """Top-3 answers of a model whose emotion choices depend on the person (scaled) and the race."""
+    import pyarrow.compute as pc
+
+    words = pc.list_flatten(questions["choices"]).to_pylist()
+    emotions = dict(zip(words, pc.list_flatten(questions["choice_emotions"]).to_pylist(), strict=True))
+    names = sorted(set(emotions.values()))
+    rng = np.random.default_rng(seed)
+    persons = sorted(set(questions["person_slot"].to_pylist()))
+    affinity = {p: scale * rng.standard_t(3, len(names)) * (rng.random() >= zero) for p in persons}
+    race_shift = {
+        "African-American": scale * rng.normal(0, 0.5, len(names)),
+        "European": np.zeros(len(names)),
+    }
+    answers = []
+    for choices, person, race in zip(
+        questions["choices"].to_pylist(), questions["person_slot"].to_pylist(), questions["race"].to_pylist(),
+        strict=True,
+    ):  # fmt: skip
+        shift = race_shift.get(race, np.zeros(len(names)))
+        score = np.array(
+            [affinity[person][names.index(emotions[c])] + shift[names.index(emotions[c])] for c in choices]
+        )
+        score = score + rng.gumbel(size=len(choices))
+        answers.append([choices[k] for k in np.argsort(-score)[:3]])
+    return answers, emotions
+
+
+def eec_shares(questions: pa.Table, answers: list, emotions: dict, population: dict | None = None):
+    from unqover.measure.emotion import emotion_bias
+
+    return emotion_bias(
+        answers, questions["gender"].to_pylist(), questions["race"].to_pylist(),
+        questions["person_slot"].to_pylist(), questions["form"].to_pylist(), emotions=emotions,
+        n_permutations=0, n_bootstrap=0, population=population,
+    ).tests  # fmt: skip
+
+
+def run_eec(seeds: int) -> dict:
+    """Per (persons per cell, scenario, table): the group x emotion share cells, today's against betting."""
+    from unqover.generate.eec import eec_questions
+    from unqover.probes.eec_rows import describe_eec_selection, select_persons
+
+    questions = eec_questions()
+    ids = questions["id"].to_numpy(zero_copy_only=False)
+    out = {}
+    for index, (scenario, (scale, zero)) in enumerate(STRATIFIED_SCENARIOS.items()):
+        answers, emotions = eec_answers(questions, 1.5 * scale, zero, seed=3000 + index)
+        full = eec_shares(questions, answers, emotions)
+        for limit in EEC_LIMITS:
+            tallies = {"top-1 shares": WidthTally(), "weighted-point shares": WidthTally()}
+            for seed in range(seeds):
+                kept = select_persons(questions, limit, seed)
+                keep = np.isin(ids, kept["id"].to_numpy(zero_copy_only=False))
+                population = describe_eec_selection(questions, kept, limit, seed)["of"]
+                sampled = [a for a, k in zip(answers, keep, strict=True) if k]
+                tests = eec_shares(kept, sampled, emotions, population)
+                with betting_strata():
+                    old = eec_shares(kept, sampled, emotions, population)
+                for tally, table in zip(tallies.values(), ("top1", "beecher"), strict=True):
+                    for name, test in tests.items():
+                        records = (
+                            full[name]["top1"]["counts"]
+                            if table == "top1"
+                            else full[name]["beecher"]["scores"]
+                        )
+                        counts = kept_persons(kept, name)
+                        for group, row in records.items():
+                            total = sum(row.values())
+                            for emotion, value in row.items():
+                                new = test[table]["share_intervals"][group][emotion]
+                                was = old[name][table]["share_intervals"][group][emotion]
+                                tally.add_cells(
+                                    np.array([value / total]), np.array([counts.get(group, 0)]),
+                                    [new[0]], [new[1]], [was[0]], [was[1]],
+                                )  # fmt: skip
+            out[(limit, scenario)] = tallies
+            log(f"  eec {scenario:<8} {limit} persons per cell: done")
+    return out
+
+
+def kept_persons(kept: pa.Table, test: str) -> dict:
+    """Persons kept per group of an emotion test (``gender`` or ``race``)."""
+    column = "gender" if test == "gender" else "race"
+    pairs = set(zip(kept[column].to_pylist(), kept["person_slot"].to_pylist(), strict=True))
+    out: dict = {}
+    for group, _ in pairs:
+        out[group] = out.get(group, 0) + 1
+    return out
+
+
+def stratified_markdown(nli: dict, eec: dict, seeds: int) -> list[str]:
+    """The NLI per-occupation and emotion share tables' cells against the betting intervals, as Markdown."""
+    bins = [count_bin(low) for low, _ in COUNT_BINS]
+    lines = [
+        "",
+        f"NLI per-occupation cells (synthetic premises, rows kept per occupation; count: sampled rows) and emotion "
+        f"share cells (EEC, persons kept per gender x race cell; count: the group's kept persons) over {seeds} "
+        "seeds: `coverage (cells) · median width vs the betting intervals' median width`; last: all cells, coverage "
+        "now / betting.",
+        "",
+        "| probe | budget | scenario | table | " + " | ".join(f"n={b}" for b in bins) + " | all |",
+        "|" + "---|" * (len(bins) + 5),
+    ]
+    flags = []
+    for probe, results in (("nli", nli), ("eec", eec)):
+        for (limit, scenario), tallies in results.items():
+            for name, tally in tallies.items():
+                if not tally.cells:
+                    continue
+                cells = [
+                    f"{tally.coverage(b):.3f} ({tally.cells[b]}) · {tally.median(b):.3f} vs "
+                    f"{tally.median(b, old=True):.3f}"
+                    if tally.cells.get(b)
+                    else "—"
+                    for b in bins
+                ]
+                lines.append(
+                    f"| {probe} | {limit} | {scenario} | {name} | " + " | ".join(cells)
+                    + f" | {tally.total():.3f} / {tally.total(1):.3f} · {tally.median(None):.3f} vs "
+                    f"{tally.median(None, old=True):.3f} |"
+                )  # fmt: skip
+                for b in bins:
+                    if tally.cells.get(b) and tally.coverage(b) < NOMINAL_BAND[0]:
+                        flags.append(
+                            f"{probe} {scenario} at {limit}: {name} cells n={b} cover {tally.coverage(b):.3f}"
+                        )
+    lines += ["", "NLI and emotion cells below 93%:", ""] + ([f"* {f}" for f in flags] or ["* none"])
+    return lines
+
+
 def compare_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
     """Paired shift intervals, as Markdown."""
     lines = [
@@ -618,6 +979,16 @@ def main() -> int:
         help="budgets for a dataset: fractions ('1.5%%' or '0.015') or numbers of groups ('500'); repeatable",
     )
     parser.add_argument("--scenarios", default=",".join(s.name for s in SCENARIOS), help="comma-separated")
+    parser.add_argument(
+        "--compare-scenarios",
+        default=",".join(COMPARE_SCENARIOS),
+        help="comma-separated scenarios with paired compares ('' for none)",
+    )
+    parser.add_argument(
+        "--skip-nli-eec",
+        action="store_true",
+        help="leave out the NLI per-occupation and emotion share tables",
+    )
     parser.add_argument("--output", type=Path, help="also write the Markdown report to this file")
     args = parser.parse_args()
 
@@ -638,11 +1009,20 @@ def main() -> int:
     lists = resolve_word_lists(args.word_lists)
     started = time.perf_counter()
     results = {
-        dataset: run_dataset(lists, dataset, budgets[dataset], args.seeds, [known[s] for s in wanted])
+        dataset: run_dataset(
+            lists,
+            dataset,
+            budgets[dataset],
+            args.seeds,
+            [known[s] for s in wanted],
+            tuple(s.strip() for s in args.compare_scenarios.split(",") if s.strip()),
+        )
         for dataset in datasets
     }
     command = shlex.join(["python", "scripts/bench_quick_runs.py", *sys.argv[1:]])
     report = markdown(results, args.seeds, command)
+    if not args.skip_nli_eec:
+        report += "\n" + "\n".join(stratified_markdown(run_nli(args.seeds), run_eec(args.seeds), args.seeds))
     report += f"\n\nTotal: {time.perf_counter() - started:.0f} s."
     print(report)
     if args.output:

@@ -68,12 +68,17 @@ def test_cell_intervals_cover_at_every_sampled_count_under_no_bias(rows):
         # the listed pairs: nothing is distinguishable from zero when there is no bias
         assert quick.most_biased == []
         assert quick.most_biased_rule["listed"] == 0 and quick.most_biased_rule["simultaneous_over"] > 500
-    by_count = (
-        pd.concat(tallies).groupby(level=0).apply(lambda t: (t["size"] * t["mean"]).sum() / t["size"].sum())
-    )
+    tally = pd.concat(tallies)
+    by_count = tally.groupby(level=0).apply(lambda t: (t["size"] * t["mean"]).sum() / t["size"].sum())
     small = by_count.loc[by_count.index <= 3]
     assert len(small) >= 2 and (small >= 0.93).all(), by_count
-    assert (by_count >= 0.93).all(), by_count
+    # below 10 values the betting intervals (conservative); from 10 the t intervals, near nominal: pooled, since
+    # a count of 11 or 12 holds a dozen cells, and 95% of them is within binomial noise of 93%
+    assert (by_count.loc[by_count.index < 10] >= 0.93).all(), by_count
+    large = tally.loc[tally.index >= 10]
+    cells = large["size"].sum()
+    pooled = (large["size"] * large["mean"]).sum() / cells
+    assert pooled >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / cells), (pooled, cells)
 
 
 def test_the_reports_say_no_pair_is_distinguishable(rows):

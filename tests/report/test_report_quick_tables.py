@@ -25,8 +25,14 @@ from unqover.report.format import MISSING, POINTS_DIGITS, fmt, fmt_estimate, fmt
 from unqover.report.nli import largest_gaps, nli_html, nli_markdown, nli_summary
 from unqover.space.render import view
 
-NLI_LINE = "95% intervals for each occupation's full-dataset values, valid at any number of sampled premises"
-EEC_LINE = "95% intervals for the full set's shares, valid at any number of persons"
+NLI_LINE = (
+    "95% intervals for each occupation's full-dataset values: t intervals with the finite-population correction where "
+    "10 or more sampled premises allow"
+)
+EEC_LINE = (
+    "95% intervals for the full set's shares: t intervals with the finite-population correction where 10 or more "
+    "persons allow"
+)
 
 
 # --- the runs, built from the measures (no model) -----------------------------------------------------------------
@@ -106,7 +112,9 @@ def test_nli_quick_reports_show_each_occupation_value_with_its_interval(nli_worl
     assert (
         f"\n{NLI_LINE}" in markdown and f"<p>{html_text.escape(NLI_LINE, quote=False)}" in html
     )  # under the table
-    assert "(betting intervals for bounded values, stratified by template" in markdown
+    assert (
+        "betting intervals for bounded values, valid at any number, below (stratified by template" in markdown
+    )
     assert "by occupation (10 largest gender gaps of 38)" in text
     assert f"{row['occupation']} ({row['occupation_gender']})" in text and gap in text and delta_p in text
     assert f"  {NLI_LINE}" in text

@@ -47,8 +47,10 @@ keeps persons at random within each gender × race cell, with all their question
   answers the 8 forms; otherwise no interval, and ``share_intervals_note`` says why). The group spans several
   cells (race: the 2 gender cells; gender: the 3 race cells, noun phrases one), so ``share_intervals`` come from
   :func:`unqover.measure.stratified.stratified_mean_intervals` with the person as unit and the cells as strata:
-  betting confidence intervals for bounded values, valid at any number of persons (nearly [0, 1] with one person
-  per cell), exact when every person was kept. In a simulation (tests/measure/test_measure_bounded_tables.py, 40 seeds) they
+  the stratified t interval with the finite-population correction where the group has 10 or more kept persons
+  (two or more per cell) and passes Cochran's rule, near its stated level; elsewhere betting confidence intervals
+  for bounded values, valid at any number of persons (nearly [0, 1] with one person per cell); exact when every
+  person was kept. In a simulation (tests/measure/test_measure_bounded_tables.py, 40 seeds) the betting intervals
   covered the full-set shares in 99.8–100% of the group × emotion cells at 1, 2, 3, 5 and 8 persons per cell (95%
   nominal), with mean widths 0.94, 0.67, 0.51, 0.33 and 0.18.
 """
@@ -368,9 +370,11 @@ def _person_profiles(columns: EmotionColumns, top1: np.ndarray, weighted: np.nda
 
 EMOTION_TABLE_INTERVAL_METHOD = (
     "per group and emotion, an interval for the full set's share (top-1 answers; Beecher's weighted points) from "
-    "the persons kept at random within gender x race cells: betting confidence intervals for bounded values "
-    "(Waudby-Smith & Ramdas 2024) per cell, combined over the group's cells (unqover.measure.stratified); valid at "
-    "any number of persons, nearly [0, 1] with one per cell, exact when all were kept. The per-person table needs "
+    "the persons kept at random within gender x race cells: the stratified t interval with the finite-population "
+    "correction where the group has 10 or more kept persons, two or more per cell and a small skewness (Cochran's "
+    "rule), near its stated level; elsewhere betting confidence intervals for bounded values (Waudby-Smith & "
+    "Ramdas 2024) per cell, combined over the group's cells (unqover.measure.stratified), valid at any number of "
+    "persons, nearly [0, 1] with one per cell; exact when all were kept. The per-person table needs "
     "none: a kept person keeps all its questions"
 )
 

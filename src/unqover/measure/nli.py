@@ -41,8 +41,10 @@ mean over all its instances of a bounded per-instance quantity (same label, |P_f
 neutral share: in [0, 1]; d_i and P_f − P_m: in [−1, 1]). The run kept whole source premises at random within
 occupation × template strata, so the sampling unit is a premise within a stratum (its rows there), and the
 occupation's value is the rows-weighted sum of its templates' means. Each occupation and statistic gets
-``<name>_low``/``<name>_high`` from :func:`unqover.measure.stratified.stratified_mean_intervals` (betting
-confidence intervals for bounded values, combined over the templates): valid at every number of sampled premises,
+``<name>_low``/``<name>_high`` from :func:`unqover.measure.stratified.stratified_mean_intervals` (the stratified
+t interval with the finite-population correction where the occupation's sample passes Cochran's rule, near its
+stated level; elsewhere betting confidence intervals for bounded values, combined over the templates, these:
+valid at every number of sampled premises,
 nearly the whole range with one or two (a template without a sampled premise leaves its share of the range
 open), the exact value when every premise was kept. In a simulation (tests/measure/test_measure_bounded_tables.py: 38
 occupations x 40 premises x 3 templates, 40 seeds) they covered the full-dataset values in 99.9–100% of the

@@ -28,10 +28,12 @@ def _group_table(keys: np.ndarray, values: np.ndarray, ties: str, name: str, neu
 SIGNED_COLUMNS = ("stereotype_gap", "gender_gap")
 NLI_TABLE_INTERVAL_METHOD = (
     "per occupation, an interval for the mean over all its instances in the full dataset, from the source "
-    "premises kept at random within its occupation x template strata: betting confidence intervals for bounded "
-    "values (Waudby-Smith & Ramdas 2024) per template, combined over the templates "
-    "(unqover.measure.stratified); valid at any number of sampled premises, nearly the whole range with one or "
-    "two, exact when all were kept"
+    "premises kept at random within its occupation x template strata: the stratified t interval with the "
+    "finite-population correction where the occupation has 10 or more sampled premises, two or more per open "
+    "template and a small skewness (Cochran's rule), near its stated level; elsewhere betting confidence intervals "
+    "for bounded values (Waudby-Smith & Ramdas 2024) per template, combined over the templates "
+    "(unqover.measure.stratified), valid at any number of sampled premises, nearly the whole range with one or "
+    "two; exact when all were kept"
 )
 
 
@@ -105,6 +107,7 @@ def occupation_intervals(
         np.tile(weight, len(quantities)),
         alpha=1 - confidence,
         seed=seed,
+        pool=np.repeat(np.arange(len(quantities)), num_strata),  # each quantity's strata apart
     )
     frame = pd.DataFrame({"occupation": np.asarray(occupations, dtype=object)})
     for k, name in enumerate(quantities):

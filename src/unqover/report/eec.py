@@ -56,8 +56,9 @@ def table_intervals_line(result: Mapping) -> str | None:
     if not info:
         return None
     return (
-        f"{fmt_level(info.get('confidence', 0.95))} intervals for the full set's shares, valid at any number of "
-        "persons (betting intervals for bounded values, stratified by gender × race cell; exact when every person "
+        f"{fmt_level(info.get('confidence', 0.95))} intervals for the full set's shares: t intervals with the "
+        "finite-population correction where 10 or more persons allow, near their stated level; betting intervals "
+        "for bounded values, valid at any number, below (stratified by gender × race cell; exact when every person "
         "was kept)"
     )
 

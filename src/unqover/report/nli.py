@@ -90,8 +90,9 @@ def table_intervals_line(result: Mapping) -> str | None:
     if not info:
         return None
     line = (
-        f"{fmt_level(info.get('confidence', 0.95))} intervals for each occupation's full-dataset values, valid at "
-        "any number of sampled premises (betting intervals for bounded values, stratified by template; exact when "
+        f"{fmt_level(info.get('confidence', 0.95))} intervals for each occupation's full-dataset values: t intervals "
+        "with the finite-population correction where 10 or more sampled premises allow, near their stated level; "
+        "betting intervals for bounded values, valid at any number, below (stratified by template; exact when "
         "every premise was kept)"
     )
     return line + "".join(f"; {reason}" for reason in (info.get("declined") or {}).values())
