@@ -243,6 +243,7 @@ class NLIProbe(ProbeDefinition):
         from unqover.predictions import read_predictions
         from unqover.probes.nli_rows import load_nli_rows
         from unqover.report.compare_checks import predictions_of
+        from unqover.report.format import fmt
         from unqover.report.markdown import split_results
 
         result, provenance = split_results(results)
@@ -268,7 +269,7 @@ class NLIProbe(ProbeDefinition):
                 math.isnan(found) or abs(found - float(value)) <= 1e-6 * max(1, abs(found))
             ):
                 raise UnqoverError(
-                    f"the predictions of {name} give {key} {found:.4f}, but its results say {value:.4f}"
+                    f"the predictions of {name} give {key} {fmt(found)}, but its results say {fmt(value)}"
                 )
         selection = provenance.get("selection") or result.get("selection") or {}
         seed = int((result.get("bootstrap") or {}).get("seed") or 0)
