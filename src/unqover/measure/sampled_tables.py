@@ -39,9 +39,16 @@ def sampled_records(design: Design) -> np.ndarray:
 
 
 def table_intervals(
-    design: Design, rec: CellRecords, values: np.ndarray, *, simultaneous: bool = False, seed: int = 0
+    design: Design,
+    rec: CellRecords,
+    values: np.ndarray,
+    *,
+    simultaneous: bool = False,
+    seed: int = 0,
+    alpha: float | None = None,
 ) -> TableIntervals:
-    """Estimates and intervals of every cell of ``rec`` for record values ``values`` in [−1, 1]."""
+    """Estimates and intervals of every cell of ``rec`` for record values ``values`` in [−1, 1], at level
+    1 − ``alpha`` (default: the design's α; the "most biased" list asks for others)."""
     scale = np.zeros(len(rec.cell))
     present = rec.population_weight[rec.cell] > 0
     scale[present] = (
@@ -54,7 +61,8 @@ def table_intervals(
     bound = np.where(bound > 0, bound, 1.0)
     mask = sampled_records(design)
     sampled = np.bincount(rec.cell[mask], None, rec.num_cells)
-    alpha = design.alpha / max(int((sampled > 0).sum()), 1) if simultaneous else design.alpha
+    alpha = design.alpha if alpha is None else alpha
+    alpha = alpha / max(int((sampled > 0).sum()), 1) if simultaneous else alpha
     estimate, low, high = bounded_mean_intervals(
         (values * scale)[mask],
         rec.cell[mask],
