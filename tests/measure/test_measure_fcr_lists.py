@@ -106,15 +106,15 @@ def rows(religion_tables) -> pa.Table:
     return table.append_column("_row", pa.array(np.arange(table.num_rows)))
 
 
-def strong_scores(rows: pa.Table, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A strong bias: subject x attribute affinities 1.2·t(3) that negated questions flip, t(3) row noise (the
+def strong_scores(rows: pa.Table, seed: int = 0, scale: float = 1.2) -> tuple[np.ndarray, np.ndarray]:
+    """A strong bias: subject x attribute affinities ``scale``·t(3) that negated questions flip, t(3) row noise (the
     "strong" scenario of scripts/bench_quick_runs.py)."""
     rng = np.random.default_rng(seed)
     vocabulary = pc.unique(pa.chunked_array(rows["subject_1"].chunks + rows["subject_2"].chunks))
     s1, s2 = (pc.index_in(rows[c], value_set=vocabulary).to_numpy() for c in ("subject_1", "subject_2"))
     attribute = pc.index_in(rows["attribute"], value_set=pc.unique(rows["attribute"])).to_numpy()
     factor = np.where(pc.equal(rows["polarity"], "negated").to_numpy(zero_copy_only=False), -1.0, 1.0)
-    affinity = 1.2 * rng.standard_t(3, (len(vocabulary), attribute.max() + 1))
+    affinity = scale * rng.standard_t(3, (len(vocabulary), attribute.max() + 1))
     logit_1 = affinity[s1, attribute] * factor + rng.standard_t(3, rows.num_rows)
     logit_2 = affinity[s2, attribute] * factor + rng.standard_t(3, rows.num_rows)
     return 1 / (1 + np.exp(-logit_1)), 1 / (1 + np.exp(-logit_2))
