@@ -296,6 +296,77 @@ class CellTally:
         )
 
 
+@dataclass
+class ListTally:
+    """The "most biased" list of one budget and scenario over seeds: pairs listed per run, runs listing any,
+    listed intervals covering the full-dataset γ(x, a), the same for the pairs a report shows (its first 10),
+    and how many of the 10 strongest full-dataset cells were listed."""
+
+    runs: int = 0
+    runs_listing: int = 0
+    listed: int = 0
+    covered: int = 0
+    shown: int = 0
+    shown_covered: int = 0
+    strongest: int = 0  # of the 10 largest |γ| of the full dataset, listed (summed over runs)
+    levels: list[float] = field(default_factory=list)
+
+    def add(self, result: UnqoverBias, full_gamma: pd.Series) -> None:
+        self.runs += 1
+        entries = result.most_biased
+        self.runs_listing += bool(entries)
+        strongest = set(full_gamma.abs().sort_values(ascending=False).index[:10])
+        for rank, entry in enumerate(entries):
+            key = (entry["subject"], entry["attribute"])
+            low, high = entry["interval"]
+            hit = int(low <= full_gamma.loc[key] <= high)
+            self.listed += 1
+            self.covered += hit
+            self.shown += rank < 10
+            self.shown_covered += hit if rank < 10 else 0
+            self.strongest += key in strongest
+        if result.most_biased_rule.get("level") is not None and entries:
+            self.levels.append(float(result.most_biased_rule["level"]))
+
+    def row(self) -> list[str]:
+        per_run = self.listed / self.runs if self.runs else float("nan")
+        return [
+            f"{per_run:.1f}",
+            f"{self.runs_listing}/{self.runs}",
+            f"{self.covered}/{self.listed}" + (f" ({self.covered / self.listed:.3f})" if self.listed else ""),
+            f"{self.shown_covered}/{self.shown}",
+            f"{self.strongest / self.runs:.1f}" if self.runs else "—",
+            f"{np.median(self.levels):.5f}" if self.levels else "—",
+        ]
+
+
+def list_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
+    """The listed pairs per run and their coverage, as Markdown (targets: listed intervals cover >= 90%; with no
+    bias at most 5% of the runs list a pair)."""
+    lines = [
+        "",
+        f'The "most biased" list over {seeds} seeds (false-coverage-rate control at q = 5%): pairs listed per run, '
+        "runs that list any pair, listed intervals that cover the full-dataset γ(x, a), the same for the first "
+        "10 (what the reports show), the 10 strongest full-dataset cells listed per run, and the median level of "
+        "the listed intervals (1 − R·q/m).",
+        "",
+        "| dataset | budget (groups) | scenario | listed per run | runs listing | covered / listed | first 10 "
+        "covered | strongest 10 listed | level |",
+        "|" + "---|" * 9,
+    ]
+    for dataset, out in results.items():
+        for (_label, n, scenario), tally in out.get("lists", {}).items():
+            lines.append(f"| {dataset} | {n:,} | {scenario} | " + " | ".join(tally.row()) + " |")
+            where = f"{dataset} {scenario} at {n:,} groups: the list"
+            if tally.listed and tally.covered / tally.listed < TARGET_LISTED:
+                flags.append(f"{where} covers {tally.covered}/{tally.listed}")
+            if scenario == "none" and tally.runs_listing > 0.05 * tally.runs:
+                flags.append(
+                    f"{where} lists a pair in {tally.runs_listing} of {tally.runs} runs with no bias"
+                )
+    return lines
+
+
 COMPARE_SCENARIOS = ("none", "strong", "sparse")
 DEBIASED = 0.5  # model B: model A with its cell effects scaled by this (the same noise: a fine-tuned A)
 TARGET_SHIFT = 0.90
@@ -312,12 +383,18 @@ class ShiftTally:
     combined: list[float] = field(default_factory=list)
     significant: int = 0  # p < 0.05
 
+    def wider(self) -> int:
+        """Seeds whose shift interval is wider than the two runs' own intervals together."""
+        return int(
+            sum(w > c + 1e-12 for w, c in zip(self.widths, self.combined, strict=True) if np.isfinite(c))
+        )
+
     def cell(self) -> str:
         if not self.measured:
             return "—"
         return (
             f"{self.covered / self.measured:.2f} / {np.mean(self.widths):.3f} vs {np.nanmean(self.combined):.3f} "
-            f"(p<.05: {self.significant})"
+            f"(p<.05: {self.significant}; wider: {self.wider()}/{self.measured})"
         )
 
 
@@ -387,7 +464,9 @@ def run_dataset(
     seeds: int,
     scenarios: list[Scenario],
     compare_scenarios: tuple[str, ...] = COMPARE_SCENARIOS,
+    compare_seeds: int | None = None,
 ) -> dict:
+    compare_seeds = seeds if compare_seeds is None else compare_seeds
     timings: dict[str, float] = {}
     start = time.perf_counter()
     rows = pa.Table.from_batches(list(make_plan(lists, dataset, "qa").batches())).select(list(ROW_COLUMNS))
@@ -405,7 +484,11 @@ def run_dataset(
         label, limit, sample = parse_budget(label)
         plans.append((label, budget(groups.num_groups, limit, sample)))
     start = time.perf_counter()
-    masks = {(n, seed): selected_groups(groups, n, seed) for _, n in plans for seed in range(seeds)}
+    masks = {
+        (n, seed): selected_groups(groups, n, seed)
+        for _, n in plans
+        for seed in range(max(seeds, compare_seeds))
+    }
     timings["select (per seed and budget)"] = (time.perf_counter() - start) / max(len(masks), 1)
 
     out = {"rows": rows.num_rows, "groups": groups.num_groups, "budgets": plans, "results": {}, "truth": {}}
@@ -445,6 +528,7 @@ def run_dataset(
             cell_tallies = {name: CellTally() for name in TABLES}
             width_tallies = {name: WidthTally() for name in TABLES}
             listed = [0, 0]  # listed pairs, covered
+            list_tally = out.setdefault("lists", {})[(label, n, scenario.name)] = ListTally()
             for seed in range(seeds):
                 start = time.perf_counter()
                 result = measure_paired(paired, n_resamples=0, observed=masks[(n, seed)][group_of], seed=seed)
@@ -456,6 +540,7 @@ def run_dataset(
                     if len(full_tables[name]):
                         cell_tallies[name].add(full_tables[name], getattr(result, table), keys, value)
                 add_widths(width_tallies, full_tables, result, paired, masks[(n, seed)][group_of], seed)
+                list_tally.add(result, full_gamma)
                 for entry in result.most_biased:
                     low, high = entry["interval"]
                     listed[0] += 1
@@ -467,10 +552,10 @@ def run_dataset(
                 f"  {dataset} {scenario.name:<10} {n:>7,} groups: "
                 + "  ".join(f"{SYMBOL[k]} {t.cell()}" for k, t in tallies.items())
             )
-        if scenario.name in compare_scenarios and len(plans) > 1:
+        if scenario.name in compare_scenarios and len(plans) > 1 and compare_seeds:
             start = time.perf_counter()
             out.setdefault("compares", {})[scenario.name] = run_compares(
-                scenario, rows, codes, index, paired, full, plans, masks, group_of, seeds
+                scenario, rows, codes, index, paired, full, plans, masks, group_of, compare_seeds
             )
             timings.setdefault("compare (per scenario, all seeds)", time.perf_counter() - start)
         del paired
@@ -480,7 +565,7 @@ def run_dataset(
     return out
 
 
-def markdown(results: dict[str, dict], seeds: int, command: str) -> str:
+def markdown(results: dict[str, dict], seeds: int, command: str, compare_seeds: int | None = None) -> str:
     head = "| dataset | budget (groups) | scenario | " + " | ".join(SYMBOL[k] for k in HEADLINE) + " |"
     lines = [
         f"Coverage of the 95% intervals over {seeds} seeds: `coverage / mean width (declined)`.",
@@ -509,7 +594,8 @@ def markdown(results: dict[str, dict], seeds: int, command: str) -> str:
             lines.append(f"| {dataset} | {n:,} ({share:.3g}%) | {scenario} | " + " | ".join(cells) + " |")
     lines += cell_markdown(results, seeds, flags)
     lines += width_markdown(results, seeds, flags)
-    lines += compare_markdown(results, seeds, flags)
+    lines += list_markdown(results, seeds, flags)
+    lines += compare_markdown(results, compare_seeds or seeds, flags)
     lines += [
         "",
         "Full-set values:",
@@ -955,6 +1041,10 @@ def compare_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> 
                     flags.append(f"{where} covers {tally.covered}/{tally.measured}")
                 if tally.measured and np.mean(tally.widths) >= np.nanmean(tally.combined):
                     flags.append(f"{where} is not narrower than the two runs' intervals combined")
+                if tally.wider() > tally.measured / 16:  # target: at most as wide in >= 15 of 16 seeds
+                    flags.append(
+                        f"{where} is wider than the two runs' intervals together in {tally.wider()} seeds"
+                    )
             if listed[0] and listed[1] / listed[0] < TARGET_LISTED:
                 flags.append(
                     f"{dataset} {scenario} compare: listed cell shifts cover {listed[1]}/{listed[0]}"
@@ -989,6 +1079,9 @@ def main() -> int:
         action="store_true",
         help="leave out the NLI per-occupation and emotion share tables",
     )
+    parser.add_argument(
+        "--compare-seeds", type=int, help="seeds of the paired compares (default: --seeds; 0: no compares)"
+    )
     parser.add_argument("--output", type=Path, help="also write the Markdown report to this file")
     args = parser.parse_args()
 
@@ -1016,11 +1109,12 @@ def main() -> int:
             args.seeds,
             [known[s] for s in wanted],
             tuple(s.strip() for s in args.compare_scenarios.split(",") if s.strip()),
+            args.compare_seeds,
         )
         for dataset in datasets
     }
     command = shlex.join(["python", "scripts/bench_quick_runs.py", *sys.argv[1:]])
-    report = markdown(results, args.seeds, command)
+    report = markdown(results, args.seeds, command, args.compare_seeds)
     if not args.skip_nli_eec:
         report += "\n" + "\n".join(stratified_markdown(run_nli(args.seeds), run_eec(args.seeds), args.seeds))
     report += f"\n\nTotal: {time.perf_counter() - started:.0f} s."

@@ -311,7 +311,7 @@ def test_cli_compare_writes_shift_intervals_for_measure_files_and_run_folders(
             assert {"value", "interval", "p_value", "paired"} <= set(shift), name
             assert shift["paired"] is True and 0 <= shift["p_value"] <= 1
             assert shift["interval"][0] <= shift["value"] <= shift["interval"][1], name
-        assert data["shifts"]["mu"]["p_value"] < 0.01  # B's affinities are 1.3 times A's
+        assert data["shifts"]["mu"]["p_value"] < 0.05  # B's affinities are 1.3 times A's (p: 4 × one-sided)
         assert len(data["pairs"]) >= 1
         for pair in data["pairs"]:
             assert {"subject", "attribute", "value", "interval", "p_value", "paired", "count"} <= set(pair)

@@ -85,7 +85,8 @@ def test_ranks_lie_in_rank_intervals_and_the_more_biased_model_is_told_apart(boa
     assert pairs == {("A", "tiny/model-b"), ("C", "tiny/model-b")}  # A and C are equal in expectation
     for pair in board["distinguishable"]:
         low, high = pair["interval"]
-        assert 0 < low <= pair["difference"] <= high and pair["p_value"] < 0.05
+        # Holm's step-down can tell apart a pair whose interval (at the Bonferroni level α/3) just touches 0
+        assert low <= pair["difference"] <= high and high > 0 and pair["p_value"] < 0.05
 
 
 @pytest.mark.parametrize("metric", METRICS[1:])

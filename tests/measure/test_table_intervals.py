@@ -67,7 +67,7 @@ def test_cell_intervals_cover_at_every_sampled_count_under_no_bias(rows):
         tallies.append(coverage_by_count(full.gamma, quick.gamma, "eta"))
         # the listed pairs: nothing is distinguishable from zero when there is no bias
         assert quick.most_biased == []
-        assert quick.most_biased_rule["listed"] == 0 and quick.most_biased_rule["simultaneous_over"] > 500
+        assert quick.most_biased_rule["listed"] == 0 and quick.most_biased_rule["selected_from"] > 500
     tally = pd.concat(tallies)
     by_count = tally.groupby(level=0).apply(lambda t: (t["size"] * t["mean"]).sum() / t["size"].sum())
     small = by_count.loc[by_count.index <= 3]
@@ -113,11 +113,11 @@ def test_listed_pairs_hold_after_selection_and_do_not_favour_small_cells(rows):
         for entry in quick.most_biased:
             assert set(entry) >= {"subject", "attribute", "gamma", "interval", "count"}
             low, high = entry["interval"]
-            assert low > 0 or high < 0  # listed only when the simultaneous interval excludes zero
+            assert low > 0 or high < 0  # listed only when its FCR-adjusted interval excludes zero
             row = table.loc[(entry["subject"], entry["attribute"])]
             assert (
                 low <= row["gamma_low"] and row["gamma_high"] <= high
-            )  # simultaneous: wider than the cell's own
+            )  # at level 1 − R·q/m ≥ the cell's own: wider
             truth = full.loc[(entry["subject"], entry["attribute"])]
             listed += 1
             covered += low <= truth <= high

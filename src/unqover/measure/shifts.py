@@ -24,9 +24,19 @@ their values.
       Δ_low = L̃_B − Ũ_A − z·se(L_B − U_A),     Δ_high = Ũ_B − L̃_A + z·se(U_B − L_A).
 
   Paired: each run's bounds on its own sample (its headline's), the se from the per-group influence values ψ of
-  the two bounds by the variance above. Unpaired: se² is the sum of the two runs' squared
-  standard errors. The p-value of "no shift" is min(1, 2·min(1 − Φ((L̃_B − Ũ_A)/se_low), Φ((Ũ_B − L̃_A)/se_high))),
-  and the value is the difference of the two runs' midpoint estimates, clipped into the interval.
+  the two bounds by the variance above. Unpaired: se² is the sum of the two runs' squared standard errors.
+  That difference of bounds carries each run's gap Ũ − L̃ at both ends, so where bias is small (η near 0) it
+  can be wider than the two runs' own intervals together. Two more bounds hold whatever the runs are: the runs'
+  values are never negative, so −high_A ≤ Δ ≤ high_B (each run's own upper bound, the clipping of its interval
+  at 0); and |max|θ_B| − max|θ_A|| ≤ max|θ_B − θ_A|, ||θ_B| − |θ_A|| ≤ |θ_B − θ_A|, so |Δ| is at most the μ-like
+  (η-like) measure D of the cell differences θ_B − θ_A, whose upper bound comes from the groups both runs scored
+  (paired only; D = 0 for two runs of one model on one sample). Each end of the reported interval is the nearest
+  of these bounds; each end spends α/2, half of it on the difference of bounds (one-sided α/4) and the rest
+  equally on the others (α/8 each; unpaired, without D: α/4): all hold at once with probability ≥ 1 − α
+  (Bonferroni), and then so does their intersection, which is never wider than any of them. Only the difference
+  of bounds can exclude 0, so the p-value of "no shift" is min(1, 4·min(1 − Φ((L̃_B − Ũ_A)/se_low),
+  Φ((Ũ_B − L̃_A)/se_high))): p < α exactly when the interval excludes 0.
+  The value is the difference of the two runs' midpoint estimates, clipped into the interval.
 * γ(x, a) shifts. Paired: per shared group the cell value difference d = C_B − C_A ∈ [−2, 2]; a cell's shift is
   the mean of its d values in the full dataset, and its drawn values are a sample without replacement of them:
   betting intervals (``unqover.measure.bounded``), valid at any number of values, at α/K for the K cells compared
@@ -220,6 +230,26 @@ def _mean_shift(
     return Shift(value, [max(-1.0, value - t * se), min(1.0, value + t * se)], min(1.0, p), method)
 
 
+def _difference_upper(
+    designs: tuple[Design, Design],
+    rec: CellRecords,
+    values: tuple[np.ndarray, np.ndarray],
+    bounds_of: Callable[[Design, CellRecords, np.ndarray], Bounds],
+    z: float,
+) -> float:
+    """An upper bound at z on the μ-like (η-like) measure of the cell differences θ_B − θ_A, from the groups both
+    runs scored (inf when they are too few): |Δ| is at most that measure."""
+    design_a, design_b = designs
+    shared = design_a.observed & design_b.observed
+    shared = Design(design_a.population, shared, 0, 1 - design_a.alpha)  # the seed splits L̃ only: unused
+    if declined_estimate(shared, rec, "shift", "difference") is not None:
+        return math.inf
+    bounds = bounds_of(
+        shared, rec, 0.5 * (values[1] - values[0])
+    )  # halved: in [−1, 1] as the measures expect
+    return 2 * (bounds.upper + z * bounds.upper_se)
+
+
 def _bounds_shift(
     designs: tuple[Design, Design],
     rec: CellRecords,
@@ -229,7 +259,9 @@ def _bounds_shift(
     name: str,
     what: str,
 ) -> Shift:
-    """μ-like and η-like shifts from each run's lower and upper estimates."""
+    """μ-like and η-like shifts: each end the nearest of the difference of the runs' bounds, the other run's own
+    upper bound and (paired) the bound on the cell differences' measure, at a Bonferroni split of α (module
+    docstring)."""
     method = "paired" if paired else "unpaired"
     for design in designs:
         declined = declined_estimate(design, rec, name, what)
@@ -244,13 +276,21 @@ def _bounds_shift(
         se_high = _paired_se(designs, a.lower_influence, b.upper_influence)
     else:
         se_low, se_high = math.hypot(b.lower_se, a.upper_se), math.hypot(b.upper_se, a.lower_se)
-    z = designs[0].z
-    low, high = max(-1.0, low_point - z * se_low), min(1.0, high_point + z * se_high)
+    per_end = designs[0].alpha / 2  # half of α for each end; of it, half for the difference of bounds
+    z = float(stats.norm.isf(per_end / 2))
+    z_other = float(stats.norm.isf(per_end / 4 if paired else per_end / 2))  # the other bound(s)
+    difference = _difference_upper(designs, rec, values, bounds_of, z_other) if paired else math.inf
+    low = max(-1.0, low_point - z * se_low, -min(1.0, a.upper + z_other * a.upper_se), -difference)
+    high = min(1.0, high_point + z * se_high, min(1.0, b.upper + z_other * b.upper_se), difference)
+    if low > high:  # the bounds disagree, so one of them missed: the gap between them
+        low, high = high, low
     value = min(max(b.midpoint - a.midpoint, low), high)
-    p = 2 * min(
+    # only the difference of bounds can exclude 0 (−high_A ≤ 0 ≤ high_B, and so for the differences' measure):
+    # p < α exactly when the interval excludes 0
+    one_sided = min(
         float(stats.norm.sf(_ratio(low_point, se_low))), float(stats.norm.cdf(_ratio(high_point, se_high)))
     )
-    return Shift(value, [low, high], min(1.0, p), method)
+    return Shift(value, [low, high], min(1.0, 4 * one_sided), method)
 
 
 def headline_shifts(

@@ -694,12 +694,30 @@ def _add_sample_intervals(
     joint = sampled_tables.table_intervals(design, per_subject, c, simultaneous=True, seed=seed)
     cell = result.gamma["_i"].to_numpy() * n_attributes + result.gamma["_j"].to_numpy()
     result.gamma["gamma_joint_low"], result.gamma["gamma_joint_high"] = joint.low[cell], joint.high[cell]
-    result.most_biased_rule = {"method": most_biased.QUICK_RUN_RULE}
+
+    def intervals_at(alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        cells = sampled_tables.table_intervals(design, per_subject, c, seed=seed, alpha=alpha)
+        return cells.low[cell], cells.high[cell]
+
+    listed_from = int((joint.sampled[cell] > 0).sum())
+    fcr = most_biased.fcr_select(intervals_at, listed_from, q=design.alpha)
+    result.most_biased, result.most_biased_rule = most_biased.select_most_biased(
+        result.gamma,
+        fcr.low,
+        fcr.high,
+        confidence=confidence,
+        method=most_biased.QUICK_RUN_RULE,
+        k=max(listed_from, 1),
+        fcr=fcr,
+    )
 
 
 def _list_most_biased(result: UnqoverBias, confidence: float) -> None:
     """Choose the listed pairs from the γ(x, a) table and its simultaneous bounds (``unqover.measure.most_biased``);
-    the bounds stay in the table as ``gamma_joint_low``/``gamma_joint_high``."""
+    the bounds stay in the table as ``gamma_joint_low``/``gamma_joint_high``. A quick run's list is chosen
+    already (false-coverage-rate control, in :func:`_add_sample_intervals`)."""
+    if "listed" in result.most_biased_rule:
+        return
     table = result.gamma
     nan = np.full(len(table), np.nan)
     low = table["gamma_joint_low"].to_numpy(dtype=float) if "gamma_joint_low" in table else nan

@@ -336,6 +336,13 @@ def most_biased_heading(result: Mapping, shown: int) -> str:
     """The title of the list: how many pairs it shows and of how many cells."""
     cells = len(result.get("gamma") or [])
     rule = result.get("most_biased_rule") or {}
+    if "selected_from" in rule:  # false-coverage-rate control (unqover.measure.most_biased)
+        listed = int(rule.get("listed") or 0)
+        shown_of = f"{shown} shown of {fmt_count(listed)} listed" if shown < listed else plural(shown, "pair")
+        return (
+            f"Most biased subject–attribute pairs ({shown_of} with false-coverage-rate control, of "
+            f"{fmt_count(cells)} cells)"
+        )
     if "simultaneous_over" in rule:
         return (
             f"Most biased subject–attribute pairs ({plural(shown, 'pair')} whose interval excludes zero, of "
@@ -350,6 +357,18 @@ def most_biased_note(result: Mapping) -> str | None:
     if not rule.get("method"):
         return None
     how = f"Chosen by {rule['method']}"
+    if "selected_from" in rule:
+        if not rule.get("listed"):
+            return (
+                f"No subject–attribute pair is distinguishable from zero: no interval of the "
+                f"{fmt_count(rule['selected_from'])} sampled cells excludes 0 at the level a list of one pair "
+                f"needs ({fmt_level(rule.get('level'))}). {how}."
+            )
+        return (
+            f"{how}: each listed interval is at {fmt_level(rule.get('level'))}, and on average over the list at "
+            f"least {fmt_level(rule.get('confidence'))} of the listed intervals cover (false coverage rate ≤ "
+            f"{fmt_level(rule.get('false_coverage_rate'))})."
+        )
     if rule.get("confidence") is not None:
         how += f" ({fmt_level(rule['confidence'])} simultaneous intervals)"
     if "simultaneous_over" in rule and not rule.get("listed"):
