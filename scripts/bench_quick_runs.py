@@ -751,6 +751,22 @@ def add_widths(tallies: dict, full_tables: dict, result, paired, observed: np.nd
             tallies[name].add(full_tables[name], getattr(result, table), getattr(betting, table), keys, value)
 
 
+def width_cells(tally: WidthTally, bins: list[str]) -> str:
+    """A table row's cells after its labels: per count bin `coverage (cells) · median width vs betting's`, then
+    all cells (coverage now / betting · median width vs betting's)."""
+    cells = [
+        f"{tally.coverage(b):.3f} ({tally.cells[b]}) · {tally.median(b):.3f} vs {tally.median(b, old=True):.3f}"
+        if tally.cells.get(b)
+        else "—"
+        for b in bins
+    ]
+    total = (
+        f"{tally.total():.3f} / {tally.total(1):.3f} · {tally.median(None):.3f} vs "
+        f"{tally.median(None, old=True):.3f}"
+    )
+    return " | ".join([*cells, total]) + " |"
+
+
 def width_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> list[str]:
     """Coverage and median width of the cell intervals against the betting ones, by sampled count, as Markdown."""
     bins = [count_bin(low) for low, _ in COUNT_BINS]
@@ -768,19 +784,7 @@ def width_markdown(results: dict[str, dict], seeds: int, flags: list[str]) -> li
             for name, tally in tallies.items():
                 if not tally.cells:
                     continue
-                cells = [
-                    f"{tally.coverage(b):.3f} ({tally.cells[b]}) · {tally.median(b):.3f} vs "
-                    f"{tally.median(b, old=True):.3f}"
-                    if tally.cells.get(b)
-                    else "—"
-                    for b in bins
-                ]
-                lines.append(
-                    f"| {dataset} | {n:,} | {scenario} | {name} | "
-                    + " | ".join(cells)
-                    + f" | {tally.total():.3f} / {tally.total(1):.3f} · {tally.median(None):.3f} vs "
-                    f"{tally.median(None, old=True):.3f} |"
-                )
+                lines.append(f"| {dataset} | {n:,} | {scenario} | {name} | " + width_cells(tally, bins))
                 for (low, _), b in zip(COUNT_BINS, bins, strict=True):
                     if not tally.cells.get(b):
                         continue
@@ -987,18 +991,7 @@ def stratified_markdown(nli: dict, eec: dict, seeds: int) -> list[str]:
             for name, tally in tallies.items():
                 if not tally.cells:
                     continue
-                cells = [
-                    f"{tally.coverage(b):.3f} ({tally.cells[b]}) · {tally.median(b):.3f} vs "
-                    f"{tally.median(b, old=True):.3f}"
-                    if tally.cells.get(b)
-                    else "—"
-                    for b in bins
-                ]
-                lines.append(
-                    f"| {probe} | {limit} | {scenario} | {name} | " + " | ".join(cells)
-                    + f" | {tally.total():.3f} / {tally.total(1):.3f} · {tally.median(None):.3f} vs "
-                    f"{tally.median(None, old=True):.3f} |"
-                )  # fmt: skip
+                lines.append(f"| {probe} | {limit} | {scenario} | {name} | " + width_cells(tally, bins))
                 for b in bins:
                     if tally.cells.get(b) and tally.coverage(b) < NOMINAL_BAND[0]:
                         flags.append(
