@@ -23,10 +23,7 @@ from unqover.measure.bounded import (
     bounded_mean_p_values,
     t_cells,
 )
-from unqover.measure.sampled import Design
-from unqover.measure.sampled_tables import table_intervals, table_p_values
 from unqover.measure.stratified import stratified_mean_intervals
-from unqover.measure.unqover import pair_dataset_rows
 
 CELLS, SIZE = 600, 120  # cells of a synthetic table and the values of each in the full dataset
 
@@ -177,25 +174,3 @@ def test_stratified_cells_cover_near_nominal_and_narrower_than_betting():
     # somewhat conservative, still well below the betting intervals' coverage and half their width
     assert 0.93 <= coverage <= 0.99 and old_coverage >= 0.99, results
     assert width < 0.6 * old_width, results
-
-
-def test_table_p_values_invert_the_table_intervals_at_any_level(religion_tables):
-    """On a 20% religion sample: ``table_p_values`` < α exactly when 0 is outside ``table_intervals`` at 1 − α
-    (up to the betting cells' grid step: their reported interval holds the exact one)."""
-    rows = religion_tables["qa"]
-    rng = np.random.default_rng(8)
-    paired = pair_dataset_rows(rows, rng.random(rows.num_rows), rng.random(rows.num_rows))
-    design = Design(paired, rng.random(paired.num_groups) < 0.2, seed=0, confidence=0.95)
-    subjects = len(paired.subjects)
-    rec = design.records(np.arange(subjects), subjects, False)
-    values = np.concatenate([design.c, -design.c])  # each group as x1 sees it, then as x2 does
-    for alpha in (0.2, 0.05, 0.005):
-        cells = table_intervals(design, rec, values, alpha=alpha)
-        p = table_p_values(design, rec, values, alpha=alpha)
-        has = cells.sampled > 0
-        assert cells.alpha == alpha and np.isfinite(p[has]).all() and np.isnan(p[~has]).all()
-        outside = ~((cells.low <= 0) & (cells.high >= 0))
-        assert (p[has & outside] < alpha).all()
-        near_a_bound = np.minimum(np.abs(cells.low), np.abs(cells.high)) <= 2 / 400 + 1e-12
-        assert (outside | near_a_bound)[has & (p < alpha)].all()
-        assert (cells.sampled[has] >= 10).mean() > 0.9  # mostly t cells at this budget

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unqover.measure.bounded import bounded_mean_intervals, bounded_mean_p_values
+from unqover.measure.bounded import bounded_mean_intervals
 from unqover.measure.sampled import CellRecords, Design
 
 
@@ -78,25 +78,6 @@ def table_intervals(
         y, cell, rec.num_cells, rec.population_count, bound, alpha=alpha, seed=seed, method=method
     )
     return TableIntervals(estimate, low, high, sampled, alpha)
-
-
-def table_p_values(
-    design: Design,
-    rec: CellRecords,
-    values: np.ndarray,
-    *,
-    alpha: float,
-    null: float = 0.0,
-    seed: int = 0,
-    method: str = "t",
-) -> np.ndarray:
-    """Per cell of ``rec``, the p-value of "its full-dataset value is ``null``" that inverts
-    :func:`table_intervals` at the same ``alpha``, ``seed`` and ``method``: p < α exactly when ``null`` is outside
-    that interval (NaN for a cell without a sampled record)."""
-    y, cell, bound, _ = _cell_values(design, rec, values)
-    return bounded_mean_p_values(
-        y, cell, rec.num_cells, rec.population_count, bound, null=null, alpha=alpha, seed=seed, method=method
-    )
 
 
 def attribute_mean_records(design: Design, per_cell: CellRecords, num_units: int) -> CellRecords:
