@@ -1,6 +1,6 @@
 """Cell intervals near their stated level (issue 32): the t interval with the finite-population correction where
-Cochran's rule admits a cell, the betting interval where it does not (``unqover.measure.bounded``,
-``unqover.measure.stratified``).
+Cochran's rule admits a cell, Wilson's score interval in tables of signs, the betting interval where neither
+applies (``unqover.measure.bounded``, ``unqover.measure.stratified``).
 
 Simulations on synthetic finite populations with a fixed seed: the coverage of the 95% intervals lies within
 binomial noise of 95% for cells of ≥ 10 values (where the betting intervals covered ~100%), stays ≥ 93% below
@@ -83,7 +83,8 @@ def test_few_values_and_two_point_populations_fall_back_to_betting_and_cover():
         _, old_width = coverage_and_width(population, n, seed=n, method="betting")
         assert coverage >= 0.93 and width == old_width, n  # below the switch-over: the betting interval
     # a rare value far from the rest: a t interval misses it whenever the sample does; Cochran's rule falls back
-    rare = np.where(rng.random((CELLS, SIZE)) < 0.1, 1.0, -1.0)
+    # (not signs, which take the score interval: see below)
+    rare = np.where(rng.random((CELLS, SIZE)) < 0.1, 0.9, -1.0)
     for n in (10, 15, 25):
         values, cell = draw(rare, n, rng)
         assert (
@@ -93,6 +94,57 @@ def test_few_values_and_two_point_populations_fall_back_to_betting_and_cover():
         )
         coverage, _ = coverage_and_width(rare, n, seed=n)
         assert coverage >= 0.93, (n, coverage)
+
+
+def sign_population(rng: np.random.Generator) -> np.ndarray:
+    """Per cell, SIZE signs (like η(x, a)'s): P(+1) from Beta(0.6, 0.6), so many cells lean hard one way, and 2%
+    zeros."""
+    p = rng.beta(0.6, 0.6, (CELLS, 1))
+    signs = np.where(rng.random((CELLS, SIZE)) < p, 1.0, -1.0)
+    return np.where(rng.random((CELLS, SIZE)) < 0.02, 0.0, signs)
+
+
+def test_sign_cells_take_the_score_interval_near_nominal_and_narrower_than_betting():
+    population = sign_population(np.random.default_rng(8))
+    covered, trials = [], 0
+    for k, n in enumerate((10, 14, 19, 30)):
+        values, cell = draw(population, n, np.random.default_rng(20 + k))
+        chosen = t_cells(values, cell, CELLS, np.full(CELLS, SIZE))
+        assert chosen.use_score.all() and not chosen.use_t.any()  # all signs: every cell, all-equal ones too
+        coverage, width = coverage_and_width(population, n, seed=20 + k)
+        old_coverage, old_width = coverage_and_width(population, n, seed=20 + k, method="betting")
+        covered.append(coverage * CELLS)
+        trials += CELLS
+        assert coverage >= 0.92 and old_coverage >= 0.98, (n, coverage, old_coverage)
+        assert width < 0.9 * old_width, (n, width, old_width)
+    assert within_noise_of_nominal(sum(covered) / trials, trials), sum(covered) / trials
+    for n in (2, T_MIN_COUNT - 1):  # below the switch-over: the betting interval
+        assert coverage_and_width(population, n, seed=n) == coverage_and_width(population, n, n, "betting")
+
+
+def test_the_score_interval_is_wilsons_with_the_correction_and_the_p_value_inverts_it():
+    values = np.array([1.0] * 11 + [-1.0] * 3 + [0.0])
+    cell = np.zeros(len(values), dtype=int)
+    n, big_n = len(values), 60
+    for alpha in (0.2, 0.05, 0.01):
+        mean, low, high = bounded_mean_intervals(values, cell, 1, [big_n], alpha=alpha)
+        assert mean[0] == pytest.approx(values.mean())
+        z2 = stats.norm.ppf(1 - alpha / 2) ** 2 * (1 - n / big_n) / n
+        for end in (low[0], high[0]):  # the ends solve (ȳ − m)² = z² (1 − f)(1 − m²) / n
+            assert (values.mean() - end) ** 2 == pytest.approx(z2 * (1 - end**2))
+        assert low[0] < values.mean() < high[0]
+        for null in np.linspace(-0.95, 0.95, 39):
+            p = bounded_mean_p_values(values, cell, 1, [big_n], null=null, alpha=alpha)[0]
+            assert (p < alpha) == (not low[0] <= null <= high[0]), (alpha, null, p)
+    # equal signs: [(n − k)/(n + k), 1] with k = z² (1 − f), and b scales it
+    ones = np.full(12, 1.0)
+    k = stats.norm.ppf(0.975) ** 2 * (1 - 12 / 40)
+    _, low, high = bounded_mean_intervals(2 * ones, np.zeros(12, int), 1, [40], bound=2.0)
+    assert (low[0], high[0]) == pytest.approx((2 * (12 - k) / (12 + k), 2.0))
+    assert bounded_mean_p_values(2 * ones, np.zeros(12, int), 1, [40], bound=2.0, null=2.0)[0] == 1.0
+    # one value off the signs (0.5): the table is not one of signs, and the cells fall back to Cochran's rule
+    mixed = np.append(values, 0.5)
+    assert not t_cells(mixed, np.zeros(len(mixed), int), 1, [big_n]).use_score.any()
 
 
 def test_the_t_interval_is_the_textbook_one_and_the_p_value_inverts_it_at_any_level():
@@ -174,3 +226,39 @@ def test_stratified_cells_cover_near_nominal_and_narrower_than_betting():
     # somewhat conservative, still well below the betting intervals' coverage and half their width
     assert 0.93 <= coverage <= 0.99 and old_coverage >= 0.99, results
     assert width < 0.6 * old_width, results
+
+
+def test_stratified_cells_with_a_stratum_of_equal_draws_take_the_t_interval_near_nominal():
+    """Shares of a rare outcome (like an emotion few persons choose): strata of 40 persons, 8 drawn, whose own
+    shares are often all 0. Such a stratum leans on the pooled variance instead of sending its cell to betting."""
+    rng = np.random.default_rng(9)
+    cells, strata_per_cell, size, n, draws = 400, 3, 40, 8, 4
+    stratum_cell = np.repeat(np.arange(cells), strata_per_cell)
+    rate = rng.beta(0.8, 6, cells * strata_per_cell)  # per stratum: mean share, many near 0
+    population = [rng.binomial(6, r, size) / 6 for r in rate]  # a person's share of 6 questions
+    sizes = np.full(len(population), size)
+    weight = np.full(len(population), 1 / strata_per_cell)
+    truth = np.bincount(stratum_cell, weight * np.array([p.mean() for p in population]), cells)
+    stratum = np.repeat(np.arange(len(population)), n)
+    results = {"t": [], "betting": []}
+    for k in range(draws):
+        pick = np.random.default_rng(10 + k)
+        values = np.concatenate([p[pick.permutation(size)[:n]] for p in population])
+        equal = np.array([np.ptp(values[stratum == s]) == 0 for s in range(len(population))])
+        with_equal = np.bincount(stratum_cell, equal, cells) > 0
+        assert with_equal.mean() > 0.3  # the case this test is about is common here
+        for method, out in results.items():
+            _, low, high = stratified_mean_intervals(
+                values, stratum, stratum_cell, sizes, weight, seed=k, method=method
+            )
+            covered = (low <= truth + 1e-12) & (truth <= high + 1e-12)
+            out.append((covered[with_equal], covered, (high - low)[with_equal]))
+    (eq_covered, covered, width), (old_eq_covered, _, old_width) = (
+        [np.concatenate(part) for part in zip(*results[m], strict=True)] for m in ("t", "betting")
+    )
+    assert within_noise_of_nominal(covered.mean(), cells * draws), covered.mean()
+    assert eq_covered.mean() >= 0.93 and old_eq_covered.mean() >= 0.98, (
+        eq_covered.mean(),
+        old_eq_covered.mean(),
+    )
+    assert np.median(width) < 0.7 * np.median(old_width), (np.median(width), np.median(old_width))

@@ -6,7 +6,8 @@ mean of y = v·c·N / Σc, it is the mean of N bounded values: |y| ≤ max c·N 
 in every UnQover dataset). Given the number n of its records a quick run drew, they are a simple random sample of
 the cell's records, so ``unqover.measure.bounded`` gives an interval for it: the t interval with the
 finite-population correction where the cell's sample passes Cochran's rule (n ≥ 10 and a small skewness of the mean),
-near nominal there, and the betting interval elsewhere, valid at every n: wide when n is small (nearly [−1, 1] at
+Wilson's score interval in the cells of n ≥ 10 of a table of signs (η(x, a)), near nominal there, and the betting
+interval elsewhere, valid at every n: wide when n is small (nearly [−1, 1] at
 n = 1), never falsely narrow. (A normal interval at every n covered 36% of the cells at n = 2 and 78% over all
 cells of a 1,500-group religion sample; betting intervals at every n covered 98–100% in every count bin.)
 

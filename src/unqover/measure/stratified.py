@@ -36,9 +36,13 @@ f_s = n_s / N_s and s̃_s² the stratum's variance, raised toward the pooled var
 as in the bounded module (default: all the strata of the call; a call whose cells are different quantities, such
 as the NLI table's S and gender gap, pools each quantity apart: pooled together, the benchmark's NLI gaps covered
 97–100%, apart 93–99%; not pooled at all, the emotion shares covered 89–92%). A cell takes it when its open strata hold at least ``T_MIN_COUNT`` draws together, every one of them has
-two or more draws and values that are not all equal, and the estimator's skewness (its third cumulant over its
+two or more draws, the values of at least one of them are not all equal, and the estimator's skewness (its third cumulant over its
 variance^{3/2}, Σ a_s³ m3_s (1 − f_s)(1 − 2 f_s) / n_s² over the strata: Cochran's rule, as in the bounded module)
-is below ``MAX_MEAN_SKEWNESS``; every other cell keeps its betting interval. With one stratum it is the bounded
+is below ``MAX_MEAN_SKEWNESS``; every other cell keeps its betting interval. A stratum whose draws are all
+equal (a rare emotion no sampled person of a cell chose) has s² = 0, which understates its variance; the
+moderation gives it d₀ s₀² / (d₀ + n_s − 1), as the moderated t statistic does for a gene without variance. Before
+this rule such cells kept the betting interval, and the benchmark's emotion top-1 shares covered 96.8–97.9% (200
+seeds), NLI S 97.4–98.8% (20 seeds); with it 95.7–97.3% and 96.1–96.4% (100 seeds). With one stratum it is the bounded
 module's interval. ``method="betting"`` gives the betting interval everywhere.
 """
 
@@ -218,7 +222,8 @@ def _stratified_t(
         df = variance**2 / per_cell(terms**2 / (n - 1))
         skewness = np.abs(per_cell(third)) / per_cell(second) ** 1.5
         half = stats.t.ppf(1 - alpha / 2, df) * np.sqrt(variance)
-    unsure = (n == 0) | (partial & ((n < 2) | ~moments.spread))  # a stratum without a draw or a variance
+    # a stratum without a draw, or with one (no variance); one whose draws are all equal leans on the pooled s₀²
+    unsure = (n == 0) | (partial & (n < 2))
     use = (
         (per_cell(n) >= T_MIN_COUNT)
         & (np.bincount(stratum_cell, unsure.astype(np.float64), num_cells) == 0)
