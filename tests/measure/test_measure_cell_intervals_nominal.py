@@ -23,7 +23,7 @@ from unqover.measure.bounded import (
     bounded_mean_p_values,
     t_cells,
 )
-from unqover.measure.stratified import stratified_mean_intervals
+from unqover.measure.stratified import _score_cells, _stratified_t, stratified_mean_intervals
 
 CELLS, SIZE = 600, 120  # cells of a synthetic table and the values of each in the full dataset
 
@@ -129,18 +129,18 @@ def test_the_score_interval_is_wilsons_with_the_correction_and_the_p_value_inver
     for alpha in (0.2, 0.05, 0.01):
         mean, low, high = bounded_mean_intervals(values, cell, 1, [big_n], alpha=alpha)
         assert mean[0] == pytest.approx(values.mean())
-        z2 = stats.norm.ppf(1 - alpha / 2) ** 2 * (1 - n / big_n) / n
-        for end in (low[0], high[0]):  # the ends solve (ȳ − m)² = z² (1 − f)(1 − m²) / n
+        z2 = stats.norm.ppf(1 - alpha / 2) ** 2 * (big_n - n) / ((big_n - 1) * n)
+        for end in (low[0], high[0]):  # the ends solve (ȳ − m)² = z² (1 − m²)(N − n) / ((N − 1) n)
             assert (values.mean() - end) ** 2 == pytest.approx(z2 * (1 - end**2))
         assert low[0] < values.mean() < high[0]
         for null in np.linspace(-0.95, 0.95, 39):
             p = bounded_mean_p_values(values, cell, 1, [big_n], null=null, alpha=alpha)[0]
             assert (p < alpha) == (not low[0] <= null <= high[0]), (alpha, null, p)
-    # equal signs: [(n − k)/(n + k), 1] with k = z² (1 − f), and b scales it
-    ones = np.full(12, 1.0)
-    k = stats.norm.ppf(0.975) ** 2 * (1 - 12 / 40)
+    # equal signs: [(n − f − k)/(n − f + k), 1] with k = z² (1 − f), and b scales it
+    ones, f = np.full(12, 1.0), 12 / 40
+    k = stats.norm.ppf(0.975) ** 2 * (1 - f)
     _, low, high = bounded_mean_intervals(2 * ones, np.zeros(12, int), 1, [40], bound=2.0)
-    assert (low[0], high[0]) == pytest.approx((2 * (12 - k) / (12 + k), 2.0))
+    assert (low[0], high[0]) == pytest.approx((2 * (12 - f - k) / (12 - f + k), 2.0))
     assert bounded_mean_p_values(2 * ones, np.zeros(12, int), 1, [40], bound=2.0, null=2.0)[0] == 1.0
     # one value off the signs (0.5): the table is not one of signs, and the cells fall back to Cochran's rule
     mixed = np.append(values, 0.5)
@@ -262,3 +262,41 @@ def test_stratified_cells_with_a_stratum_of_equal_draws_take_the_t_interval_near
         old_eq_covered.mean(),
     )
     assert np.median(width) < 0.7 * np.median(old_width), (np.median(width), np.median(old_width))
+
+
+def test_stratified_cells_of_signs_that_fail_the_skewness_rule_take_the_score_interval():
+    """Binary units (like the NLI table's S, B and gender gap) whose strata lean one way: Cochran's rule refuses
+    many cells the t interval, and the score interval with the Bhatia–Davis variance bound replaces betting."""
+    rng = np.random.default_rng(11)
+    cells, strata_per_cell, size, n, draws = 400, 3, 40, 8, 3
+    stratum_cell = np.repeat(np.arange(cells), strata_per_cell)
+    rate = np.repeat(rng.beta(6, 1.5, cells), strata_per_cell)  # a cell's strata share a rate, often near 1
+    population = [np.where(np.arange(size) < round(r * size), 1.0, 0.0) for r in rate]
+    sizes, weight = np.full(len(population), size), np.full(len(population), 1 / strata_per_cell)
+    truth = np.bincount(stratum_cell, weight * np.array([p.mean() for p in population]), cells)
+    stratum = np.repeat(np.arange(len(population)), n)
+    results = {"t": [], "betting": []}
+    for k in range(draws):
+        pick = np.random.default_rng(30 + k)
+        values = np.concatenate([p[pick.permutation(size)[:n]] for p in population])
+        score, _ = _score_cells(values, stratum, stratum_cell, sizes, weight, np.ones(cells))
+        refused = score & ~_stratified_t(values, stratum, stratum_cell, sizes, weight, 0.05)[0]
+        assert refused.mean() > 0.1  # the case this test is about is common here
+        for method, out in results.items():
+            _, low, high = stratified_mean_intervals(
+                values, stratum, stratum_cell, sizes, weight, seed=k, method=method
+            )
+            out.append((((low <= truth + 1e-12) & (truth <= high + 1e-12))[refused], (high - low)[refused]))
+    (covered, width), (old_covered, old_width) = (
+        [np.concatenate(part) for part in zip(*results[m], strict=True)] for m in ("t", "betting")
+    )
+    assert covered.mean() >= 0.93 and old_covered.mean() >= 0.99, (covered.mean(), old_covered.mean())
+    assert np.median(width) < 0.8 * np.median(old_width), (np.median(width), np.median(old_width))
+    # the closed form: a cell whose draws are all 1 gets [1 / (1 + k), 1], k = z² κ / W, κ = max a_s (N_s − n_s) /
+    # ((N_s − 1) n_s), W = Σ a_s
+    ones = np.ones(3 * n)
+    _, low, high = stratified_mean_intervals(
+        ones, np.repeat(np.arange(3), n), np.zeros(3, int), sizes[:3], weight[:3]
+    )
+    k = stats.norm.ppf(0.975) ** 2 * (1 / 3) * (size - n) / ((size - 1) * n)
+    assert (low[0], high[0]) == pytest.approx((1 / (1 + k), 1.0))
