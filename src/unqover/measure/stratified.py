@@ -35,14 +35,15 @@ classical interval of stratified sampling (Cochran, *Sampling Techniques*, 3rd e
 f_s = n_s / N_s and s̃_s² the stratum's variance, raised toward the pooled variance of the strata of its ``pool``
 as in the bounded module (default: all the strata of the call; a call whose cells are different quantities, such
 as the NLI table's S and gender gap, pools each quantity apart: pooled together, the benchmark's NLI gaps covered
-97–100%, apart 93–99%; not pooled at all, the emotion shares covered 89–92%). A cell takes it when its open strata hold at least ``T_MIN_COUNT`` draws together, every one of them has
-two or more draws, the values of at least one of them are not all equal, and the estimator's skewness (its third cumulant over its
-variance^{3/2}, Σ a_s³ m3_s (1 − f_s)(1 − 2 f_s) / n_s² over the strata: Cochran's rule, as in the bounded module)
-is below ``MAX_MEAN_SKEWNESS``; every other cell keeps its betting interval. A stratum whose draws are all
-equal (a rare emotion no sampled person of a cell chose) has s² = 0, which understates its variance; the
-moderation gives it d₀ s₀² / (d₀ + n_s − 1), as the moderated t statistic does for a gene without variance. Before
-this rule such cells kept the betting interval, and the benchmark's emotion top-1 shares covered 96.8–97.9% (200
-seeds), NLI S 97.4–98.8% (20 seeds); with it 95.7–97.3% and 96.1–96.4% (100 seeds).
+97–100%, apart 93–99%; not pooled at all, the emotion shares covered 89–92%). A cell takes it when its open
+strata hold at least ``T_MIN_COUNT`` draws together, every one of them has two or more draws, the values of at
+least one of them are not all equal, and the estimator's skewness (its third cumulant over its variance^{3/2},
+Σ a_s³ m3_s (1 − f_s)(1 − 2 f_s) / n_s² over the strata: Cochran's rule, as in the bounded module) is below
+``MAX_MEAN_SKEWNESS``; every other cell keeps its betting interval, but for the cells of signs below. A stratum
+whose draws are all equal (a rare emotion no sampled person of a cell chose) has s² = 0, which understates its
+variance; the moderation gives it d₀ s₀² / (d₀ + n_s − 1), as the moderated t statistic does for a gene without
+variance. Before this rule such cells kept the betting interval, and the benchmark's emotion top-1 shares covered
+96.8–97.9% (200 seeds), NLI S 97.4–98.8% (20 seeds); with it 95.7–97.3% and 96.1–96.4% (100 seeds).
 
 Cells of signs (every value 0, ½ or 1: the NLI table's S, B and gender gap per premise) that the skewness rule
 refuses — strata that lean hard one way, under a strong bias — take the bounded module's score interval instead of
