@@ -73,7 +73,8 @@ The interval is clipped to the value range; a cell with n = N is exact either wa
 betting interval in every cell (the construction before issue 32, kept for comparisons).
 
 :func:`bounded_mean_p_values` inverts the same intervals (the two-sided t test in the t cells, the score test in
-the sign cells, the capital in the others), so that p < α exactly when the null lies outside the interval at level 1 − α, at any α.
+the sign cells, the capital in the others), so that p < α exactly when the null lies outside the interval at level
+1 − α, at any α.
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ in every UnQover dataset). Given the number n of its records a quick run drew, t
 the cell's records, so ``unqover.measure.bounded`` gives an interval for it: the t interval with the
 finite-population correction where the cell's sample passes Cochran's rule (n ≥ 10 and a small skewness of the mean),
 Wilson's score interval in the cells of n ≥ 10 of a table of signs (η(x, a)), near nominal there, and the betting
-interval elsewhere, valid at every n: wide when n is small (nearly [−1, 1] at
-n = 1), never falsely narrow. (A normal interval at every n covered 36% of the cells at n = 2 and 78% over all
+interval elsewhere, valid at every n: wide when n is small (nearly [−1, 1] at n = 1), never falsely narrow. (A normal interval at every n covered 36% of the cells at n = 2 and 78% over all
 cells of a 1,500-group religion sample; betting intervals at every n covered 98–100% in every count bin.)
 
 ``simultaneous=True`` divides α by the number of cells with a sampled value (Bonferroni), so that every interval

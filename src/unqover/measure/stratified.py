@@ -50,9 +50,11 @@ refuses — strata that lean hard one way, under a strong bias — take the boun
 betting, with n ≥ ``T_MIN_COUNT`` draws over strata that were all drawn from: the θ with (θ̂ − θ)² ≤ z² V(θ), where
 V(θ) = κ θ (W − θ) / W bounds the estimator's variance Σ a_s² σ_s² (N_s − n_s) / ((N_s − 1) n_s) for every
 allocation of θ over the strata (W = Σ a_s and κ = max_s a_s (N_s − n_s) / ((N_s − 1) n_s) over the open strata;
-σ_s² ≤ μ_s (1 − μ_s) by Bhatia–Davis, and Σ a_s μ_s (1 − μ_s) ≤ θ (W − θ) / W by concavity). With one stratum it is
-Wilson's interval. In the benchmark it took the NLI B cells under a strong bias from 97.3% to 96.5% (100 seeds). With one stratum it is the bounded
-module's interval. ``method="betting"`` gives the betting interval everywhere.
+σ_s² ≤ μ_s (1 − μ_s) by Bhatia–Davis, and Σ a_s μ_s (1 − μ_s) ≤ θ (W − θ) / W by concavity). In the benchmark it
+took the NLI B cells under a strong bias from 97.3% to 96.5% (100 seeds).
+
+With one stratum every interval here is the bounded module's (the score one: Wilson's). ``method="betting"`` gives
+the betting interval everywhere.
 """
 
 from __future__ import annotations
