@@ -1083,6 +1083,8 @@ def main() -> int:
     )
     parser.add_argument("--output", type=Path, help="also write the Markdown report to this file")
     args = parser.parse_args()
+    if args.nli_eec_seeds is not None and args.nli_eec_seeds < 1:
+        parser.error(f"--nli-eec-seeds wants a whole number >= 1, got {args.nli_eec_seeds}")
 
     budgets = {name: list(values) for name, values in DEFAULT_BUDGETS.items()}
     for spec in args.budgets:

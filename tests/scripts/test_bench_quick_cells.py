@@ -51,3 +51,13 @@ def test_emotion_section_compares_with_the_betting_intervals_on_the_same_samples
                 assert tally.median(None) == tally.median(None, old=True)
     lines = bench.stratified_markdown({}, eec, 1)
     assert sum(line.startswith("| eec |") for line in lines) == 2 * len(eec)
+
+
+@pytest.mark.parametrize("seeds", ["0", "-3"])
+def test_nli_eec_seeds_below_one_are_refused_in_one_line(seeds, monkeypatch, capsys):
+    bench = load_script()
+    monkeypatch.setattr(sys, "argv", ["bench_quick_runs.py", "--nli-eec-seeds", seeds])
+    with pytest.raises(SystemExit) as stop:
+        bench.main()
+    assert stop.value.code == 2
+    assert f"--nli-eec-seeds wants a whole number >= 1, got {seeds}" in capsys.readouterr().err
