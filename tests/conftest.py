@@ -116,3 +116,16 @@ def religion_qa_model(tmp_path_factory, religion_tables) -> Path:
     rows = religion_tables["qa"]
     texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
     return tiny_models.bert_qa(tmp_path_factory.mktemp("models") / "religion-qa", texts)
+
+
+@pytest.fixture(scope="session")
+def gguf_model(tmp_path_factory, religion_tables) -> Path:
+    """A tiny chat Llama (ChatML template with a default system message) trained on the religion texts, written as
+    a GGUF file by the ``gguf`` package (``tiny_models.gguf_causal_lm``); the same model as a transformers folder
+    is ``<its folder>/hf``. Read-only: copy it to change it."""
+    import tiny_models
+
+    rows = religion_tables["qa"]
+    texts = sorted(set(rows["context"].to_pylist()[:4000]) | set(rows["question"].to_pylist()[:4000]))
+    texts.append("Answer with the name or group from the text.")
+    return tiny_models.gguf_causal_lm(tmp_path_factory.mktemp("gguf"), texts)

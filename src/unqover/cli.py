@@ -218,6 +218,7 @@ def _probe(args: argparse.Namespace) -> int:
         allow_pickle=args.allow_pickle,
         adapter=args.adapter,
         model_args=parse.model_args(args.model_arg),
+        gguf_file=args.gguf_file,
         started=getattr(args, "started", None),
         settings=_given(args, args.probe_options),
     )
@@ -572,6 +573,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a keyword for the model's from_pretrained, repeatable (VALUE read as JSON when it parses), e.g. "
         "attn_implementation=sdpa",
+    )
+    probe.add_argument(
+        "--gguf-file",
+        metavar="NAME.gguf",
+        help="the GGUF checkpoint (llama.cpp, Ollama) inside MODEL, a folder or Hub repo, that transformers reads "
+        "and dequantizes (causal LMs; needs the gguf package of the models extra); a .gguf file given as MODEL, or "
+        "a folder holding one .gguf file, needs none",
     )
     probe.set_defaults(probe_options=add_probe_options(probe, "options"))
     probe.add_argument("--quiet", action="store_true", help="no progress bar")

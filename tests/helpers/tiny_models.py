@@ -233,3 +233,95 @@ def bert_nli(folder: Path, texts: list[str], id2label: list[str], seed: int = 0)
     _scale(model)
     model.save_pretrained(folder)
     return folder
+
+
+def gguf_causal_lm(folder: Path, texts: list[str], *, chat: str | None = "qwen", seed: int = 0) -> Path:
+    """A tiny Llama written as a GGUF file (``folder/tiny-llama.F32.gguf``) with the ``gguf`` package's writer,
+    as llama.cpp's ``convert_hf_to_gguf.py`` writes one: llama.cpp's tensor names, the query and key rows
+    permuted for its rotary layout, the byte-level BPE vocabulary, merges and special tokens as metadata, and
+    the chat template. The same model as a transformers folder is ``folder/hf`` (what the GGUF must load as)."""
+    import json
+
+    import gguf
+    import numpy as np
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    hf = causal_lm(folder / "hf", texts, "llama", chat=chat, seed=seed)
+    model = AutoModelForCausalLM.from_pretrained(hf)
+    tokenizer = AutoTokenizer.from_pretrained(hf)
+    config = model.config
+    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
+
+    def permute(weight: np.ndarray, n_head: int) -> np.ndarray:  # llama.cpp's LlamaModel.permute
+        return (
+            weight.reshape(n_head, 2, weight.shape[0] // n_head // 2, *weight.shape[1:])
+            .swapaxes(1, 2)
+            .reshape(weight.shape)
+        )
+
+    path = folder / "tiny-llama.F32.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_name("tiny-llama")
+    writer.add_block_count(config.num_hidden_layers)
+    writer.add_context_length(config.max_position_embeddings)
+    writer.add_embedding_length(config.hidden_size)
+    writer.add_feed_forward_length(config.intermediate_size)
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(kv_heads)
+    writer.add_rope_freq_base(float(config.rope_parameters["rope_theta"]))
+    writer.add_layer_norm_rms_eps(config.rms_norm_eps)
+    writer.add_rope_dimension_count(config.hidden_size // heads)
+    writer.add_vocab_size(config.vocab_size)
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+
+    vocab = tokenizer.get_vocab()
+    tokens = [token for token, _ in sorted(vocab.items(), key=lambda item: item[1])]
+    special = set(tokenizer.all_special_tokens)
+    merges = json.loads((hf / "tokenizer.json").read_text())["model"]["merges"]
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list(tokens)
+    writer.add_token_types(
+        [gguf.TokenType.CONTROL if t in special else gguf.TokenType.NORMAL for t in tokens]
+    )
+    writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
+    writer.add_bos_token_id(tokenizer.bos_token_id)
+    writer.add_eos_token_id(tokenizer.eos_token_id)
+    writer.add_pad_token_id(tokenizer.pad_token_id)
+    writer.add_add_bos_token(False)
+    if tokenizer.chat_template:
+        writer.add_chat_template(tokenizer.chat_template)
+
+    names = {
+        "model.embed_tokens.weight": "token_embd.weight",
+        "model.norm.weight": "output_norm.weight",
+        "lm_head.weight": "output.weight",
+    }
+    layer = {
+        "input_layernorm": "attn_norm",
+        "self_attn.q_proj": "attn_q",
+        "self_attn.k_proj": "attn_k",
+        "self_attn.v_proj": "attn_v",
+        "self_attn.o_proj": "attn_output",
+        "post_attention_layernorm": "ffn_norm",
+        "mlp.gate_proj": "ffn_gate",
+        "mlp.up_proj": "ffn_up",
+        "mlp.down_proj": "ffn_down",
+    }
+    for name, tensor in model.state_dict().items():
+        array = tensor.float().numpy()
+        if name in names:
+            writer.add_tensor(names[name], array)
+            continue
+        _, _, index, *rest = name.split(".")
+        part = ".".join(rest[:-1])
+        if part == "self_attn.q_proj":
+            array = permute(array, heads)
+        elif part == "self_attn.k_proj":
+            array = permute(array, kv_heads)
+        writer.add_tensor(f"blk.{index}.{layer[part]}.{rest[-1]}", array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path

@@ -25,7 +25,7 @@ from unqover.scoring.mlm import surfaces
 from unqover.scoring.models import load_model
 from unqover.scoring.run_plan import plan_chunks
 from unqover.scoring.runner import run_shard
-from unqover.scoring.shared_prefix import answer_log_probs, cache_kind, shared_prefix_lengths
+from unqover.scoring.shared_prefix import _balanced_rows, answer_log_probs, cache_kind, shared_prefix_lengths
 
 #: (architecture, chat template, tokenizer adds BOS, sliding window)
 MODELS = {
@@ -129,7 +129,7 @@ def test_scores_equal_a_plain_forward_of_each_full_sequence(model_dirs, rows, na
     answers = [
         loaded.tokenizer(" " + s, add_special_tokens=False)["input_ids"] for s in ("Maximilian", "Hindu")
     ]
-    assert max(len(a) for a in answers) > 1  # multi-token answers take the third pass
+    assert max(len(a) for a in answers) > 1  # multi-token answers have branches of their own
     for size in (len(rows), 16, 5, 1):
         got = np.log(score_in_batches(scorer, rows, size))
         assert np.abs(got - expected).max() <= 1e-4, (name, attention, size)
@@ -151,7 +151,10 @@ def _input_shapes(loaded, fn) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama-chat", "qwen2-chat"])
-def test_one_pass_per_shared_prefix_and_per_prompt(model_dirs, rows, name):
+def test_one_packed_pass_runs_each_shared_token_once(model_dirs, rows, name):
+    """One forward pass per batch; it runs the tokens every prompt shares once per packed row, each context's
+    shared prefix once, each prompt's rest once and each long answer's tokens but the last once: far fewer than
+    the plain sequences, and within a little padding of the tree's own token count."""
     loaded = load_model(str(model_dirs[name]), device="cpu", dtype="float32")
     scorer = CausalScorer(loaded)
     tok = loaded.tokenizer
@@ -161,21 +164,31 @@ def test_one_pass_per_shared_prefix_and_per_prompt(model_dirs, rows, name):
     ]
     answer_texts = [scorer.answer(s) for k in (1, 2) for s in surfaces(rows, k)]
     prompts, answers = encode_pair(tok, texts * 2, answer_texts)
+    prompts = prompts[: rows.num_rows]
     shapes = _input_shapes(loaded, lambda: scorer.score(rows))
-    contexts = set(rows["context"].to_pylist())
-    assert len(shapes) == 3
-    (prefixes, prefix_width), (prompt_rows, rest_width), (long_answers, answer_width) = shapes
-    assert prefixes == len(contexts) and prompt_rows == rows.num_rows
-    assert (
-        long_answers == sum(len(a) > 1 for a in answers) and answer_width == max(len(a) for a in answers) - 1
+    assert len(shapes) == 1
+    (packed_rows, width) = shapes[0]
+    groups = np.unique(rows["context"].to_pylist(), return_inverse=True)[1]
+    shared = shared_prefix_lengths(prompts, groups)
+    root = min(shared)
+    tree = (
+        packed_rows * root
+        + sum(shared[np.flatnonzero(groups == g)[0]] - root for g in set(groups.tolist()))
+        + sum(len(p) - k for p, k in zip(prompts, shared, strict=True))
+        + sum(max(len(a) - 1, 0) for a in answers)
     )
-    # the prefix covers each context (and, with a chat template, everything before it in the user message)
-    context_tokens = min(len(tok(c, add_special_tokens=False)["input_ids"]) for c in contexts)
-    assert prefix_width >= context_tokens
-    assert rest_width <= max(len(p) for p in prompts) - context_tokens
-    tokens_run = sum(b * w for b, w in shapes)
+    assert tree <= packed_rows * width <= 1.25 * tree + width
     plain_tokens = sum(len(prompts[i % len(prompts)]) + len(a) for i, a in enumerate(answers))
-    assert tokens_run < plain_tokens / 2
+    assert packed_rows * width < plain_tokens / 2
+
+
+def test_packed_rows_balance_their_tokens():
+    sizes = [300, 120, 110, 100, 90, 80, 20, 5]
+    rows = _balanced_rows(sizes, head=24)
+    assert sorted(u for r in rows for u in r) == list(range(len(sizes)))
+    loads = [sum(sizes[u] for u in r) for r in rows]
+    # rows as wide as the largest unit (300 > 256 - 24): three of them, each within one unit of the others
+    assert len(rows) == 3 and max(loads) == 300 and max(loads) - min(loads) <= 100
 
 
 def test_prefix_lengths_stop_short_of_every_prompt():
@@ -197,9 +210,7 @@ def test_a_sliding_window_narrower_than_the_batch_runs_full_sequences(model_dirs
 def test_models_without_an_attention_cache_run_full_sequences():
     class Recurrent(torch.nn.Module):
         def forward(self, **_):
-            return SimpleNamespace(
-                past_key_values=SimpleNamespace(conv_states=[]), logits=torch.zeros(1, 1, 3)
-            )
+            return SimpleNamespace(cache=SimpleNamespace(conv_states=[]), logits=torch.zeros(1, 1, 3))
 
     assert cache_kind(Recurrent(), "cpu") == (False, None)
 

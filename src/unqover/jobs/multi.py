@@ -81,7 +81,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_config(probe_run, settings)
     check_local_dataset(run.dataset, run.config)
-    probes[0].check_model_id(model_id, all_settings[0])
+    probes[0].check_model_id(model_id, all_settings[0], runs[0])
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_source(probe_run, settings)
     placement, model = probes[0].load_model(model_id, runs[0], all_settings[0])

@@ -71,11 +71,13 @@ def library_versions() -> dict:
 
 
 def default_output(model_id: str, name: str) -> Path:
-    """runs/<model>/<name>: a local folder's last part, or the Hub id with / as __."""
+    """runs/<model>/<name>: a local folder's last part (a local file's name without its suffix, e.g. a GGUF
+    file), or the Hub id with / as __."""
+    local = Path(model_id).expanduser()
     model = re.sub(
         r"[^A-Za-z0-9._-]+",
         "_",
-        Path(model_id).name if Path(model_id).is_dir() else model_id.replace("/", "__"),
+        local.name if local.is_dir() else local.stem if local.is_file() else model_id.replace("/", "__"),
     )
     return Path("runs") / model / name
 
@@ -165,8 +167,8 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
             "revision": model.revision,
             "family": model.family,
             **({"path": path} if path else {}),
-            # --adapter and --model-arg, only where given (runs without them keep their run.json)
-            **{key: provenance[key] for key in ("adapter", "model_args") if provenance.get(key)},
+            # --adapter, --model-arg and a GGUF file, only where given (runs without them keep their run.json)
+            **{key: provenance[key] for key in ("adapter", "model_args", "gguf") if provenance.get(key)},
         },
         "dataset": {
             **loaded.dataset,
@@ -196,7 +198,7 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
     check_rows_of(probe, run.dataset)  # another probe's rows
     # a missing model folder, then rows that cannot be found: before the model loads
-    probe.check_model_id(model_id, settings)
+    probe.check_model_id(model_id, settings, run)
     probe.check_source(run, settings)
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)

@@ -144,6 +144,10 @@ def _check_all(
     check_writable(run.output, folder=True)
     if run.dataset is not None and len(probes) > 1:
         raise UnqoverError("--dataset names one probe's dataset: give --bias a single probe with it")
+    if run.gguf_file is not None:
+        raise UnqoverError(
+            "--gguf-file names the GGUF file of one model: in a sweep, give each GGUF file's path as a model"
+        )
     check_local_dataset(run.dataset, run.config)
     for probe, probe_settings_ in zip(probes, settings, strict=True):
         probe.check_config(run, probe_settings_)
@@ -151,7 +155,7 @@ def _check_all(
     failures = {}
     for model in models:
         try:
-            probes[0].check_model_id(model.model_id, settings[0])
+            probes[0].check_model_id(model.model_id, settings[0], run)
             for probe in probes:
                 check_run_folder(run.output / model.folder_name() / probe.name)
         except UnqoverError as err:

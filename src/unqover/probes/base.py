@@ -58,6 +58,7 @@ class RunOptions:
     allow_pickle: bool = False
     adapter: str | None = None  # a PEFT adapter (folder or Hub id) merged into the model after it loads
     model_args: dict[str, Any] = field(default_factory=dict)  # more keywords for the model's from_pretrained
+    gguf_file: str | None = None  # the GGUF file inside a model folder or Hub repo (``--gguf-file``)
     chunk_rows: int = 8192
     checkpoint_seconds: float = 60.0  # a chunk being scored is also saved this often (a kill loses <= this)
     started: float | None = None  # time.monotonic() when the command started: --max-time counts from it
@@ -129,6 +130,8 @@ def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
         extra["adapter"] = run.adapter
     if run.model_args:
         extra["model_args"] = dict(run.model_args)
+    if run.gguf_file is not None:
+        extra["gguf_file"] = run.gguf_file
 
     return load_placed(
         loader,
@@ -237,11 +240,11 @@ class ProbeDefinition:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
-    def check_model_id(self, model_id: str, settings: dict[str, Any]) -> None:
+    def check_model_id(self, model_id: str, settings: dict[str, Any], run: RunOptions) -> None:
         """Refuse at once a model argument that cannot name a model, before the rows' source is checked and the
         model loads (nothing is loaded or downloaded); default: nothing to check (a probe's own model names).
-        The probes of transformers models use :func:`unqover.scoring.models.model_source`: a file, or a path that
-        does not exist, is refused."""
+        The probes of transformers models use :func:`unqover.scoring.models.model_source`: a file that is no GGUF
+        file, or a path that does not exist, is refused."""
 
     def check_source(self, run: RunOptions, settings: dict[str, Any]) -> None:
         """Refuse, before any model is loaded, a run whose rows cannot be found (no local build, the Hub

@@ -117,16 +117,20 @@ class EECProbe(ProbeDefinition):
 
         return None if run.dataset else question_vocabulary(eec_questions())
 
-    def check_model_id(self, model_id: str, settings: dict) -> None:
+    def check_model_id(self, model_id: str, settings: dict, run: RunOptions) -> None:
         from unqover.scoring.models import model_source
 
         if model_id.partition(":")[0] in BEECHER_FAMILIES:  # Beecher's own models: checked as they load
+            if run.gguf_file is not None:
+                raise UnqoverError(
+                    f"--gguf-file applies to transformers models, not to Beecher's own {model_id}"
+                )
             return
         if settings["scoring"] != "default":
             raise UnqoverError(
                 "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
             )
-        model_source(model_id)
+        model_source(model_id, gguf_file=run.gguf_file)
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.scoring.beecher import load_beecher_model

@@ -93,9 +93,14 @@ class NLIProbe(ProbeDefinition):
 
         return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
 
-    def check_model_id(self, model_id: str, settings: dict) -> None:
+    def check_model_id(self, model_id: str, settings: dict, run: RunOptions) -> None:
         from unqover.scoring.models import model_source
 
+        if run.gguf_file is not None:
+            raise UnqoverError(
+                f"--gguf-file cannot be used with {self.name}: GGUF checkpoints are causal LMs, and {self.name} "
+                "scores NLI classifiers"
+            )
         model_source(model_id)
 
     def check_source(self, run: RunOptions, settings: dict) -> None:

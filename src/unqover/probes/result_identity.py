@@ -110,8 +110,8 @@ def lm_eval_arguments(model_args: object) -> dict[str, str]:
 
 def lm_eval_model(lm_eval: Mapping) -> dict | None:
     """The model lm-eval scored, from the model arguments its results file records: ``pretrained`` (a Hub id,
-    or a local folder with the SHA-256 of its weights), ``revision`` and a ``peft`` adapter (or ``delta``
-    weights); None when its results file was not found or names no ``pretrained``."""
+    or a local folder with the SHA-256 of its weights, or of its ``gguf_file``), ``revision`` and a ``peft``
+    adapter (or ``delta`` weights); None when its results file was not found or names no ``pretrained``."""
     from unqover.scoring.weights import weights_sha256
 
     arguments = lm_eval_arguments(lm_eval.get("model_args"))
@@ -120,7 +120,14 @@ def lm_eval_model(lm_eval: Mapping) -> dict | None:
         return None
     model: dict[str, Any] = {"id": pretrained, "revision": _lm_eval_revision(lm_eval, arguments)}
     local = Path(pretrained).expanduser()
-    if local.is_dir():
+    gguf_file = arguments.get("gguf_file")
+    if gguf_file and (local / gguf_file).is_file():  # a GGUF checkpoint: recorded as ``unqover probe`` does
+        from unqover.scoring.gguf import gguf_record
+
+        model["path"] = str((local / gguf_file).resolve())
+        model["gguf"] = gguf_record(local / gguf_file)
+        model["weights_sha256"] = model["gguf"]["sha256"]
+    elif local.is_dir():
         model["path"] = str(local.resolve())
         model["weights_sha256"] = weights_sha256(local)
     for key in ("peft", "delta"):  # a PEFT adapter, or delta weights added to the pretrained ones

@@ -203,10 +203,10 @@ class UnqoverProbe(ProbeDefinition):
             f'them as "—" (use --limit {groups} or more)'
         )
 
-    def check_model_id(self, model_id: str, settings: dict) -> None:
+    def check_model_id(self, model_id: str, settings: dict, run: RunOptions) -> None:
         from unqover.scoring.models import model_source
 
-        model_source(model_id)
+        model_source(model_id, gguf_file=run.gguf_file)
 
     def check_config(self, run: RunOptions, settings: dict) -> None:
         """Also the options that go together, before the model is named or loaded."""
@@ -224,7 +224,7 @@ class UnqoverProbe(ProbeDefinition):
         if prompt_options(settings):  # refused before the weights load: the config says the family
             from unqover.scoring.models import detect_family, model_source
 
-            config = model_source(model_id, run.revision, run.token).config()
+            config = model_source(model_id, run.revision, run.token, run.gguf_file).config()
             family = detect_family(
                 getattr(config, "architectures", None), getattr(config, "model_type", None)
             )

@@ -6,6 +6,7 @@ scorer and the dataset config: extractive QA (``qa`` rows), masked LM (``mlm`` r
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -14,6 +15,14 @@ from pathlib import Path
 from unqover.env import HUB_ID
 from unqover.errors import UnqoverError, first_line, require_models_extra
 from unqover.scoring.adapters import apply_adapter, find_adapter
+from unqover.scoring.gguf import (
+    check_gguf_name,
+    find_gguf,
+    gguf_record,
+    is_gguf_name,
+    readable_architectures,
+    require_gguf,
+)
 from unqover.scoring.weights import hub_snapshot, weights_sha256
 
 FAMILIES = ("qa", "mlm", "causal")
@@ -36,6 +45,7 @@ class LoadedModel:
     adapter: dict | None = None  # the PEFT adapter merged into the weights (``Adapter.record``)
     model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
     weights_sha256: str | None = None  # a local folder's weight files (``unqover.scoring.weights``)
+    gguf: dict | None = None  # a GGUF checkpoint: its file, SHA-256, quantization, architecture
 
     def provenance(self) -> dict:
         return {
@@ -46,6 +56,7 @@ class LoadedModel:
             "device": self.device,
             **({"path": self.path} if self.path else {}),
             **({"weights_sha256": self.weights_sha256} if self.weights_sha256 else {}),
+            **({"gguf": self.gguf} if self.gguf else {}),
             **loading_record(self.adapter, self.model_args),
         }
 
@@ -115,29 +126,81 @@ OFFLINE_MODEL_HINT = (
 
 @dataclass(frozen=True)
 class ModelSource:
-    """Where a model comes from (a local folder or a Hub id), and its safe loaders with one clear error each.
+    """Where a model comes from (a local folder or a Hub id, and the GGUF file in it where the model is one), and
+    its safe loaders with one clear error each.
 
     Every loader passes ``trust_remote_code=False``; weights are safetensors unless ``allow_pickle``, which allows
-    pickled (.bin) weights too and never forbids safetensors (a folder with both loads its safetensors).
+    pickled (.bin) weights too and never forbids safetensors (a folder with both loads its safetensors). A GGUF
+    checkpoint (``gguf_file``) is read by transformers itself, config, tokenizer and weights from the one file
+    (:mod:`unqover.scoring.gguf`).
     """
 
     model_id: str
     location: str
     revision: str | None = None
     token: str | None = None
+    gguf_file: str | None = None  # the GGUF file inside ``location`` (a folder or Hub repo)
 
     @property
     def path(self) -> str | None:
-        """The resolved local folder (symlinks followed), or None for a Hub model."""
+        """The resolved local folder (symlinks followed), or its GGUF file; None for a Hub model."""
         local = Path(self.location).expanduser()
-        return str(local.resolve()) if local.is_dir() else None
+        if not local.is_dir():
+            return None
+        return str((local / self.gguf_file).resolve()) if self.gguf_file else str(local.resolve())
 
     @property
     def options(self) -> dict:
-        return {"revision": self.revision, "token": self.token, "trust_remote_code": False}
+        gguf = {"gguf_file": self.gguf_file} if self.gguf_file else {}
+        return {"revision": self.revision, "token": self.token, "trust_remote_code": False, **gguf}
+
+    def gguf_path(self) -> Path | None:
+        """The GGUF file on this machine: the local one, or a Hub file in the cache once it is downloaded."""
+        if self.gguf_file is None:
+            return None
+        if self.path is not None:
+            return Path(self.path)
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(self.location, self.gguf_file, revision=self.revision)
+        return Path(found) if isinstance(found, str) else None
+
+    def gguf(self) -> dict | None:
+        """What a run records of the GGUF file (:func:`unqover.scoring.gguf.gguf_record`); None for other models."""
+        path = self.gguf_path()
+        return None if path is None else gguf_record(path)
 
     def config(self):
         require_models_extra()
+        if self.gguf_file is not None:
+            return self._gguf_config()
+        return self._config()
+
+    def _gguf_config(self):
+        """The config transformers builds from the GGUF file's metadata (read once per file in a process), with
+        ``architectures`` set to the causal LM class of its model type: unqover scores GGUF causal LMs only."""
+        import copy
+
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+        require_gguf()
+        path = self.gguf_path()
+        if path is not None:  # a local file (or one in the Hub cache): checked before transformers reads it
+            gguf_record(path)
+            stat = path.stat()
+            config = copy.deepcopy(_gguf_config(self, str(path), (stat.st_size, stat.st_mtime_ns)))
+        else:
+            config = self._config()
+        causal = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
+        if causal is None:
+            raise UnqoverError(
+                f"cannot score the GGUF model {self.model_id!r}: it is a {config.model_type} model, and unqover "
+                "scores GGUF checkpoints of causal LMs only (Llama, Mistral, Qwen, Gemma, Phi-3, ...)"
+            )
+        config.architectures = [causal]
+        return config
+
+    def _config(self):
         import transformers
 
         from unqover.env import hub_unreachable, quiet_hub_logs
@@ -153,6 +216,7 @@ class ModelSource:
                 return transformers.AutoConfig.from_pretrained(self.location, **self.options)
         except (OSError, ValueError) as err:
             self._refuse_custom_code(err)
+            self._refuse_gguf(err)
             if self.path is not None:  # a local folder whose config transformers cannot read
                 raise UnqoverError(
                     f"cannot read the config of the model folder {self.model_id}: {first_line(err)}"
@@ -168,6 +232,19 @@ class ModelSource:
                 f"cannot load model {self.model_id!r}: it is no local folder, and the Hub gave: {first_line(err).rstrip('.')}"
                 + hint
             ) from err
+
+    def _refuse_gguf(self, err: Exception) -> None:
+        """One line for a GGUF file transformers cannot read: an architecture it has no reader for, or bytes it
+        cannot parse."""
+        if self.gguf_file is None:
+            return
+        message = first_line(err)
+        if "not supported" in message and "architecture" in message.lower():
+            raise UnqoverError(
+                f"cannot load the GGUF file {self.gguf_file}: {message.rstrip('.')}; transformers reads GGUF files "
+                f"of these architectures: {', '.join(readable_architectures())}"
+            ) from err
+        raise UnqoverError(f"cannot load the GGUF file {self.gguf_file}: {message}") from err
 
     def _refuse_custom_code(self, err: Exception) -> None:
         """One line for a model that needs its own code (``auto_map`` in its config) to load: unqover never runs
@@ -201,7 +278,7 @@ class ModelSource:
 
         try:
             return transformers.AutoTokenizer.from_pretrained(self.location, **self.options)
-        except (OSError, ValueError, TypeError) as err:
+        except (OSError, ValueError, TypeError, KeyError) as err:
             raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
 
     def weights(self, auto_class, dtype: str, allow_pickle: bool, model_args: dict | None = None, **kwargs):
@@ -253,7 +330,7 @@ class ModelSource:
                 raise UnqoverError(unusable_model_args(model_args, err)) from err
             hint = (
                 ""
-                if allow_pickle
+                if allow_pickle or self.gguf_file
                 else " (only safetensors weights are loaded; pass --allow-pickle to trust .bin files)"
             )
             raise UnqoverError(
@@ -312,20 +389,33 @@ def arg_text(key: str, value) -> str:
     return f"{key}={value if isinstance(value, str) else json.dumps(value)}"
 
 
-def model_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
-    """A local folder when ``model_id`` is one, else a Hub id; a path-like id that does not exist is an error."""
+@functools.lru_cache(maxsize=4)
+def _gguf_config(source: ModelSource, path: str, stamp: tuple[int, int]):
+    """A GGUF file's config, built once per file (size, modification time) in a process: transformers parses the
+    whole header, tokenizer included, for it (seconds for a real model)."""
+    return source._config()
+
+
+def model_source(
+    model_id: str, revision: str | None = None, token: str | None = None, gguf_file: str | None = None
+) -> ModelSource:
+    """A local folder or GGUF file when ``model_id`` is one, else a Hub id; ``gguf_file`` names the GGUF file
+    inside a folder or Hub repo (:func:`unqover.scoring.gguf.find_gguf`). A path-like id that does not exist is
+    an error."""
     if not model_id or not isinstance(model_id, str):
         raise UnqoverError("a model id or folder is needed")
     local = Path(model_id).expanduser()
+    found = find_gguf(local, gguf_file)
+    if found is not None:
+        return ModelSource(model_id, str(found[0]), revision, token, gguf_file=found[1])
     if local.is_dir():
         return ModelSource(model_id, str(local), revision, token)
-    if local.exists():
-        raise UnqoverError(
-            f"{model_id} is a file: a model is a folder (config.json, weights, tokenizer) or a Hub id"
-        )
     if looks_like_path(model_id):  # refused at once: never tried on the Hub (40 s offline)
-        raise UnqoverError(f"no model folder {model_id} (it looks like a path, not a Hub id OWNER/NAME)")
-    return ModelSource(model_id, model_id, revision, token)
+        what = "GGUF file" if is_gguf_name(model_id) else "model folder"
+        raise UnqoverError(f"no {what} {model_id} (it looks like a path, not a Hub id OWNER/NAME)")
+    if gguf_file is not None:
+        check_gguf_name(gguf_file)
+    return ModelSource(model_id, model_id, revision, token, gguf_file=gguf_file)
 
 
 #: A Hub model id: ``name`` or ``owner/name`` of letters, digits, '-', '_', '.' (no '--' or '..').
@@ -359,15 +449,16 @@ def load_model(
     allow_pickle: bool = False,
     adapter: str | None = None,
     model_args: dict | None = None,
+    gguf_file: str | None = None,
 ) -> LoadedModel:
-    """Load config, tokenizer and model of a Hub id or a local folder, with one clear error per failure;
-    ``model_args`` go to the model's ``from_pretrained``, and a PEFT ``adapter`` (a folder or Hub id) is merged
-    into the weights (:mod:`unqover.scoring.adapters`)."""
+    """Load config, tokenizer and model of a Hub id, a local folder or a GGUF file (``gguf_file``: the one in a
+    folder or Hub repo), with one clear error per failure; ``model_args`` go to the model's ``from_pretrained``,
+    and a PEFT ``adapter`` (a folder or Hub id) is merged into the weights (:mod:`unqover.scoring.adapters`)."""
     require_models_extra()
     import transformers
 
     check_model_args(model_args or {})
-    source = model_source(model_id, revision, token)
+    source = model_source(model_id, revision, token, gguf_file)
     found = find_adapter(adapter, token=token, allow_pickle=allow_pickle) if adapter is not None else None
     config = source.config()
     family = detect_family(getattr(config, "architectures", None), getattr(config, "model_type", None))
@@ -384,10 +475,13 @@ def load_model(
         "mlm": transformers.AutoModelForMaskedLM,
         "causal": transformers.AutoModelForCausalLM,
     }[family]
-    model = source.weights(auto, dtype, allow_pickle, model_args)
+    # a GGUF file's config is built from the same header the weights are read from: not parsed twice
+    given = {"config": config} if source.gguf_file and not model_args else {}
+    model = source.weights(auto, dtype, allow_pickle, model_args, **given)
     if found is not None:
         model = apply_adapter(model, found, model_id)
     device = place_model(model, device)
+    gguf = source.gguf()
     commit = getattr(config, "_commit_hash", None) or hub_commit(source)
     return LoadedModel(
         model,
@@ -400,7 +494,8 @@ def load_model(
         source.path,
         adapter=None if found is None else found.record(),
         model_args=dict(model_args) if model_args else None,
-        weights_sha256=weights_sha256(source.path),
+        weights_sha256=gguf["sha256"] if gguf else weights_sha256(source.path),
+        gguf=gguf,
     )
 
 
@@ -413,7 +508,9 @@ def hub_commit(source: ModelSource) -> str | None:
     try:
         from huggingface_hub import try_to_load_from_cache
 
-        found = try_to_load_from_cache(source.location, "config.json", revision=source.revision)
+        found = try_to_load_from_cache(
+            source.location, source.gguf_file or "config.json", revision=source.revision
+        )
     except Exception:  # an id or revision the cache cannot name: nothing to record
         return None
     snapshot = hub_snapshot(Path(found).parent) if isinstance(found, str) else None
@@ -422,8 +519,14 @@ def hub_commit(source: ModelSource) -> str | None:
 
 def place_model(model, device: str) -> str:
     """Move the model to ``device`` for scoring; a model that transformers placed itself (quantized weights,
-    e.g. ``--model-arg quantization_config=...``) stays where it is. Returns where it is."""
-    if getattr(model, "is_quantized", False) or getattr(model, "hf_device_map", None):
+    e.g. ``--model-arg quantization_config=...``) stays where it is. Returns where it is. A GGUF checkpoint read
+    into ordinary (dequantized) weights moves like any model."""
+    quantizer = getattr(model, "hf_quantizer", None)
+    dequantized = getattr(
+        getattr(quantizer, "quantization_config", None), "quant_method", None
+    ) == "gguf" and not (getattr(quantizer, "packed_modules", None))
+    quantized = getattr(model, "is_quantized", False) and not dequantized
+    if quantized or getattr(model, "hf_device_map", None):
         model.eval()
         return str(getattr(model, "device", device))
     model.to(device).eval()

@@ -2,28 +2,27 @@
 
 ``answer_log_probs`` returns Σ log p(answer token | prompt, earlier answer tokens) for every answer. The plain
 computation runs each prompt + answer as one full sequence. The shared computation gives the same numbers with
-far fewer token passes, in three passes over a key/value cache:
+far fewer token passes, in one forward pass per batch over a *token tree*:
 
-1. **Prefixes.** Prompts of one group (e.g. one context asked many questions) share their longest common token
-   prefix; it is run once per group (at most every prompt's length minus one, so each prompt keeps a token).
-2. **Prompts.** The cache of each group's prefix is expanded to its prompts, and the rest of each prompt is run
-   once; its last position gives the distribution of every answer's first token.
-3. **Answers.** The cache of each prompt is expanded to its answers of two or more tokens, and their tokens but
-   the last are run (a one-token answer needs no pass of its own).
+- the tokens every prompt of the batch starts with (e.g. a chat template's header and system prompt) form the
+  root, once per packed row;
+- the prompts of one group (e.g. one context asked many questions) share their longest common token prefix (at
+  most every prompt's length minus one, so each prompt keeps a token): a branch, once per group;
+- the rest of each prompt is a branch of its group's prefix, once per prompt: its last token gives the
+  distribution of every answer's first token;
+- each answer of two or more tokens is a branch of its prompt: its tokens but the last, once per answer.
 
-Layout: prefixes are left-padded, the rest of each prompt is left-padded after its prefix, answers are
-right-padded after their prompt; padding is masked and position ids count only real tokens, so every real token
-sees exactly the tokens and positions of its plain full sequence. Logits are kept only where they are needed and
-the log-softmax is taken in float32 whatever the model's dtype.
+Groups are packed into rows (first fit, longest first). A 4-D attention mask lets each token see exactly its
+ancestors and the earlier tokens of its own branch, and position ids count the positions of its plain full
+sequence, so every token sees exactly the tokens and positions it sees there; attention does not depend on the
+order of the keys, so each row puts the tokens whose logits are needed last and the model computes logits for
+those alone (``logits_to_keep``). The log-softmax is taken in float32 whatever the model's dtype.
 
-Memory: the cache is expanded in place, layer by layer, so a batch of ``n`` prompts holds one cache at a time:
-first its ``n`` prompts, then at most ``2n`` answers (two per prompt here), each as long as the padded prompt plus
-answer; the keys and values of the plain computation's ``2n`` full sequences, no more. The runner's
-out-of-memory halving of the batch size applies as for every scorer.
-
-Sharing needs a cache of attention keys and values (a recurrent state would also carry the padding between a
-prefix and the rest of its prompt) and, for sliding-window layers, a padded width within the window (gaps would
-count against it); otherwise the plain computation runs. ``cache_kind`` tells them apart.
+There is no key/value cache: no copies of prefixes per prompt or per answer, no passes of one token. Packing
+needs an attention that takes such a mask (``sdpa`` or ``eager``), a model whose state is attention alone (a
+recurrent state would also carry the other branches), and, for sliding-window layers, sequences within the window
+(the mask is used as given); otherwise the plain computation runs. ``cache_kind`` and ``packable`` tell them
+apart. The runner's out-of-memory halving of the batch size applies as for every scorer.
 """
 
 from __future__ import annotations
@@ -63,11 +62,10 @@ def answer_log_probs(
         return np.zeros(0)
     if groups is None:
         return full_sequence_log_probs(model, prompts, answers, answer_prompt, pad_id=pad_id, device=device)
-    prefix_lengths = shared_prefix_lengths(prompts, np.asarray(groups))
-    width = max(prefix_lengths) + max(len(p) - k for p, k in zip(prompts, prefix_lengths, strict=True))
-    width += max(len(a) for a in answers)
-    if sliding_window is not None and width >= sliding_window:
+    longest = max(len(prompts[i]) + len(a) for i, a in zip(answer_prompt.tolist(), answers, strict=True))
+    if not packable(model) or (sliding_window is not None and longest >= sliding_window):
         return full_sequence_log_probs(model, prompts, answers, answer_prompt, pad_id=pad_id, device=device)
+    prefix_lengths = shared_prefix_lengths(prompts, np.asarray(groups))
     return _shared_log_probs(
         model,
         prompts,
@@ -87,26 +85,21 @@ def shared_prefix_lengths(prompts: Sequence[Tokens], groups: np.ndarray) -> list
         members.setdefault(g, []).append(i)
     lengths = [0] * len(prompts)
     for rows in members.values():
-        seqs = [list(prompts[i]) for i in rows]
-        first, last = min(seqs), max(seqs)  # lexicographic: every sequence shares what these two share
-        common = sum(
-            1 for _ in itertools.takewhile(lambda pair: pair[0] == pair[1], zip(first, last, strict=False))
-        )
-        shared = max(0, min(common, min(len(s) for s in seqs) - 1))
+        shared = _common_prefix([list(prompts[i]) for i in rows])
         for i in rows:
             lengths[i] = shared
     return lengths
 
 
 def cache_kind(model, device) -> tuple[bool, int | None]:
-    """Whether the model's cache holds only attention keys and values (so prefixes can be shared), and its
-    smallest sliding window (None without one), from the cache of a two-token forward."""
+    """Whether the model's state is attention keys and values alone (so a tree of prefixes can be packed), and
+    its smallest sliding window (None without one), from the cache of a two-token forward."""
     import torch
     from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer
 
     with torch.inference_mode():
         ids = torch.zeros((1, 2), dtype=torch.long, device=device)
-        cache = model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+        cache = model(input_ids=ids, use_cache=True, logits_to_keep=1).cache
     layers = getattr(cache, "layers", None)
     if not isinstance(cache, DynamicCache) or not layers:
         return False, None
@@ -147,6 +140,115 @@ def full_sequence_log_probs(
         return (token_lp * in_answer).sum(-1).double().cpu().numpy()
 
 
+#: Packed rows hold about this many tokens (more when one group needs it): wide enough that the root is a small
+#: share of each row, narrow enough that attention (quadratic in the width) stays small beside the layers' matrix
+#: products.
+ROW_TOKENS = 256
+
+#: attention implementations that take a custom 4-D mask (bool for sdpa, additive float for eager)
+MASKED_ATTENTION = ("sdpa", "eager")
+
+
+def packable(model) -> bool:
+    """Whether the model's attention takes the tree's 4-D mask (``sdpa`` or ``eager``)."""
+    return getattr(model.config, "_attn_implementation", None) in MASKED_ATTENTION
+
+
+class _Tree:
+    """The tokens of one batch's tree packed into rows: per token its id, position and branch labels (group,
+    prompt, answer; -1 where the token belongs to every branch below its level, -2 for padding), and per answer
+    token the kept logit that predicts it."""
+
+    def __init__(self, prompts, answers, answer_prompt, groups, prefix_lengths, pad_id: int) -> None:
+        root = _common_prefix(prompts)
+        members: dict[int, list[int]] = {}
+        for i, g in enumerate(groups.tolist()):
+            members.setdefault(g, []).append(i)
+        answers_of: dict[int, list[int]] = {}
+        for j, i in enumerate(answer_prompt.tolist()):
+            if len(answers[j]):
+                answers_of.setdefault(i, []).append(j)
+        # per group: its body (tokens whose logits are not needed), its needed tokens, and what they predict
+        # as (index among the needed tokens, target id, answer)
+        units = []
+        for g, rows in enumerate(members.values()):
+            start = prefix_lengths[rows[0]]
+            body = [(t, p, g, -1, -1) for p, t in enumerate(prompts[rows[0]][root:start], start=root)]
+            needed, targets = [], []
+            for i in rows:
+                rest = [(t, p, g, i, -1) for p, t in enumerate(prompts[i][start:], start=start)]
+                body += rest[:-1]
+                targets += [(len(needed), answers[j][0], j) for j in answers_of.get(i, [])]
+                needed.append(rest[-1])
+                for j in answers_of.get(i, []):
+                    for p, (t, following) in enumerate(
+                        zip(answers[j], answers[j][1:], strict=False), start=len(prompts[i])
+                    ):
+                        targets.append((len(needed), following, j))
+                        needed.append((t, p, g, i, j))
+            units.append((body, needed, targets))
+        head = [(t, p, -1, -1, -1) for p, t in enumerate(prompts[0][:root])]
+        packed = _balanced_rows([len(b) + len(n) for b, n, _ in units], len(head))
+        bodies = [head + [tok for u in r for tok in units[u][0]] for r in packed]
+        needs = [[tok for u in r for tok in units[u][1]] for r in packed]
+        body_width, self.kept = max(map(len, bodies)), max(map(len, needs))
+        pad = (pad_id, 0, -2, -2, -2)
+        # each row: its body, padding, then its needed tokens, last (padded in front to a common width)
+        self.tokens = np.array(
+            [
+                b + [pad] * (body_width - len(b) + self.kept - len(n)) + n
+                for b, n in zip(bodies, needs, strict=True)
+            ],
+            dtype=np.int64,
+        )  # (rows, width, 5)
+        self.targets = []  # (row, index among the row's kept logits, target id, answer)
+        for r, row_units in enumerate(packed):
+            offset = self.kept - len(needs[r])
+            for u in row_units:
+                self.targets += [(r, offset + n, target, j) for n, target, j in units[u][2]]
+                offset += len(units[u][1])
+
+    def mask(self):
+        """(rows, 1, width, width) bool: a token sees its ancestors and its own branch up to its position."""
+        import torch
+
+        tokens = torch.from_numpy(self.tokens)
+        position, *labels = (tokens[..., k] for k in range(1, 5))
+        query, key = (slice(None), slice(None), None), (slice(None), None, slice(None))
+        sees = position[key] <= position[query]
+        for label in labels:
+            sees &= (label[key] == -1) | (label[key] == label[query])
+        real = labels[0] != -2
+        sees &= real[key] & real[query]
+        sees |= torch.eye(tokens.shape[1], dtype=torch.bool)[None]  # padding sees itself (no empty row)
+        return sees[:, None]
+
+
+def _balanced_rows(sizes: list[int], head: int) -> list[list[int]]:
+    """Units (their token counts) packed into rows that each start with ``head`` tokens: as many rows as rows of
+    :data:`ROW_TOKENS` (or of the largest unit) need, each unit (largest first) to the row with the fewest tokens
+    so far, so that the rows end about level and little padding is run."""
+    width = max(ROW_TOKENS, head + max(sizes)) - head
+    rows = min(len(sizes), max(1, -(-sum(sizes) // max(1, width))))
+    packed: list[list[int]] = [[] for _ in range(rows)]
+    load = [0] * rows
+    for unit in sorted(range(len(sizes)), key=lambda u: -sizes[u]):
+        row = min(range(rows), key=load.__getitem__)
+        packed[row].append(unit)
+        load[row] += sizes[unit]
+    return packed
+
+
+def _common_prefix(prompts: Sequence[Tokens]) -> int:
+    """Tokens every prompt starts with, short of the shortest prompt's last token."""
+    prompts = [list(p) for p in prompts]
+    first, last = min(prompts), max(prompts)  # lexicographic: every sequence shares what these two share
+    common = sum(
+        1 for _ in itertools.takewhile(lambda pair: pair[0] == pair[1], zip(first, last, strict=False))
+    )
+    return max(0, min(common, min(len(p) for p in prompts) - 1))
+
+
 def _shared_log_probs(
     model,
     prompts: Sequence[Tokens],
@@ -160,73 +262,25 @@ def _shared_log_probs(
 ) -> np.ndarray:
     import torch
 
-    n = len(prompts)
+    tree = _Tree(prompts, answers, answer_prompt, groups, prefix_lengths, pad_id)
+    mask = tree.mask().to(device)
+    if model.config._attn_implementation == "eager":
+        blocked = torch.finfo(model.dtype).min
+        mask = torch.zeros(mask.shape, dtype=model.dtype, device=device).masked_fill_(~mask, blocked)
+    tokens = torch.from_numpy(tree.tokens)
+    row, kept, target, answer = torch.tensor(tree.targets, dtype=torch.long, device=device).reshape(-1, 4).T
     with torch.inference_mode():
-        # 1. one prefix per group (groups that share nothing get an empty, fully masked one)
-        slot_of_group: dict[int, int] = {}
-        prefixes: list[Tokens] = []
-        for i, g in enumerate(groups.tolist()):
-            if prefix_lengths[i] and g not in slot_of_group:
-                slot_of_group[g] = len(prefixes)
-                prefixes.append(prompts[i][: prefix_lengths[i]])
-        slot = torch.tensor([slot_of_group.get(g, 0) for g in groups.tolist()], device=device)
-        cache = None
-        if prefixes:
-            ids, mask = pad_sequences(prefixes, pad_id, left=True)
-            mask, ids = mask.to(device), ids.to(device)
-            cache = model(
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
-                use_cache=True,
-                logits_to_keep=1,
-            ).past_key_values
-            cache.reorder_cache(slot)
-            prefix_mask = mask[slot] * torch.tensor([k > 0 for k in prefix_lengths], device=device)[:, None]
-        else:
-            prefix_mask = torch.zeros((n, 0), dtype=torch.long, device=device)
-        # 2. the rest of every prompt, once: its last position predicts every answer's first token
-        ids, mask = pad_sequences(
-            [p[k:] for p, k in zip(prompts, prefix_lengths, strict=True)], pad_id, left=True
-        )
-        ids, mask = ids.to(device), mask.to(device)
-        start = torch.tensor(prefix_lengths, device=device)[:, None]
-        prompt_mask = torch.cat([prefix_mask, mask], dim=1)
-        out = model(
-            input_ids=ids,
-            attention_mask=prompt_mask,
-            position_ids=(start + mask.cumsum(-1) - 1).clamp(min=0),
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        chosen = torch.as_tensor(answer_prompt, device=device)
-        first = torch.tensor([a[0] if len(a) else pad_id for a in answers], device=device)
-        log_probs = out.logits[:, -1].float().log_softmax(-1)
-        total = log_probs[chosen, first] * torch.tensor([len(a) > 0 for a in answers], device=device)
-        del log_probs
-        # 3. the answers' further tokens, from each prompt's cache expanded to its long answers
-        long = [j for j, a in enumerate(answers) if len(a) > 1]
-        if long:
-            cache = out.past_key_values
-            del out
-            rows = chosen[long]
-            cache.reorder_cache(rows)
-            ids, mask = pad_sequences([answers[j][:-1] for j in long], pad_id, left=False)
-            ids, mask = ids.to(device), mask.to(device)
-            lengths = torch.tensor([len(prompts[i]) for i in answer_prompt[long].tolist()], device=device)
-            logits = model(
-                input_ids=ids,
-                attention_mask=torch.cat([prompt_mask[rows], mask], dim=1),
-                position_ids=lengths[:, None] + torch.arange(ids.shape[1], device=device)[None, :],
-                past_key_values=cache,
-                use_cache=True,
-                logits_to_keep=0,
-            ).logits
-            targets, _ = pad_sequences([answers[j][1:] for j in long], pad_id, left=False)
-            token_lp = _token_log_probs(logits, targets.to(device)) * mask
-            total[torch.tensor(long, device=device)] += token_lp.sum(-1)
-        return total.double().cpu().numpy()
+        logits = model(
+            input_ids=tokens[..., 0].to(device),
+            attention_mask=mask,
+            position_ids=tokens[..., 1].to(device),
+            use_cache=False,
+            logits_to_keep=tree.kept,
+        ).logits
+        log_probs = logits.float().log_softmax(-1)[row, kept, target]
+        total = torch.zeros(len(answers), dtype=torch.float64, device=device)
+        total.index_add_(0, answer, log_probs.double())
+        return total.cpu().numpy()
 
 
 def _token_log_probs(logits, targets):

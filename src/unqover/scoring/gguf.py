@@ -1,0 +1,184 @@
+"""GGUF checkpoints (llama.cpp, Ollama, LM Studio): which file a model argument names, and what the file is.
+
+transformers reads a GGUF file itself (``from_pretrained(FOLDER, gguf_file=NAME)``, with the ``gguf`` package
+of the llama.cpp project): it builds the config and the tokenizer from the file's metadata and dequantizes its
+tensors into an ordinary model. unqover loads GGUF checkpoints through that and nothing else
+(:class:`unqover.scoring.models.ModelSource`); this module finds the file and describes it:
+
+- :func:`find_gguf`: a model argument that is a ``.gguf`` file, or a folder that holds one ``.gguf`` file and no
+  ``config.json``, or ``--gguf-file NAME`` beside a folder or Hub id;
+- :func:`gguf_record`: what a run records of the file: its name, SHA-256, quantization type and architecture
+  (from the header alone, without reading tensor data), after checking that the file is GGUF, whole (every
+  tensor's bytes are inside it), and holds a tokenizer.
+
+transformers reads GGUF files of causal LMs (Llama, Mistral, Qwen, Gemma, Phi-3, GPT-2, ... the list is
+:func:`readable_architectures`) and of T5; unqover scores the causal LMs among them and refuses the others.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from collections import Counter
+from pathlib import Path, PurePosixPath
+
+from unqover.errors import UnqoverError, first_line
+
+SUFFIX = ".gguf"
+
+
+def is_gguf_name(name: str) -> bool:
+    return name.lower().endswith(SUFFIX)
+
+
+def require_gguf() -> None:
+    """Refuse in one line where the ``gguf`` package (which transformers reads GGUF files with) is missing."""
+    if importlib.util.find_spec("gguf") is None:
+        raise UnqoverError('reading GGUF files needs the gguf package: pip install "unqover[models]"')
+
+
+def check_gguf_name(name: str) -> str:
+    """``--gguf-file``: a relative path inside a folder or Hub repo that ends in ``.gguf``."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    if not name or not is_gguf_name(name) or path.is_absolute() or ".." in path.parts:
+        raise UnqoverError(
+            f"--gguf-file {name!r} cannot be used: it names a .gguf file inside the model folder or Hub repo "
+            "(a relative path ending in .gguf)"
+        )
+    return name
+
+
+def find_gguf(local: Path, gguf_file: str | None) -> tuple[Path, str] | None:
+    """(folder, file name) of the GGUF file a local model argument names, or None for a model that is no GGUF
+    file: ``local`` is a ``.gguf`` file; or a folder with ``gguf_file`` in it; or a folder without
+    ``config.json`` that holds exactly one ``.gguf`` file."""
+    if local.is_file():
+        if gguf_file is not None:
+            raise UnqoverError(
+                f"--gguf-file names a file inside a model folder or Hub repo, and {local} is a file already: "
+                "leave --gguf-file out"
+            )
+        if not is_gguf_name(local.name):
+            raise UnqoverError(
+                f"{local} is a file: a model is a folder (config.json, weights, tokenizer), a GGUF file (.gguf) "
+                "or a Hub id"
+            )
+        return local.parent, local.name
+    if not local.is_dir():
+        return None
+    if gguf_file is not None:
+        if not (local / check_gguf_name(gguf_file)).is_file():
+            held = _gguf_files(local)
+            raise UnqoverError(
+                f"no GGUF file {gguf_file} in the model folder {local}"
+                + (f" (it holds {', '.join(held)})" if held else " (it holds no .gguf file)")
+            )
+        return local, gguf_file
+    if (local / "config.json").is_file():
+        return None
+    held = _gguf_files(local)
+    if len(held) > 1:
+        raise UnqoverError(
+            f"the model folder {local} holds {len(held)} GGUF files ({', '.join(held)}) and no config.json: "
+            "choose one with --gguf-file NAME"
+        )
+    return (local, held[0]) if held else None
+
+
+def _gguf_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and is_gguf_name(p.name))
+
+
+def readable_architectures() -> list[str]:
+    """The GGUF architectures (``general.architecture``) the installed transformers reads."""
+    from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
+
+    try:
+        from transformers.integrations.gguf.utils import GGUF_ARCHS
+    except ImportError:  # transformers before its native GGUF path
+        GGUF_ARCHS = {}
+    return sorted({*GGUF_SUPPORTED_ARCHITECTURES, *GGUF_ARCHS} - {"general", "tokenizer"})
+
+
+def gguf_record(path: str | Path) -> dict:
+    """What a run records of a GGUF file: ``file`` (its name), ``sha256``, ``quantization`` (e.g. ``Q4_1``; the
+    file type its header states, else its most common tensor type) and ``architecture`` (``general.architecture``).
+
+    Refuses in one line a file that is not GGUF, is cut short (a tensor's bytes run past its end), or holds no
+    tokenizer."""
+    from unqover.scoring.weights import file_sha256
+
+    path = Path(path)
+    metadata, tensors, data_start = _read_header(path)
+    size = path.stat().st_size
+    end = max((data_start + offset + nbytes for _, _, offset, nbytes in tensors), default=data_start)
+    if end > size:
+        raise UnqoverError(
+            f"cannot load the GGUF file {path.name}: it is cut short ({size:,} bytes, its tensors need {end:,}); "
+            "download it again"
+        )
+    if "tokenizer.ggml.model" not in metadata:
+        raise UnqoverError(
+            f"cannot load the GGUF file {path.name}: it holds no tokenizer (no tokenizer.ggml.* metadata), and "
+            "unqover reads the tokenizer from the file; convert it with llama.cpp's convert_hf_to_gguf.py, which "
+            "writes one"
+        )
+    return {
+        "file": path.name,
+        "sha256": file_sha256(path),
+        "quantization": _quantization(metadata, [ggml_type for _, ggml_type, _, _ in tensors]),
+        "architecture": str(metadata.get("general.architecture")),
+    }
+
+
+@functools.lru_cache(maxsize=8)
+def _header(path: str, stamp: tuple[int, int]) -> tuple[dict, list[tuple[str, int, int, int]], int]:
+    try:
+        from transformers.integrations.gguf.reader import GgufHeader, read_gguf_metadata
+    except ImportError:  # older transformers: the gguf package's own reader (slower: it reads every string)
+        return _header_from_gguf_package(path)
+    metadata, _ = read_gguf_metadata(path)
+    header = GgufHeader.from_file(path)
+    tensors = [(t.name, t.ggml_type, t.offset, t.nbytes) for t in header.tensors]
+    return metadata, tensors, header.data_start
+
+
+def _header_from_gguf_package(path: str) -> tuple[dict, list[tuple[str, int, int, int]], int]:
+    from gguf import GGUFReader
+
+    reader = GGUFReader(path)
+    metadata = {name: field.contents() for name, field in reader.fields.items()}
+    tensors = [(t.name, int(t.tensor_type), int(t.data_offset), int(t.n_bytes)) for t in reader.tensors]
+    return metadata, [(n, g, o - reader.data_offset, b) for n, g, o, b in tensors], reader.data_offset
+
+
+def _read_header(path: Path) -> tuple[dict, list[tuple[str, int, int, int]], int]:
+    """(metadata, [(tensor name, ggml type, offset in the data section, bytes)], where the data section starts);
+    one line for a file that is not GGUF or whose header cannot be read."""
+    import struct
+
+    require_gguf()
+    try:
+        stat = path.stat()
+        return _header(str(path.resolve()), (stat.st_size, stat.st_mtime_ns))
+    except struct.error as err:
+        raise UnqoverError(f"cannot load the GGUF file {path.name}: its header is cut short") from err
+    except (ValueError, KeyError, IndexError, OSError, UnicodeDecodeError) as err:
+        raise UnqoverError(f"cannot load the GGUF file {path.name}: {first_line(err)}") from err
+
+
+def _quantization(metadata: dict, ggml_types: list[int]) -> str:
+    from gguf import GGMLQuantizationType, LlamaFileType
+
+    file_type = metadata.get("general.file_type")
+    try:
+        name = LlamaFileType(int(file_type)).name
+    except (TypeError, ValueError):
+        name = None
+    if name is not None:
+        return name.removeprefix("MOSTLY_").removeprefix("ALL_")
+    common = Counter(ggml_types).most_common(1)
+    try:
+        return GGMLQuantizationType(common[0][0]).name if common else "unknown"
+    except ValueError:
+        return f"ggml type {common[0][0]}"
