@@ -226,7 +226,9 @@ class CausalScorer:
         """Characters of the context, so that a context's rows sort (and batch) together."""
         return pc.utf8_length(rows["context"]).to_numpy(zero_copy_only=False).astype(np.int64)
 
-    def score(self, rows: pa.Table) -> np.ndarray:
+    def encode(self, rows: pa.Table) -> tuple[list, list, np.ndarray, np.ndarray | None]:
+        """Token ids of each row's prompt and of its two answers (subject 1's, then subject 2's), each answer's
+        prompt, and the prompts' groups (their context; None without sharing)."""
         contexts = rows["context"].to_pylist()
         prompts = [self.prompt(c, q) for c, q in zip(contexts, rows["question"].to_pylist(), strict=True)]
         n = len(prompts)
@@ -234,14 +236,18 @@ class CausalScorer:
         prompt_ids, answer_ids = encode_pair(self.loaded.tokenizer, prompts * 2, answers)
         self.check_fit(prompt_ids, answer_ids)
         groups = np.unique(contexts, return_inverse=True)[1] if self.share_prefixes else None
+        return prompt_ids[:n], answer_ids, np.tile(np.arange(n), 2), groups
+
+    def score(self, rows: pa.Table) -> np.ndarray:
+        prompt_ids, answer_ids, answer_prompt, groups = self.encode(rows)
         log_s = answer_log_probs(
             self.loaded.model,
-            prompt_ids[:n],
+            prompt_ids,
             answer_ids,
-            np.tile(np.arange(n), 2),
+            answer_prompt,
             groups=groups,
             pad_id=self.pad_id,
             device=self.loaded.device,
             sliding_window=self.sliding_window,
         )
-        return np.exp(log_s).reshape(2, n).T
+        return np.exp(log_s).reshape(2, rows.num_rows).T

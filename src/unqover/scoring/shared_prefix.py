@@ -224,6 +224,14 @@ class _Tree:
         return sees[:, None]
 
 
+def packed_shape(prompts, answers, answer_prompt, groups) -> tuple[int, int]:
+    """(rows, width) of the packed tree the shared computation runs for one batch (for benchmarks: the tokens a
+    batch costs)."""
+    groups = np.asarray(groups)
+    tree = _Tree(prompts, answers, np.asarray(answer_prompt), groups, shared_prefix_lengths(prompts, groups), 0)
+    return tree.tokens.shape[0], tree.tokens.shape[1]
+
+
 def _balanced_rows(sizes: list[int], head: int) -> list[list[int]]:
     """Units (their token counts) packed into rows that each start with ``head`` tokens: as many rows as rows of
     :data:`ROW_TOKENS` (or of the largest unit) need, each unit (largest first) to the row with the fewest tokens
