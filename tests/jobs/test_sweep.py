@@ -145,3 +145,32 @@ def test_cli_refusals_before_any_model(tmp_path, capsys):
     assert main(argv) == 2
     assert "--label-map do(es) not apply to any of the probes religion" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_a_sweep_with_a_dataset_runs_every_model_on_its_rows(models, built_datasets, tmp_path, capsys):
+    """``--dataset`` with one probe: every model scores that folder's rows (it used to fail every model)."""
+    output = tmp_path / "sweep"
+    argv = [
+        *("probe", *map(str, models), "--bias", "religion", "--dataset", str(built_datasets["religion"])),
+        *("--limit", str(LIMIT), "--seed", "7", "--output", str(output), "--quiet"),
+        *("--leaderboard-metric", "positional_error"),
+    ]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "failed" not in capsys.readouterr().out
+    for model in models:
+        run = json.loads((output / model.name / "religion" / "run.json").read_text())
+        assert run["dataset"]["source"] == str(built_datasets["religion"])
+        assert (output / model.name / "religion" / "predictions.parquet").is_file()
+    assert (output / "leaderboard-religion.json").is_file()
+
+
+def test_a_sweep_refuses_another_probes_dataset_before_any_model(built_datasets, tmp_path, capsys):
+    religion = built_datasets["religion"]
+    argv = ["probe", "org/a", "org/b", "--bias", "ethnicity", "--dataset", str(religion)]
+    assert main([*argv, "--output", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        f"unqover: error: {religion} holds rows of the religion probe, not ethnicity: pass --bias religion, or a "
+        "dataset of ethnicity rows\n"
+    )
+    assert not (tmp_path / "o").exists()

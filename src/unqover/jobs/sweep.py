@@ -20,6 +20,7 @@ from unqover.hub.load import check_local_dataset
 from unqover.jobs.multi import check_shared_loader, probe_settings, run_probes
 from unqover.jobs.run import default_output
 from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.probes.row_identity import check_rows_of
 from unqover.report.markdown import md
 from unqover.report.page import markdown_page
 from unqover.scoring.placement import check_device
@@ -145,6 +146,7 @@ def _check_all(
     if run.dataset is not None and len(probes) > 1:
         raise UnqoverError("--dataset names one probe's dataset: give --bias a single probe with it")
     check_local_dataset(run.dataset, run.config)
+    check_rows_of(probes[0], run.dataset)  # another probe's rows
     for probe, probe_settings_ in zip(probes, settings, strict=True):
         probe.check_config(run, probe_settings_)
         probe.check_source(run, probe_settings_)
