@@ -374,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     written_by.add_argument(
         "--bias",
         choices=probe_names(),
-        help="the probe of the dataset's rows: required when the file does not record it (checked against them)",
+        help="the probe of the dataset's rows: required when neither the file nor the dataset's rows record it "
+        "(checked against them)",
     )
     written_by.add_argument("--probe", type=Path, metavar="FILE.yaml", help="a custom probe's file")
     measure.add_argument("--dataset", help="dataset folder or Hub id (default: the one recorded in the file)")
