@@ -105,6 +105,12 @@ def test_models_file_lines(tmp_path):
     ]
 
 
+def test_a_byte_order_mark_at_the_start_of_a_models_file_is_read_as_none(tmp_path):
+    path = tmp_path / "models.txt"
+    path.write_bytes("org/a revision=v1\norg/b\n".encode("utf-8-sig"))  # as Windows editors save it
+    assert read_models_file(path) == [SweepModel("org/a", revision="v1"), SweepModel("org/b")]
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [

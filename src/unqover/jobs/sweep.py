@@ -69,9 +69,10 @@ class SweepResult:
 
 def read_models_file(path: Path) -> list[SweepModel]:
     """The models of a ``--models`` file: one a line (``MODEL [revision=REV] [adapter=PATH]``), blank lines and
-    ``#`` comments ignored; bad lines are refused with their line numbers."""
+    ``#`` comments ignored, a byte-order mark at the start read as none (as the word lists read it); bad lines are
+    refused with their line numbers."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise UnqoverError(f"cannot read --models {path}: {err}") from None
     models, bad = [], []
