@@ -248,7 +248,7 @@ def _sweep(args: argparse.Namespace, probes: list[ProbeDefinition], run: RunOpti
         raise UnqoverError("name a MODEL (a Hub id or a local folder), or several, or --models FILE")
     done = sweep(models, probes, run, args.leaderboard_metric, ray_address=args.ray)
     print(sweep_text(done))
-    return 1 if done.failures else 0
+    return 1 if done.failures or done.not_run else 0
 
 
 def _probe_several(model: str, probes: list[ProbeDefinition], run: RunOptions) -> int:

@@ -178,7 +178,8 @@ def run_on_ray(
                     error = _lost(err)
                 if error is not None:
                     errors[model].append(f"{probe.name}: {error}" if len(probes) > 1 else error)
-                    bar.write(f"  failed: {model.label()} {probe.name}: {error}", file=sys.stderr)
+                    failed = "" if error.startswith("not run:") else "failed: "
+                    bar.write(f"  {failed}{model.label()} {probe.name}: {error}", file=sys.stderr)
                 bar.update(1)
     finally:
         ray.shutdown()

@@ -366,6 +366,15 @@ class ProbeDefinition:
         """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""
         raise NotImplementedError
 
+    def headline_names(self) -> list[str]:
+        """The names of :meth:`headline`'s numbers known before any run (a sweep checks its
+        ``--leaderboard-metric`` against them before the first model loads); empty where they depend on the
+        results. The default: the names a results file without numbers has."""
+        try:
+            return list(self.headline({"result": {}, "provenance": {}}))
+        except (KeyError, TypeError, ValueError, NotImplementedError):
+            return []
+
     def headline_text(self, results: dict) -> dict[str, str]:
         """Each number of :meth:`headline` in the words every surface shows it with (the terminal, the reports, the
         summary of several probes, the Space, published notes): the value beside its interval
