@@ -27,7 +27,7 @@ from unqover.probes.options import parse_duration
 from unqover.probes.row_identity import check_rows_of
 from unqover.report.markdown import md
 from unqover.report.page import markdown_page
-from unqover.scoring.placement import check_device
+from unqover.scoring.placement import check_device, torch_threads, use_threads
 from unqover.scoring.run_folder import check_run_folder
 from unqover.scoring.sampling import check_seed
 
@@ -201,10 +201,13 @@ def _check_all(
 def run_model(model: SweepModel, probes: Sequence[ProbeDefinition], run: RunOptions) -> str | None:
     """Run the probes on one model of a sweep (into ``run.output/<model>/<probe>``), loaded once and freed after;
     None when every run finished, :data:`TIME_SPENT` when the command's ``--max-time`` was spent before it
-    started, else the one-line error (the sweep goes on with the next model)."""
+    started, else the one-line error (the sweep goes on with the next model). Scores with ``run.threads`` torch
+    threads where given."""
     left = time_left(run)
     if left is not None and left <= 0:
         return TIME_SPENT
+    if run.threads is not None:
+        use_threads(run.threads)
     one = replace(
         run, output=run.output / model.folder_name(), revision=model.revision, adapter=model.adapter
     )
@@ -265,6 +268,8 @@ def sweep(
     run = replace(run, output=folder, started=started)
     result = SweepResult(folder)
     result.failures = _check_all(models, probes, run, on_ray=ray_address is not None, metric=metric)
+    # every run, here or on a Ray worker's CPU, scores with this process's torch threads: the same bits either way
+    run = replace(run, threads=run.threads or torch_threads(load=True))
     if run.limit is not None:
         print(
             f"Quick runs: every model scores the same seeded sample (--limit {run.limit} --seed {run.seed}), so "

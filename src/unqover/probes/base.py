@@ -61,6 +61,7 @@ class RunOptions:
     chunk_rows: int = 8192
     checkpoint_seconds: float = 60.0  # a chunk being scored is also saved this often (a kill loses <= this)
     started: float | None = None  # time.monotonic() when the command started: --max-time counts from it
+    threads: int | None = None  # torch intra-op threads to score with (None: its default); a sweep sets it
     settings: dict[str, Any] = field(default_factory=dict)  # the probe's own options, checked by the probe
 
 
