@@ -638,7 +638,24 @@ def _run(command, *argv) -> int:
         return 130
 
 
+#: The one line of a command that ran out of memory (a MemoryError anywhere: numpy, pyarrow, Python).
+OUT_OF_MEMORY = (
+    "out of memory: this command needed more memory than this process may use (free memory, a container's limit "
+    "or ulimit -v); ask for less (a smaller --limit, fewer rows or models) or give it more memory"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``unqover`` command: its exit status (2 for a bad input, printed as one ``unqover: error:`` line; an
+    out-of-memory error is one such line too, never a traceback)."""
+    try:
+        return _main(argv)
+    except MemoryError:
+        print(f"unqover: error: {OUT_OF_MEMORY}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     started = time.monotonic()  # --max-time bounds the whole command from here
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["publish"]:

@@ -389,6 +389,71 @@ def test_the_size_of_a_custom_probe_s_rows_is_known_before_they_are_made(pets):
     assert estimate == pytest.approx(made.nbytes / made.num_rows, rel=0.05)
 
 
+def _under_address_space_limit(headroom: int, argv: list[str], *prelude: str) -> subprocess.CompletedProcess:
+    """``unqover ARGV`` in a subprocess whose address space may grow ``headroom`` bytes past what it maps once
+    unqover, numpy and pyarrow are imported (``ulimit -v``, RLIMIT_AS: a real limit, a real MemoryError), after the
+    ``prelude`` lines."""
+    import unqover
+
+    code = "\n".join(
+        [
+            "import resource, sys",
+            "import numpy, pyarrow, pyarrow.compute, pyarrow.parquet  # what every command maps anyway",
+            "from unqover.cli import main",
+            *prelude,
+            "status = open('/proc/self/status').read().splitlines()",
+            "used = next(int(line.split()[1]) * 1024 for line in status if line.startswith('VmSize:'))",
+            f"resource.setrlimit(resource.RLIMIT_AS, (used + {headroom}, resource.RLIM_INFINITY))",
+            f"sys.exit(main({argv!r}))",
+        ]
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(unqover.__file__).parents[1]), *sys.path[1:]]),
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False, timeout=120
+    )
+
+
+@pytest.mark.slow
+def test_a_quick_run_beyond_the_address_space_limit_is_refused_in_one_line(tmp_path):
+    """Under ``ulimit -v`` (the issue's 3 GB, here 1 GB more than unqover maps) the memory check sees the limit:
+    one line before the model, not a MemoryError traceback. The rows (about 2 GB) fit in this machine's free memory,
+    so only the limit refuses them."""
+    probe = _big_probe(tmp_path / "crowd.yaml", 300, 20)
+    argv = ["probe", str(tmp_path / "no-model"), "--probe", str(probe), "--limit", "10"]
+    done = _under_address_space_limit(2**30, [*argv, "--output", str(tmp_path / "run")])
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert re.fullmatch(
+        re.escape(f"unqover: error: {probe}: its 3,588,000 rows (300 subjects, 1 template, 20 attributes) ")
+        + r"need about \d\.\d GB of memory, more than the [\d.]+ [MG]B available: .*\n",
+        done.stderr,
+    ), done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_running_out_of_memory_is_one_line_not_a_traceback(pets, tmp_path):
+    """A real MemoryError (the memory check switched off, so the rows themselves pass the address-space limit)
+    ends the command with one error line and exit status 2."""
+    from unqover.cli import OUT_OF_MEMORY
+
+    big = _big_probe(tmp_path / "crowd.yaml", 1000, 20).read_text(encoding="utf-8").replace("crowd", "pets")
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(big, encoding="utf-8")
+    argv = ["measure", str(pets["predictions"]), "--probe", str(edited), "--output", str(tmp_path / "m.json")]
+    skip_check = (
+        "from unqover.probes.custom import CustomProbe; CustomProbe.check_memory = lambda *a, **k: None"
+    )
+    done = _under_address_space_limit(2**30, argv, skip_check)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and done.stderr.count("unqover: error:") == 1
+    assert done.stderr.endswith(f"\nunqover: error: {OUT_OF_MEMORY}\n")  # after the rows' progress
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_available_memory_is_read_from_the_machine():
     from unqover.env import available_memory
 

@@ -213,6 +213,8 @@ def run_model(model: SweepModel, probes: Sequence[ProbeDefinition], run: RunOpti
     )
     try:
         run_probes(model.model_id, probes, one)
+    except MemoryError:
+        return "out of memory (MemoryError): this model's run needs more memory than this process may use"
     except (UnqoverError, OSError, RuntimeError, ValueError) as err:
         return first_line(err)
     finally:
