@@ -370,8 +370,8 @@ def test_a_custom_probe_beyond_memory_is_refused_with_its_count_before_the_model
         re.escape(
             f"unqover: error: {probe}: its 39,960,000 rows (1,000 subjects, 1 template, 20 attributes) need "
         )
-        + r"about \d+\.\d GB of memory, more than the 4\.0 GB available: every run, a quick one too, generates all "
-        r"the rows first; use fewer subjects, templates or attributes",
+        + r"about \d+\.\d GB of memory, more than the 4\.0 GB available: a quick run keeps every row's id and groups "
+        r"\(not its texts\) to estimate the whole set; use fewer subjects, templates or attributes",
         line,
     ), line
     assert not (tmp_path / "run").exists()
@@ -494,8 +494,8 @@ def test_measure_with_a_probe_file_beyond_memory_is_refused_with_its_count(
         re.escape(
             f"unqover: error: {edited}: its 4,500 rows (10 subjects, 1 template, 25 attributes) need about "
         )
-        + r"\d+ MB of memory, more than the 1 MB available: every run, a quick one too, generates all the rows "
-        r"first; use fewer subjects, templates or attributes",
+        + r"\d+ MB of memory, more than the 1 MB available: all of them are generated first \(a quick run, --limit "
+        r"N, keeps only their ids and groups\); use fewer subjects, templates or attributes",
         line,
     ), line
     assert not (tmp_path / "m.json").exists()
