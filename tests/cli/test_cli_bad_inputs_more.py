@@ -494,8 +494,8 @@ def test_measure_with_a_probe_file_beyond_memory_is_refused_with_its_count(
         re.escape(
             f"unqover: error: {edited}: its 4,500 rows (10 subjects, 1 template, 25 attributes) need about "
         )
-        + r"\d+ MB of memory, more than the 1 MB available: all of them are generated first \(a quick run, --limit "
-        r"N, keeps only their ids and groups\); use fewer subjects, templates or attributes",
+        + r"\d+ MB of memory, more than the 1 MB available: all of them are generated first \(a quick run of a QA "
+        r"or causal LM keeps only their ids and groups\); use fewer subjects, templates or attributes",
         line,
     ), line
     assert not (tmp_path / "m.json").exists()

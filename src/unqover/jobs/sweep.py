@@ -37,6 +37,8 @@ _KEYS = ("revision", "adapter")
 
 #: What :func:`run_model` returns for a model it did not start because the command's ``--max-time`` was spent.
 TIME_SPENT = "not run: --max-time was spent before it started; the same command runs it"
+#: Why the sweep's models not run were not run (its last lines and its page).
+_NOT_RUN = "--max-time was spent before these models started; the same command runs them"
 
 
 @dataclass(frozen=True)
@@ -246,13 +248,9 @@ def _index(result: SweepResult) -> str:
         lines += ["", "## Failed", ""]
         lines += [f"- {md(label)}: {md(err)}" for label, err in result.failures.items()]
     if result.not_run:
-        lines += ["", "## Not run", "", f"{md(_not_run_reason())}:", ""]
+        lines += ["", "## Not run", "", f"{md(_NOT_RUN)}:", ""]
         lines += [f"- {md(m.label())}" for m in result.not_run]
     return "\n".join(lines) + "\n"
-
-
-def _not_run_reason() -> str:
-    return "--max-time was spent before these models started; the same command runs them"
 
 
 def sweep(
@@ -324,6 +322,6 @@ def sweep_text(result: SweepResult) -> str:
     lines += [f"  no leaderboard for {p}: {why}" for p, why in result.no_board.items()]
     lines += [f"  failed: {label}: {err}" for label, err in result.failures.items()]
     if result.not_run:
-        lines.append(f"  not run: {', '.join(m.label() for m in result.not_run)} ({_not_run_reason()})")
+        lines.append(f"  not run: {', '.join(m.label() for m in result.not_run)} ({_NOT_RUN})")
     lines.append(f"Summary page: {result.folder / 'index.html'}")
     return "\n".join(lines)

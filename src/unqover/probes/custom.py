@@ -56,7 +56,10 @@ class CustomProbe(UnqoverProbe):
         rows alone (its estimates are of the whole set)."""
         super().check_config(run, settings)
         if not run.dataset:
-            self.check_memory(run.config or "qa", quick=self.samples_groups(run, settings))
+            config = (
+                run.config or "qa"
+            )  # a masked LM's quick run makes every row (its coverage reads the texts)
+            self.check_memory(config, quick=self.samples_groups(run, settings) and config != "mlm")
 
     def check_memory(self, config: str, quick: bool = False) -> None:
         """Refuse generating rows that would not fit in the memory available now, with their count; ``quick``:
@@ -79,7 +82,7 @@ class CustomProbe(UnqoverProbe):
             why = (
                 "a quick run keeps every row's id and groups (not its texts) to estimate the whole set"
                 if quick
-                else "all of them are generated first (a quick run, --limit N, keeps only their ids and groups)"
+                else "all of them are generated first (a quick run of a QA or causal LM keeps only their ids and groups)"
             )
             raise UnqoverError(
                 f"{self.path}: its {fmt_count(plan.num_rows)} rows ({plural(len(d.subjects), 'subject')}, "
