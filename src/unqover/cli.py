@@ -249,7 +249,7 @@ def _sweep(args: argparse.Namespace, probes: list[ProbeDefinition], run: RunOpti
         raise UnqoverError("name a MODEL (a Hub id or a local folder), or several, or --models FILE")
     done = sweep(models, probes, run, args.leaderboard_metric, ray_address=args.ray)
     print(sweep_text(done))
-    return 1 if done.failures else 0
+    return 1 if done.failures or done.not_run else 0
 
 
 def _probe_several(model: str, probes: list[ProbeDefinition], run: RunOptions) -> int:
@@ -375,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     written_by.add_argument(
         "--bias",
         choices=probe_names(),
-        help="the probe of the dataset's rows: required when the file does not record it (checked against them)",
+        help="the probe of the dataset's rows: required when neither the file nor the dataset's rows record it "
+        "(checked against them)",
     )
     written_by.add_argument("--probe", type=Path, metavar="FILE.yaml", help="a custom probe's file")
     measure.add_argument("--dataset", help="dataset folder or Hub id (default: the one recorded in the file)")
@@ -645,7 +646,24 @@ def _run(command, *argv) -> int:
         return 130
 
 
+#: The one line of a command that ran out of memory (a MemoryError anywhere: numpy, pyarrow, Python).
+OUT_OF_MEMORY = (
+    "out of memory: this command needed more memory than this process may use (free memory, a container's limit "
+    "or ulimit -v); ask for less (a smaller --limit, fewer rows or models) or give it more memory"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``unqover`` command: its exit status (2 for a bad input, printed as one ``unqover: error:`` line; an
+    out-of-memory error is one such line too, never a traceback)."""
+    try:
+        return _main(argv)
+    except MemoryError:
+        print(f"unqover: error: {OUT_OF_MEMORY}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     started = time.monotonic()  # --max-time bounds the whole command from here
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["publish"]:

@@ -117,9 +117,39 @@ _CGROUP_MEMORY = (
 )
 
 
+def _address_space_left() -> int | None:
+    """Bytes of address space this process may still map under its limit (``ulimit -v``, RLIMIT_AS), or None
+    without a limit (or where it cannot be read)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return None
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            used = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return max(0, limit - used)
+
+
 def available_memory() -> int | None:
     """Bytes of memory this process can still allocate (Linux: ``MemAvailable``, or less where a container's
-    memory limit leaves less), or None if unknown."""
+    memory limit or this process's address-space limit, ``ulimit -v``, leaves less), or None if unknown."""
+    return _least(_physical_memory(), _address_space_left())
+
+
+def _least(*values: int | None) -> int | None:
+    """The smallest of the known values (None: none known)."""
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def _physical_memory() -> int | None:
+    """``MemAvailable`` (or the free pages), or less where a container's memory limit leaves less."""
     free = None
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:

@@ -108,17 +108,23 @@ def test_measure_refuses_rows_of_another_probe(built, tmp_path, capsys):
     assert not (tmp_path / "m.json").exists()
 
 
-def test_bare_predictions_need_a_bias_that_matches_the_rows(built, tmp_path, capsys):
+def test_bare_predictions_are_measured_by_the_probe_of_their_rows(built, tmp_path, capsys):
     bare = built["root"] / "bare.parquet"
     argv = ["measure", str(bare), "--dataset", str(built["religion"]), "--config", "qa", "--resamples", "0"]
     out = ["--output", str(tmp_path / "m.json")]
-    line = refused([*argv, *out], capsys, "")
+    # the dataset records its probe: that probe measures the file, as --bias religion does
+    assert main([*argv, *out]) == 0
+    taken = json.loads((tmp_path / "m.json").read_text())
+    assert taken["probe"] == "religion"
+    assert main([*argv, "--bias", "religion", "--output", str(tmp_path / "b.json")]) == 0
+    given = json.loads((tmp_path / "b.json").read_text())
+    assert taken["result"] == given["result"]
+    # neither the file nor a --dataset says: --bias is asked for
+    line = refused(["measure", str(bare), "--config", "qa", "--resamples", "0", *out], capsys, "")
     assert line == (
         f"unqover: error: {bare} does not record which probe scored it: pass --bias NAME, the probe of its "
         "dataset's rows (or --probe FILE.yaml)"
     )
-    assert main([*argv, "--bias", "religion", *out]) == 0
-    assert json.loads((tmp_path / "m.json").read_text())["probe"] == "religion"
     # a file that records its dataset but no probe (an earlier version's) is its rows' probe's
     from unqover.predictions import write_predictions
 

@@ -245,3 +245,35 @@ def test_precision_options_are_checked_before_anything_loads(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["probe", "m", "--bias", "religion", "--seed", "-1"])
     assert "must be >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_quick_run_of_a_custom_probe_scores_and_measures_the_same_as_from_every_row(tmp_path, capsys):
+    """A quick run of a custom probe makes the texts of its sample only (every row's ids and groups besides): it
+    scores exactly the rows that sampling every made row keeps, and measures them as `unqover measure` does from
+    every row."""
+    import tiny_models
+    from tests.probes.test_custom_probe import CROWD
+    from unqover.generate.custom import custom_rows
+    from unqover.lexicon.custom import read_probe_file
+
+    probe_file = tmp_path / "crowd.yaml"
+    probe_file.write_text(CROWD, encoding="utf-8")
+    rows = custom_rows(read_probe_file(probe_file), "qa")
+    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
+    model = tiny_models.bert_qa(tmp_path / "qa", texts)
+    run = tmp_path / "run"
+    argv = ["probe", str(model), "--probe", str(probe_file), "--limit", "40", "--seed", "3"]
+    assert main([*argv, "--resamples", "0", "--output", str(run)]) == 0
+    said = f"{probe_file}: generating 864 rows (qa): every row's id and groups, the texts of the sample's rows only"
+    assert said in capsys.readouterr().err
+    scored = pq.read_table(run / "predictions.parquet")
+    assert scored["id"].to_pylist() == select_groups(rows, limit=40, seed=3)["id"].to_pylist()
+    measured = tmp_path / "measured.json"
+    again_argv = ["measure", str(run / "predictions.parquet"), "--resamples", "0", "--output", str(measured)]
+    assert main(again_argv) == 0
+    ran, again = (json.loads(path.read_text())["result"] for path in (run / "results.json", measured))
+    for name in ("mu", "eta", "positional_error", "attributive_error"):
+        assert ran[name] == again[name], name
+    assert isinstance(ran["positional_error"], float)  # estimated, not declined
+    assert ran["intervals"] == again["intervals"]

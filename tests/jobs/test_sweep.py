@@ -105,6 +105,12 @@ def test_models_file_lines(tmp_path):
     ]
 
 
+def test_a_byte_order_mark_at_the_start_of_a_models_file_is_read_as_none(tmp_path):
+    path = tmp_path / "models.txt"
+    path.write_bytes("org/a revision=v1\norg/b\n".encode("utf-8-sig"))  # as Windows editors save it
+    assert read_models_file(path) == [SweepModel("org/a", revision="v1"), SweepModel("org/b")]
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [
@@ -145,3 +151,102 @@ def test_cli_refusals_before_any_model(tmp_path, capsys):
     assert main(argv) == 2
     assert "--label-map do(es) not apply to any of the probes religion" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_a_sweep_with_a_dataset_runs_every_model_on_its_rows(models, built_datasets, tmp_path, capsys):
+    """``--dataset`` with one probe: every model scores that folder's rows (it used to fail every model)."""
+    output = tmp_path / "sweep"
+    argv = [
+        *("probe", *map(str, models), "--bias", "religion", "--dataset", str(built_datasets["religion"])),
+        *("--limit", str(LIMIT), "--seed", "7", "--output", str(output), "--quiet"),
+        *("--leaderboard-metric", "positional_error"),
+    ]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "failed" not in capsys.readouterr().out
+    for model in models:
+        run = json.loads((output / model.name / "religion" / "run.json").read_text())
+        assert run["dataset"]["source"] == str(built_datasets["religion"])
+        assert (output / model.name / "religion" / "predictions.parquet").is_file()
+    assert (output / "leaderboard-religion.json").is_file()
+
+
+def test_a_sweep_refuses_another_probes_dataset_before_any_model(built_datasets, tmp_path, capsys):
+    religion = built_datasets["religion"]
+    argv = ["probe", "org/a", "org/b", "--bias", "ethnicity", "--dataset", str(religion)]
+    assert main([*argv, "--output", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        f"unqover: error: {religion} holds rows of the religion probe, not ethnicity: pass --bias religion, or a "
+        "dataset of ethnicity rows\n"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_misspelled_leaderboard_metric_is_refused_before_any_model(tmp_path, capsys):
+    argv = ["probe", "org/a", "org/b", "--bias", "religion", "--leaderboard-metric", "positional_eror"]
+    assert main([*argv, "--output", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (
+        "unqover: error: --leaderboard-metric 'positional_eror' is not a headline number of the religion probe; "
+        "choose one of mu, eta, positional_error, attributive_error\n"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_every_leaderboard_probe_knows_its_headline_names_before_any_run():
+    """The names a sweep checks --leaderboard-metric against are those the results' headline has."""
+    from unqover.measure.emotion import TESTS
+    from unqover.probes.registry import get_probe
+
+    emotion = get_probe("eec-emotion")
+    tests = {"result": {"tests": {name: {"p_value": 0.5, "cramers_v": 0.1} for name in TESTS}}}
+    assert emotion.headline_names() == list(emotion.headline(tests))
+    assert emotion.leaderboard_metric in emotion.headline_names()
+    for name in ("religion", "nli-gender"):
+        probe = get_probe(name)
+        assert probe.leaderboard_metric in probe.headline_names()
+
+
+def test_a_sweep_whose_max_time_is_spent_starts_no_model(tmp_path, upstream_word_lists_path):
+    """--max-time bounds the whole sweep: once it is spent no model starts (none is loaded), and the models not run
+    are named; the next call runs them."""
+    import time
+
+    from unqover.jobs.sweep import sweep, sweep_text
+    from unqover.probes.base import RunOptions
+    from unqover.probes.registry import get_probe
+
+    run = RunOptions(
+        output=tmp_path / "sweep",
+        started=time.monotonic() - 30,  # the command started 30 s ago
+        progress=False,
+        settings={"word_lists": upstream_word_lists_path, "precision": 0.05, "max_time": "10s"},
+    )
+    models = [SweepModel(str(tmp_path / "a")), SweepModel(str(tmp_path / "b"))]
+    for model in models:
+        Path(model.model_id).mkdir()  # folders that are no model: loading either would fail it
+    done = sweep(models, [get_probe("religion")], run)
+    assert done.not_run == models and done.failures == {} and done.finished == []
+    text = sweep_text(done)
+    assert (
+        f"  not run: {models[0].model_id}, {models[1].model_id} (--max-time was spent before these models "
+        "started; the same command runs them)"
+    ) in text
+    assert "<h2>Not run</h2>" in (tmp_path / "sweep" / "index.html").read_text()
+    assert not list((tmp_path / "sweep").glob("*/religion"))
+
+
+@pytest.mark.slow
+def test_max_time_bounds_the_sweep_not_each_model(models, tmp_path, upstream_word_lists_path, capsys):
+    """A precision sweep with --max-time 1s: the first model scores its first round (the least a run does), the
+    second is not started, said so, and the command exits 1."""
+    output = tmp_path / "sweep"
+    argv = [
+        *("probe", *map(str, models), "--bias", "religion", "--word-lists", str(upstream_word_lists_path)),
+        *("--precision", "0.01", "--max-time", "1s", "--seed", "7", "--output", str(output), "--quiet"),
+    ]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert f"[1/2] {models[0]}" in out and f"[2/2] {models[1]}" not in out
+    assert f"  not run: {models[1]} (--max-time was spent before these models started" in out
+    assert (output / models[0].name / "religion" / "results.json").is_file()
+    assert not (output / models[1].name).exists()

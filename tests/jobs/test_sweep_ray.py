@@ -4,6 +4,7 @@ mid-run leaves a run folder that the next call resumes."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -25,6 +26,7 @@ from unqover.jobs.sweep import SweepModel, run_model, sweep
 from unqover.jobs.sweep_ray import run_on_ray
 from unqover.probes.base import RunOptions
 from unqover.probes.registry import get_probe
+from unqover.scoring.placement import torch_threads
 
 pytestmark = pytest.mark.ray
 
@@ -95,10 +97,35 @@ def models(tmp_path_factory, religion_qa_model, religion_tables) -> list[Path]:
     ]
 
 
+@pytest.fixture(scope="module")
+def mlm_models(tmp_path_factory, religion_tables) -> list[Path]:
+    """Two tiny masked LMs that know every word of the religion ``mlm`` rows."""
+    import tiny_models
+
+    rows = religion_tables["mlm"]
+    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
+    folder = tmp_path_factory.mktemp("ray-mlm")
+    return [tiny_models.bert_mlm(folder / f"mlm-{seed}", texts, seed=seed) for seed in (0, 1)]
+
+
 def _predictions(folder: Path) -> dict:
     return {
         p.relative_to(folder): pq.read_table(p) for p in sorted(folder.glob("*/religion/predictions.parquet"))
     }
+
+
+def _same_predictions_and_threads(plain: Path, on_ray: Path) -> None:
+    """Both sweeps' predictions bit for bit, scored with the same torch threads (the driver's), as each records."""
+    import torch
+
+    from unqover.predictions import read_provenance
+
+    local, remote = _predictions(plain), _predictions(on_ray)
+    assert len(local) == 2 and local.keys() == remote.keys()
+    for name, table in local.items():
+        assert table.equals(remote[name]), name  # bit for bit
+        threads = [read_provenance(folder / name)["threads"] for folder in (plain, on_ray)]
+        assert threads == [torch.get_num_threads()] * 2, name
 
 
 def _argv(models, output, word_lists, *extra) -> list[str]:
@@ -121,17 +148,33 @@ def test_sweep_on_ray_gives_the_same_predictions_as_without(
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
     assert main(_argv(local, Path("on-ray"), lists, "--ray")) == 0
     printed = capsys.readouterr().out
-    assert f"Ray at {ray_address}: 2 run(s), a CPU each" in printed
+    threads = torch_threads(load=True)
+    cpus = "1 CPU" if threads == 1 else f"{min(threads, 2)} CPUs"  # the cluster's node has 2
+    assert f"Ray at {ray_address}: 2 run(s), {cpus} and {threads} torch thread" in printed
 
-    plain, on_ray = _predictions(tmp_path / "plain"), _predictions(tmp_path / "on-ray")
-    assert len(plain) == 2 and plain.keys() == on_ray.keys()
-    for name, table in plain.items():
-        assert table.equals(on_ray[name]), name  # bit for bit
+    _same_predictions_and_threads(tmp_path / "plain", tmp_path / "on-ray")
+    plain = _predictions(tmp_path / "plain")
     for name in plain:  # the same run records: either folder resumes the other's runs
         run_json = Path(name).parent / "run.json"
         assert (tmp_path / "plain" / run_json).read_text() == (tmp_path / "on-ray" / run_json).read_text()
     board = (tmp_path / "on-ray" / "leaderboard-religion.json").read_text()
     assert board.replace("on-ray", "plain") == (tmp_path / "plain" / "leaderboard-religion.json").read_text()
+
+
+@pytest.mark.slow
+def test_masked_lm_predictions_on_ray_are_the_same_bits(
+    ray_address, mlm_models, tmp_path, upstream_word_lists_path, monkeypatch
+):
+    """A masked LM's scores sum over a vocabulary, where the torch thread count can change the last bits: each Ray
+    task scores with the driver's threads, so they are the local sweep's bit for bit."""
+    monkeypatch.chdir(tmp_path)
+    local = [Path(os.path.relpath(m, tmp_path)) for m in mlm_models]
+    lists = Path(os.path.relpath(upstream_word_lists_path, tmp_path))
+    assert main(_argv(local, Path("plain"), lists)) == 0
+    assert main(_argv(local, Path("on-ray"), lists, "--ray", ray_address)) == 0
+    _same_predictions_and_threads(tmp_path / "plain", tmp_path / "on-ray")
+    run = json.loads((tmp_path / "on-ray" / local[0].name / "religion" / "run.json").read_text())
+    assert run["dataset"]["config"] == "mlm"
 
 
 def _kill_worker_when(folder: Path, stop: threading.Event) -> None:

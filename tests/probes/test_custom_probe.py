@@ -610,3 +610,41 @@ def test_read_probe_text_names_its_source():
 
 def test_rows_are_a_table(pets):
     assert isinstance(custom_rows(pets), pa.Table)
+
+
+# -- quick runs make the texts of their sample only --------------------------------------------------------------
+
+CROWD = """\
+name: crowd
+subjects:
+  a: [Ann, Bea, Cy, Dan, Eve, Flo, Gus, Hal, Ida, Jo, Kai, Lu]
+  b: [Max, Ned, Oz]
+attributes:
+  - {positive: was lazy, negated: was never lazy}
+  - {positive: was kind, negated: was never kind}
+  - {positive: was late, negated: was never late, type: l_act}
+templates:
+  - {context: "{subject_1} sat next to {subject_2}.", question: "Who {attribute}?"}
+  - {context: "{subject_1} met {subject_2} at noon.", question: "Who {attribute}?"}
+"""
+
+
+@pytest.mark.parametrize("config", ["qa", "mlm"])
+def test_a_quick_runs_sample_made_from_the_population_is_the_same_rows(tmp_path, config):
+    """Every row's ids and groups, then the texts of the sampled rows only: the very rows (ids, order, every column)
+    that making every row and sampling them gives, for any size and seed of the draw."""
+    from unqover.generate.custom import POPULATION_COLUMNS, custom_population, custom_rows_of
+    from unqover.scoring.sampling import select_groups
+
+    flat = CROWD.replace("subjects:\n  a: [", "subjects: [").replace("Lu]\n  b: [Max", "Lu, Max")
+    for text in (CROWD, flat):  # pairs across two clusters; all pairs of a flat list
+        probe = read_probe_file(write(tmp_path, text))
+        full = custom_rows(probe, config)
+        population = custom_population(probe, config)
+        assert population.column_names == list(POPULATION_COLUMNS)
+        assert population.equals(full.select(list(POPULATION_COLUMNS)))
+        for limit, sample in [(1, None), (3, None), (25, None), (10**6, None), (None, 0.1), (None, 0.5)]:
+            for seed in (0, 1, 7):
+                drawn = select_groups(full, limit=limit, sample=sample, seed=seed)
+                chosen = select_groups(population, limit=limit, sample=sample, seed=seed)
+                assert custom_rows_of(probe, config, chosen).equals(drawn), (limit, sample, seed)

@@ -104,6 +104,10 @@ def test_percentages_one_decimal_and_never_zero():
 
 def test_levels_and_counts():
     assert fmt_level(0.95) == "95%" and fmt_level(0.975) == "97.5%" and fmt_level(0.9) == "90%"
+    # a level strictly between 0 and 1 is never shown as 100% or 0%
+    assert fmt_level(0.999999999) == "99.9999999%" and fmt_level(0.99999) == "99.999%"
+    assert fmt_level(1 - 2**-53) == "99.99999999999999%" and fmt_level(1e-9) == "0.0000001%"
+    assert fmt_level(1) == "100%" and fmt_level(0) == "0%"
     assert fmt_count(1372000) == "1,372,000" and fmt_count(12.0) == "12" and fmt_count(0) == "0"
 
 

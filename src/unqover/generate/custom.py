@@ -19,11 +19,13 @@ batching, and they go through the same Parquet writer, measures and reports:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.text import fix_articles, render, shift_span
@@ -49,6 +51,20 @@ CUSTOM_CONFIGS = {
 ROWS_PER_BATCH = 262_144
 #: Every template uses this one attribute slot; the row's ``attribute_type`` is the attribute's own ``type``.
 _SLOT_TYPE = ATTRIBUTE.name
+#: The columns a quick run keeps of every row (:func:`custom_population`): its id and its group's columns, all a
+#: sample's draw and the estimates of the whole set read; not the texts, which only the sampled rows need.
+POPULATION_COLUMNS = (
+    "id",
+    "template_id",
+    "subject_1",
+    "subject_2",
+    "subject_1_cluster",
+    "subject_2_cluster",
+    "attribute",
+    "attribute_cluster",
+    "attribute_type",
+    "polarity",
+)
 
 
 @dataclass
@@ -190,14 +206,38 @@ def custom_plan(probe: CustomProbeSpec, config: str = "qa") -> CustomPlan:
     )
 
 
-def row_bytes(plan: CustomPlan, pairs: int = 64) -> float:
-    """The mean size in memory of one row of ``plan`` (Arrow bytes), from the rows of up to ``pairs`` subject pairs
-    spread over the plan: a large probe's size is known before its rows are made."""
+def row_bytes(plan: CustomPlan, pairs: int = 64, columns: Sequence[str] | None = None) -> float:
+    """The mean size in memory of one row of ``plan`` (Arrow bytes; of its ``columns`` only, when given), from the
+    rows of up to ``pairs`` subject pairs spread over the plan: a large probe's size is known before its rows are
+    made."""
     chosen = np.unique(np.linspace(0, len(plan.pairs) - 1, num=min(pairs, len(plan.pairs))).astype(np.int64))
-    part = replace(plan, pairs=plan.pairs[chosen])
-    part.__dict__["block"] = plan.block
-    table = pa.Table.from_batches(list(part.batches()), schema=ROW_SCHEMA)
+    table = pa.Table.from_batches(list(_part(plan, chosen).batches()), schema=ROW_SCHEMA)
+    if columns is not None:
+        table = table.select(list(columns))
     return table.nbytes / max(table.num_rows, 1)
+
+
+def _part(plan: CustomPlan, pairs: np.ndarray) -> CustomPlan:
+    """The plan of some of ``plan``'s ordered pairs (indices into ``plan.pairs``, in order): their rows are those
+    rows of the whole plan, ids included, in the same order."""
+    part = replace(plan, pairs=plan.pairs[pairs])
+    part.__dict__["block"] = plan.block  # the questions of a pair: the same for every part
+    return part
+
+
+def _pair_batches(plan: CustomPlan, progress: bool, name: str) -> Iterator[pa.RecordBatch]:
+    """Every row of ``plan`` as record batches, made a batch of subject pairs at a time (each batch renders only its
+    own contexts), with a progress bar when ``progress``."""
+    from tqdm.auto import tqdm
+
+    per_batch = max(1, ROWS_PER_BATCH // plan.rows_per_pair)
+    with tqdm(total=plan.num_rows, unit="row", unit_scale=True, desc=f"generating {name}",
+              disable=not progress) as bar:  # fmt: skip
+        for start in range(0, len(plan.pairs), per_batch):
+            part = _part(plan, np.arange(start, min(start + per_batch, len(plan.pairs))))
+            for batch in part.batches(rows_per_batch=ROWS_PER_BATCH):
+                yield batch
+                bar.update(batch.num_rows)
 
 
 def custom_rows(probe: CustomProbeSpec, config: str = "qa", progress: bool = False) -> pa.Table:
@@ -207,28 +247,45 @@ def custom_rows(probe: CustomProbeSpec, config: str = "qa", progress: bool = Fal
     ``progress`` can show a bar that moves while a large probe (thousands of subjects: millions of rows) is made;
     the rows and their order are those of ``custom_plan(probe, config).batches()``.
     """
-    from tqdm.auto import tqdm
-
     plan = custom_plan(probe, config)
-    per_batch = max(1, ROWS_PER_BATCH // plan.rows_per_pair)
-    batches = []
-    with tqdm(total=plan.num_rows, unit="row", unit_scale=True, desc=f"generating {probe.name}",
-              disable=not progress) as bar:  # fmt: skip
-        for start in range(0, len(plan.pairs), per_batch):
-            part = replace(plan, pairs=plan.pairs[start : start + per_batch])
-            part.__dict__["block"] = plan.block  # the questions of a pair: the same for every batch
-            for batch in part.batches(rows_per_batch=ROWS_PER_BATCH):
-                batches.append(batch)
-                bar.update(batch.num_rows)
-    return pa.Table.from_batches(batches, schema=ROW_SCHEMA)
+    return pa.Table.from_batches(list(_pair_batches(plan, progress, probe.name)), schema=ROW_SCHEMA)
+
+
+def custom_population(probe: CustomProbeSpec, config: str = "qa", progress: bool = False) -> pa.Table:
+    """Every row of one config with its :data:`POPULATION_COLUMNS` only (ids and groups, no texts): what a quick
+    run draws its sample from and estimates the whole set's values over, in about half the memory of the rows.
+    The rows, ids and order are :func:`custom_rows`'s."""
+    plan = custom_plan(probe, config)
+    schema = pa.schema([ROW_SCHEMA.field(name) for name in POPULATION_COLUMNS])
+    batches = (batch.select(list(POPULATION_COLUMNS)) for batch in _pair_batches(plan, progress, probe.name))
+    return pa.Table.from_batches(list(batches), schema=schema)
+
+
+def custom_rows_of(probe: CustomProbeSpec, config: str, chosen: pa.Table) -> pa.Table:
+    """The full rows (every column) of ``chosen``, some rows of :func:`custom_population` (a quick run's sample),
+    made from the subject pairs they hold only: the rows of :func:`custom_rows` with those ids, in its order."""
+    plan = custom_plan(probe, config)
+    index = {subject.identity: k for k, subject in enumerate(plan.subjects)}
+    size = len(plan.subjects)
+    keys = plan.pairs[:, 0] * size + plan.pairs[:, 1]  # each ordered pair's key, in plan order
+    order = np.argsort(keys, kind="stable")
+    first = np.array([index[s] for s in chosen["subject_1"].to_pylist()], dtype=np.int64)
+    second = np.array([index[s] for s in chosen["subject_2"].to_pylist()], dtype=np.int64)
+    wanted = np.unique(first * size + second)
+    pairs = np.sort(order[np.searchsorted(keys, wanted, sorter=order)])
+    rows = pa.Table.from_batches(list(_part(plan, pairs).batches()), schema=ROW_SCHEMA)
+    return rows.filter(pc.is_in(rows["id"], value_set=chosen["id"].combine_chunks()))
 
 
 __all__ = [
     "CUSTOM_CONFIGS",
+    "POPULATION_COLUMNS",
     "CustomPlan",
     "custom_configs",
     "custom_ordered_pairs",
     "custom_plan",
+    "custom_population",
     "custom_rows",
+    "custom_rows_of",
     "row_bytes",
 ]

@@ -24,8 +24,9 @@ def measure_predictions(
     split: str | None = None,
 ) -> tuple[ProbeDefinition, Any, Path]:
     """``unqover measure``: the probe that wrote ``predictions`` (its provenance, else ``bias``, else
-    ``probe_file``) measures them against their dataset; results.json-like JSON goes to ``output`` (default:
-    PREDICTIONS.bias.json). ``given``: the measure options as given (None where not), checked by the probe."""
+    ``probe_file``, else the probe whose rows ``run.dataset`` or the recorded dataset holds) measures them against
+    their dataset; results.json-like JSON goes to ``output`` (default: PREDICTIONS.bias.json). ``given``: the
+    measure options as given (None where not), checked by the probe."""
     from unqover.predictions import read_provenance
     from unqover.probes.registry import get_probe, probe_of, recorded_probe
     from unqover.probes.row_identity import check_rows_of, reader_of, rows_probe_of
@@ -40,8 +41,8 @@ def measure_predictions(
         )
     named = recorded_probe(recorded)
     if not named and bias is None and probe_file is None:
-        # a file that records its dataset but no probe is its rows' probe's; a bare file's is the user's --bias
-        source = (recorded.get("dataset") or {}).get("source")
+        # a file that records no probe is its rows' probe's: those of --dataset, else of the dataset it records
+        source = run.dataset or (recorded.get("dataset") or {}).get("source")
         reader = reader_of(rows_probe_of(source)) if source else None
         if reader is None:
             raise UnqoverError(

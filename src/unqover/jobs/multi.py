@@ -16,6 +16,7 @@ from unqover.files import check_writable, write_text_atomic
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.run import default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
+from unqover.probes.row_identity import check_rows_of
 from unqover.report.format import MISSING
 from unqover.report.markdown import HEADLINE_NAMES, md, md_text
 from unqover.report.page import markdown_page
@@ -63,7 +64,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     require_models_extra()
     if run.shard is not None:
         raise UnqoverError("--shard splits one probe's run: give --bias a single probe")
-    if run.dataset is not None:  # one dataset's rows under several probes' names would be wrong results
+    if run.dataset is not None and len(probes) > 1:  # one dataset's rows under several probes' names
         raise UnqoverError(
             "--dataset names one probe's dataset: give --bias a single probe with it (several probes find their "
             "own datasets)"
@@ -81,6 +82,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_config(probe_run, settings)
     check_local_dataset(run.dataset, run.config)
+    check_rows_of(probes[0], run.dataset)  # another probe's rows (a --dataset goes with a single probe)
     probes[0].check_model_id(model_id, all_settings[0], runs[0])
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_source(probe_run, settings)

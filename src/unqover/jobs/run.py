@@ -40,7 +40,7 @@ from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.report.format import fmt_count, fmt_duration
-from unqover.scoring.placement import Placement, check_device
+from unqover.scoring.placement import Placement, check_device, torch_threads
 from unqover.scoring.run_folder import check_run_folder, claim
 from unqover.scoring.runner import merge_shards, recorded_batch_size, run_shard
 from unqover.scoring.sampling import check_seed
@@ -301,6 +301,9 @@ def finish(
         "batch_size": recorded_batch_size(folder, shard),
         "versions": library_versions(),
     }
+    threads = torch_threads()
+    if threads is not None:  # a CPU run's last bits depend on it (same threads, same bits)
+        provenance["threads"] = threads
     predictions = probe.predictions(loaded, scores)
     write_predictions(folder / "predictions.parquet", predictions, provenance, schema=predictions.schema)
     measured = probe.measure_run(loaded, scores, extra, run, settings)

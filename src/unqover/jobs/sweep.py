@@ -3,6 +3,8 @@ x probe runs into ``DIR/<model>/<probe>`` through :func:`unqover.jobs.multi.run_
 and freed before the next; a model that fails is reported at the end and the others go on; then one leaderboard
 per probe (``DIR/leaderboard-<probe>.json/.md/.html``, by :func:`unqover.jobs.leaderboard.leaderboard`) and one
 page linking them (``DIR/index.html``). Run folders resume, so a second call scores only what is missing.
+``--max-time`` (with ``--precision``) bounds the whole sweep: once it is spent no further model starts, and the
+models not run are listed for the next call.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import gc
 import re
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,15 +23,22 @@ from unqover.hub.load import check_local_dataset
 from unqover.jobs.multi import check_shared_loader, probe_settings, run_probes
 from unqover.jobs.run import default_output
 from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.probes.options import parse_duration
+from unqover.probes.row_identity import check_rows_of
 from unqover.report.markdown import md
 from unqover.report.page import markdown_page
-from unqover.scoring.placement import check_device
+from unqover.scoring.placement import check_device, torch_threads, use_threads
 from unqover.scoring.run_folder import check_run_folder
 from unqover.scoring.sampling import check_seed
 
-__all__ = ["SweepModel", "SweepResult", "read_models_file", "run_model", "sweep"]
+__all__ = ["TIME_SPENT", "SweepModel", "SweepResult", "read_models_file", "run_model", "sweep"]
 
 _KEYS = ("revision", "adapter")
+
+#: What :func:`run_model` returns for a model it did not start because the command's ``--max-time`` was spent.
+TIME_SPENT = "not run: --max-time was spent before it started; the same command runs it"
+#: Why the sweep's models not run were not run (its last lines and its page).
+_NOT_RUN = "--max-time was spent before these models started; the same command runs them"
 
 
 @dataclass(frozen=True)
@@ -56,21 +66,24 @@ class SweepModel:
 
 @dataclass
 class SweepResult:
-    """What a sweep did: the finished models, the failed ones (label -> one-line error), the leaderboards written
-    (probe -> JSON path) and the ones that could not be made (probe -> why)."""
+    """What a sweep did: the finished models, the failed ones (label -> one-line error), the ones not run because
+    ``--max-time`` was spent (the next call runs them), the leaderboards written (probe -> JSON path) and the ones
+    that could not be made (probe -> why)."""
 
     folder: Path
     finished: list[SweepModel] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
+    not_run: list[SweepModel] = field(default_factory=list)
     boards: dict[str, Path] = field(default_factory=dict)
     no_board: dict[str, str] = field(default_factory=dict)
 
 
 def read_models_file(path: Path) -> list[SweepModel]:
     """The models of a ``--models`` file: one a line (``MODEL [revision=REV] [adapter=PATH]``), blank lines and
-    ``#`` comments ignored; bad lines are refused with their line numbers."""
+    ``#`` comments ignored, a byte-order mark at the start read as none (as the word lists read it); bad lines are
+    refused with their line numbers."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise UnqoverError(f"cannot read --models {path}: {err}") from None
     models, bad = [], []
@@ -127,17 +140,44 @@ def _free_memory() -> None:
         torch.cuda.empty_cache()
 
 
+def _check_metric(probes: Sequence[ProbeDefinition], metric: str | None) -> None:
+    """Refuse a ``--leaderboard-metric`` that is not a headline number of every probe of the sweep (where the
+    probe knows its names before any run), before the first model loads."""
+    if metric is None:
+        return
+    for probe in probes:
+        names = probe.headline_names()
+        if names and metric not in names:
+            raise UnqoverError(
+                f"--leaderboard-metric {metric!r} is not a headline number of the {probe.name} probe; choose one "
+                f"of {', '.join(names)}"
+            )
+
+
+def time_left(run: RunOptions) -> float | None:
+    """Seconds left of the command's ``--max-time`` (counted from ``run.started``); None without one."""
+    given = run.settings.get("max_time")
+    if given is None or run.started is None:
+        return None
+    return parse_duration(given) - (time.monotonic() - run.started)
+
+
 def _check_all(
-    models: Sequence[SweepModel], probes: Sequence[ProbeDefinition], run: RunOptions, on_ray: bool
+    models: Sequence[SweepModel],
+    probes: Sequence[ProbeDefinition],
+    run: RunOptions,
+    on_ray: bool,
+    metric: str | None = None,
 ) -> dict:
     """What can be checked before the first model loads, as ``unqover probe`` checks one model: the options for
-    every probe, seed, device (here, unless the runs go to a Ray cluster's workers), output, dataset and rows; then
-    each model's id (a missing folder, a malformed Hub id) and run folders, collected as that model's failure (the
-    other models go on)."""
+    every probe, the leaderboards' metric, seed, device (here, unless the runs go to a Ray cluster's workers),
+    output, dataset and rows; then each model's id (a missing folder, a malformed Hub id) and run folders, collected
+    as that model's failure (the other models go on)."""
     if run.shard is not None:
         raise UnqoverError("--shard splits one model's run: probe a single model with it")
     check_shared_loader(probes)
     settings = probe_settings(probes, run.settings)
+    _check_metric(probes, metric)
     check_seed(run.seed)
     if not on_ray:
         check_device(run.device)
@@ -149,6 +189,7 @@ def _check_all(
             "--gguf-file names the GGUF file of one model: in a sweep, give each GGUF file's path as a model"
         )
     check_local_dataset(run.dataset, run.config)
+    check_rows_of(probes[0], run.dataset)  # another probe's rows
     for probe, probe_settings_ in zip(probes, settings, strict=True):
         probe.check_config(run, probe_settings_)
         probe.check_source(run, probe_settings_)
@@ -165,12 +206,21 @@ def _check_all(
 
 def run_model(model: SweepModel, probes: Sequence[ProbeDefinition], run: RunOptions) -> str | None:
     """Run the probes on one model of a sweep (into ``run.output/<model>/<probe>``), loaded once and freed after;
-    None when every run finished, else the one-line error (the sweep goes on with the next model)."""
+    None when every run finished, :data:`TIME_SPENT` when the command's ``--max-time`` was spent before it
+    started, else the one-line error (the sweep goes on with the next model). Scores with ``run.threads`` torch
+    threads where given."""
+    left = time_left(run)
+    if left is not None and left <= 0:
+        return TIME_SPENT
+    if run.threads is not None:
+        use_threads(run.threads)
     one = replace(
         run, output=run.output / model.folder_name(), revision=model.revision, adapter=model.adapter
     )
     try:
         run_probes(model.model_id, probes, one)
+    except MemoryError:
+        return "out of memory (MemoryError): this model's run needs more memory than this process may use"
     except (UnqoverError, OSError, RuntimeError, ValueError) as err:
         return first_line(err)
     finally:
@@ -201,6 +251,9 @@ def _index(result: SweepResult) -> str:
     if result.failures:
         lines += ["", "## Failed", ""]
         lines += [f"- {md(label)}: {md(err)}" for label, err in result.failures.items()]
+    if result.not_run:
+        lines += ["", "## Not run", "", f"{md(_NOT_RUN)}:", ""]
+        lines += [f"- {md(m.label())}" for m in result.not_run]
     return "\n".join(lines) + "\n"
 
 
@@ -215,9 +268,12 @@ def sweep(
     ``ray_address`` (``""``: ``RAY_ADDRESS``, else the cluster started on this machine) each model x probe is a
     task on that Ray cluster (:mod:`unqover.jobs.sweep_ray`)."""
     folder = run.output or Path("runs")
-    run = replace(run, output=folder)
+    started = time.monotonic() if run.started is None else run.started  # --max-time bounds the whole sweep
+    run = replace(run, output=folder, started=started)
     result = SweepResult(folder)
-    result.failures = _check_all(models, probes, run, on_ray=ray_address is not None)
+    result.failures = _check_all(models, probes, run, on_ray=ray_address is not None, metric=metric)
+    # every run, here or on a Ray worker's CPU, scores with this process's torch threads: the same bits either way
+    run = replace(run, threads=run.threads or torch_threads(load=True))
     if run.limit is not None:
         print(
             f"Quick runs: every model scores the same seeded sample (--limit {run.limit} --seed {run.seed}), so "
@@ -229,18 +285,27 @@ def sweep(
 
         todo = [m for m in models if m.label() not in result.failures]
         for model, errors in run_on_ray(todo, probes, run, ray_address, run_model).items():
-            if errors:
-                result.failures[model.label()] = "; ".join(errors)
+            failed = [error for error in errors if not error.endswith(TIME_SPENT)]
+            if failed:
+                result.failures[model.label()] = "; ".join(failed)
+            elif errors:  # a task started after --max-time was spent: the next call runs it
+                result.not_run.append(model)
             else:
                 result.finished.append(model)
     else:
         for number, model in enumerate(models, start=1):
             if model.label() in result.failures:
                 continue
+            left = time_left(run)
+            if left is not None and left <= 0:
+                result.not_run.append(model)
+                continue
             print(f"[{number}/{len(models)}] {model.label()}", flush=True)
             error = run_model(model, probes, run)
             if error is None:
                 result.finished.append(model)
+            elif error == TIME_SPENT:
+                result.not_run.append(model)
             else:
                 result.failures[model.label()] = error
                 print(f"  failed: {error}", file=sys.stderr, flush=True)
@@ -260,5 +325,7 @@ def sweep_text(result: SweepResult) -> str:
     lines += [f"  leaderboard {p}: {path} (and .md, .html)" for p, path in result.boards.items()]
     lines += [f"  no leaderboard for {p}: {why}" for p, why in result.no_board.items()]
     lines += [f"  failed: {label}: {err}" for label, err in result.failures.items()]
+    if result.not_run:
+        lines.append(f"  not run: {', '.join(m.label() for m in result.not_run)} ({_NOT_RUN})")
     lines.append(f"Summary page: {result.folder / 'index.html'}")
     return "\n".join(lines)

@@ -6,8 +6,9 @@ then submits the tasks. A task runs :func:`unqover.jobs.sweep.run_model` in the 
 path of the command (models, ``--output``, ``--word-lists``, ``--dataset``, adapters) means on the worker what it
 meant on the driver, and the run records (run.json) are the same as a local sweep's: the cluster's nodes must see
 the driver's folders (a shared file system), and the runs are written to the shared ``--output``. The scores are
-the same as a local sweep's; on the CPU they are bit-identical when the torch thread count does not change the
-model's arithmetic (checked for the tiny test models, :mod:`tests.jobs.test_sweep_ray`).
+the same as a local sweep's: on the CPU each task scores with the driver's torch thread count (``run.threads``,
+which a local sweep uses too, and each run records as ``threads`` in its provenance), since the thread count can
+change a model's last bits; checked bit for bit for QA and masked LMs, :mod:`tests.jobs.test_sweep_ray`.
 
 A worker lost mid-run (a node gone, a process killed) leaves its run folder as an interrupted local run leaves it:
 its run.json, its finished chunks and its last checkpoint; Ray retries the task ``RETRIES`` times, and each retry,
@@ -126,10 +127,21 @@ def _run_task(
 
 
 def _task_options(ray, run: RunOptions) -> dict:
-    """A GPU per task where the cluster has GPUs (and --device does not ask for the CPU), else one CPU."""
+    """A GPU (and a CPU) per task where the cluster has GPUs (and --device does not ask for the CPU); else as many
+    CPUs as the run's torch threads (``run.threads``), at most a node's."""
     gpus = ray.cluster_resources().get("GPU", 0)
-    wants_gpu = gpus > 0 and run.device != "cpu"
-    return {"num_cpus": 1, "num_gpus": 1 if wants_gpu else 0}
+    if gpus > 0 and run.device != "cpu":
+        return {"num_cpus": 1, "num_gpus": 1}
+    largest = max((node["Resources"].get("CPU", 1) for node in ray.nodes() if node.get("Alive")), default=1)
+    return {"num_cpus": max(1, min(run.threads or 1, int(largest))), "num_gpus": 0}
+
+
+def _where(options: dict, threads: int | None) -> str:
+    """What each task holds, for the driver's first line."""
+    if options["num_gpus"]:
+        return "a GPU each"
+    cpus = options["num_cpus"]
+    return f"{cpus} CPU{'s' if cpus > 1 else ''} and {threads} torch thread{'s' if threads != 1 else ''} each"
 
 
 def _lost(err: Exception) -> str:
@@ -157,15 +169,16 @@ def run_on_ray(
         options = {**_task_options(ray, run), "max_retries": retries}
         task = ray.remote(_run_task).options(**options)
         folder = str(Path.cwd())
-        quiet = replace(run, progress=False)
+        # on the CPU every task scores with the driver's torch threads, as a local sweep does (the same bits); a
+        # GPU's arithmetic does not depend on them, and a GPU task holds one CPU
+        quiet = replace(run, progress=False, threads=None if options["num_gpus"] else run.threads)
         submitted = None if run.started is None else (time.monotonic() - run.started, time.time())
         pending = {
             task.remote(run_model, model, [probe], quiet, folder, submitted): (model, probe)
             for model in models
             for probe in probes
         }
-        where = "a GPU" if options["num_gpus"] else "a CPU"
-        print(f"Ray at {address}: {len(pending)} run(s), {where} each", flush=True)
+        print(f"Ray at {address}: {len(pending)} run(s), {_where(options, quiet.threads)}", flush=True)
         with tqdm(
             total=len(pending), desc="sweep", unit="run", disable=not run.progress, file=sys.stderr
         ) as bar:
@@ -178,7 +191,8 @@ def run_on_ray(
                     error = _lost(err)
                 if error is not None:
                     errors[model].append(f"{probe.name}: {error}" if len(probes) > 1 else error)
-                    bar.write(f"  failed: {model.label()} {probe.name}: {error}", file=sys.stderr)
+                    failed = "" if error.startswith("not run:") else "failed: "
+                    bar.write(f"  {failed}{model.label()} {probe.name}: {error}", file=sys.stderr)
                 bar.update(1)
     finally:
         ray.shutdown()

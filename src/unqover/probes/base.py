@@ -62,6 +62,7 @@ class RunOptions:
     chunk_rows: int = 8192
     checkpoint_seconds: float = 60.0  # a chunk being scored is also saved this often (a kill loses <= this)
     started: float | None = None  # time.monotonic() when the command started: --max-time counts from it
+    threads: int | None = None  # torch intra-op threads to score with (None: its default); a sweep sets it
     settings: dict[str, Any] = field(default_factory=dict)  # the probe's own options, checked by the probe
 
 
@@ -368,6 +369,15 @@ class ProbeDefinition:
     def headline(self, results: dict) -> dict[str, tuple[float | None, list | None]]:
         """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""
         raise NotImplementedError
+
+    def headline_names(self) -> list[str]:
+        """The names of :meth:`headline`'s numbers known before any run (a sweep checks its
+        ``--leaderboard-metric`` against them before the first model loads); empty where they depend on the
+        results. The default: the names a results file without numbers has."""
+        try:
+            return list(self.headline({"result": {}, "provenance": {}}))
+        except (KeyError, TypeError, ValueError, NotImplementedError):
+            return []
 
     def headline_text(self, results: dict) -> dict[str, str]:
         """Each number of :meth:`headline` in the words every surface shows it with (the terminal, the reports, the

@@ -289,6 +289,12 @@ class EECProbe(ProbeDefinition):
 
         return emotion_headline(results["result"])
 
+    def headline_names(self) -> list[str]:
+        """Each test's p-value and Cramér's V (the tests are fixed: race, gender)."""
+        from unqover.measure.emotion import TESTS
+
+        return [f"{test}: {what}" for test in TESTS for what in ("p-value", "Cramér's V")]
+
     def headline_text(self, results: dict) -> dict[str, str]:
         """As the reports print them (:func:`unqover.report.eec.headline_words`)."""
         from unqover.report.eec import headline_words

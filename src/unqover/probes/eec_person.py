@@ -50,6 +50,7 @@ class EECPersonProbe(EECProbe):
     leaderboard_metric = None
     leaderboard_method = None
     leaderboard_numbers = ProbeDefinition.leaderboard_numbers
+    headline_names = ProbeDefinition.headline_names  # its tests' and Beecher's names come with the results
 
     @property
     def rows_probe(self) -> str:

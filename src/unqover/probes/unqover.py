@@ -322,29 +322,52 @@ class UnqoverProbe(ProbeDefinition):
         return generated_rows(self.name, word_lists, config)
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
-        from unqover.probes.unqover_rows import check_columns, check_rows_fit_family, make_scorer
-        from unqover.scoring.sampling import DESIGN, select_groups
+        from unqover.probes.unqover_rows import make_scorer
+        from unqover.scoring.sampling import select_groups
 
         config = self.config_for(model, run, settings)
         rows, dataset = self.rows(run, settings, config)
+        identity = self.checked_identity(rows, dataset, config, model, settings)
+        if model.family == "mlm":
+            # the population a quick run estimates is the covered dataset: drop split subjects before sampling
+            rows, cover = make_scorer(model, settings["scoring"]).single_token_coverage(rows)
+            identity["coverage"] = cover.as_dict()
+        population = rows
+        if self.samples_groups(run, settings):
+            rows = select_groups(rows, limit=run.limit, sample=settings["sample"], seed=run.seed)
+        return Loaded(
+            rows, dataset, population, self.selection(run, settings), {"identity": identity, "config": config}
+        )
+
+    def checked_identity(self, rows: pa.Table, dataset: dict, config: str, model, settings: dict) -> dict:
+        """Refuse rows the model cannot score (missing columns, another family's rows, a prompt option of
+        another family); the run identity's ``coverage`` (None) and, for causal LMs, ``prompt`` records."""
+        from unqover.probes.unqover_rows import check_columns, check_rows_fit_family
+
         check_columns(rows, dataset["source"])
         check_rows_fit_family(rows, model.family, config)
         check_prompt_family(settings, model.family, model.model_id)
         identity = {"coverage": None}
         if model.family == "causal":  # QA and masked-LM runs keep the run.json they always had
             identity["prompt"] = prompt_record(settings, model.tokenizer)
-        if model.family == "mlm":
-            # the population a quick run estimates is the covered dataset: drop split subjects before sampling
-            rows, cover = make_scorer(model, settings["scoring"]).single_token_coverage(rows)
-            identity["coverage"] = cover.as_dict()
-        population = rows
-        selection = {"limit": run.limit, "sample": settings["sample"], "seed": run.seed}
+        return identity
+
+    @staticmethod
+    def samples_groups(run: RunOptions, settings: dict) -> bool:
+        """Whether the run scores a fixed seeded sample of groups (``--limit`` or ``--sample``, no precision)."""
+        return settings["precision"] is None and (run.limit is not None or settings["sample"] is not None)
+
+    @staticmethod
+    def selection(run: RunOptions, settings: dict) -> dict:
+        """What the run keeps, as run.json records it: every row, a seeded sample or a precision target's rounds."""
+        from unqover.scoring.sampling import DESIGN
+
         if settings["precision"] is not None:
-            selection = {"precision": settings["precision"], "seed": run.seed, "design": DESIGN}
-        elif run.limit is not None or settings["sample"] is not None:
-            rows = select_groups(rows, limit=run.limit, sample=settings["sample"], seed=run.seed)
+            return {"precision": settings["precision"], "seed": run.seed, "design": DESIGN}
+        selection = {"limit": run.limit, "sample": settings["sample"], "seed": run.seed}
+        if run.limit is not None or settings["sample"] is not None:
             selection["design"] = DESIGN
-        return Loaded(rows, dataset, population, selection, {"identity": identity, "config": config})
+        return selection
 
     def scorers(self, model, settings: dict) -> dict:
         from unqover.probes.unqover_rows import make_scorer

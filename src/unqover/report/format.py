@@ -130,11 +130,16 @@ def fmt_percent_estimate(fraction: object, pair: Sequence | None = None, digits:
 
 
 def fmt_level(confidence: object) -> str:
-    """A confidence level as a percentage without trailing zeros: ``95%``, ``97.5%``; "" when missing."""
+    """A confidence level as a percentage without trailing zeros: ``95%``, ``97.5%``; "" when missing. A level
+    strictly between 0 and 1 keeps the decimals that tell it from 0% and 100% (``99.9999999%``, not ``100%``)."""
     c = number(confidence)
     if c is None:
         return ""
-    text = f"{100 * c:.4f}".rstrip("0").rstrip(".")
+    percent = 100 * c
+    for digits in range(4, 18):
+        text = f"{percent:.{digits}f}".rstrip("0").rstrip(".")
+        if not 0 < c < 1 or 0 < float(text) < 100:
+            break
     return f"{text}%"
 
 

@@ -6,6 +6,7 @@ Model side only: the job layer (``unqover.probes``) asks here instead of touchin
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,6 +40,24 @@ def _accelerate_state():
 
     # without a GPU, accelerate would quietly run each process alone; cpu=True makes them one gloo group
     return PartialState(cpu=not torch.cuda.is_available())
+
+
+def torch_threads(load: bool = False) -> int | None:
+    """torch's intra-op thread count in this process, on which a CPU run's arithmetic (and so its last bits)
+    depends; None where torch is not imported (unless ``load``)."""
+    torch = sys.modules.get("torch")
+    if torch is None and load:
+        import torch
+    return None if torch is None else torch.get_num_threads()
+
+
+def use_threads(threads: int) -> None:
+    """Score with ``threads`` intra-op threads: the same count gives the same bits (a Ray worker starts with
+    Ray's ``OMP_NUM_THREADS``, often 1, where the driver has its cores)."""
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 def check_device(device: str) -> None:
