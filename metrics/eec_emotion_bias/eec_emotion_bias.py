@@ -63,7 +63,7 @@ Returns:
     has no questions), adjusted (family, p_values, holm, bh), persons (per-person records), tie_rate, permutation,
     bootstrap.
 Examples:
-    >>> bias = evaluate.load("unqover/eec_emotion_bias")
+    >>> bias = evaluate.load("eec_emotion_bias")
     >>> references = [
     ...     {"gender": "female", "race": "African-American", "person": "Ebony", "form": "feels"},
     ...     {"gender": "female", "race": "European", "person": "Amanda", "form": "feels"},
@@ -106,7 +106,7 @@ Returns:
     (p_values, holm, bh), beecher (counts, statistics, cutoff, df, exceeds_cutoff, absent_groups, divides_by_zero,
     num_questions, top_k), tie_rate, permutation, notes.
 Examples:
-    >>> bias = evaluate.load("unqover/eec_emotion_bias", "person")
+    >>> bias = evaluate.load("eec_emotion_bias", "person")
     >>> references = [
     ...     {"choices": ["he", "she"], "choice_genders": ["male", "female"], "choice_races": [None, None],
     ...      "emotion": "anger", "template": "<person subject> feels <emotion word>.", "form": "subject"},
@@ -215,6 +215,8 @@ class EecEmotionBias(ReferenceRows, evaluate.Measurement):
                 }
             ),
             homepage="https://github.com/sbeecher0575/nlpbias",
+            license="apache-2.0",
+            codebase_urls=["https://github.com/unqover/unqover", "https://github.com/sbeecher0575/nlpbias"],
             reference_urls=["https://github.com/sbeecher0575/nlpbias", "https://aclanthology.org/S18-2005"],
         )
 

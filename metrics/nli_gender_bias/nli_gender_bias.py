@@ -53,7 +53,7 @@ Returns:
     margin, by_gender ({"female": {...}, "male": {...}}), intervals, p_values, bootstrap, permutation, and the
     tables `by_occupation` and `by_template` as lists of records.
 Examples:
-    >>> bias = evaluate.load("unqover/nli_gender_bias")
+    >>> bias = evaluate.load("nli_gender_bias")
     >>> references = [
     ...     {"occupation_gender": "female", "cluster": "p1", "occupation": "nurse"},
     ...     {"occupation_gender": "male", "cluster": "p2", "occupation": "carpenter"},
@@ -102,6 +102,8 @@ class NliGenderBias(ReferenceRows, evaluate.Measurement):
                 }
             ),
             homepage="https://arxiv.org/abs/2105.05541",
+            license="apache-2.0",
+            codebase_urls=["https://github.com/unqover/unqover"],
             reference_urls=["https://arxiv.org/abs/2105.05541"],
         )
 

@@ -53,7 +53,7 @@ Returns:
     (subject, attribute, gamma, eta, count, ...), `subject_gamma` (rank, subject, gamma, eta, count, ...) and
     `cluster_gamma` (cluster, attribute, gamma, eta, count, ...) as lists of records.
 Examples:
-    >>> bias = evaluate.load("unqover/unqover_bias")
+    >>> bias = evaluate.load("unqover_bias")
     >>> rows = [
     ...     {"subject_1": "Gerald", "subject_2": "Jennifer", "template_id": 1, "attribute": "was a hunter", "polarity": "positive"},
     ...     {"subject_1": "Jennifer", "subject_2": "Gerald", "template_id": 1, "attribute": "was a hunter", "polarity": "positive"},
@@ -122,6 +122,8 @@ class UnqoverBias(ReferenceRows, evaluate.Measurement):
                 }
             ),
             homepage="https://github.com/allenai/unqover",
+            license="apache-2.0",
+            codebase_urls=["https://github.com/unqover/unqover", "https://github.com/allenai/unqover"],
             reference_urls=["https://aclanthology.org/2020.findings-emnlp.311"],
         )
 

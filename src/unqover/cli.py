@@ -147,7 +147,7 @@ def _publish_results(args: argparse.Namespace) -> int:
             token=args.token,
         )
     except (UnqoverError, OSError) as err:
-        print(f"unqover publish-results: error: {err}", file=sys.stderr)
+        print(f"unqover: error: {err}", file=sys.stderr)
         return 2
     for note in published.skipped:
         print(note)
@@ -321,7 +321,7 @@ def _limit_help() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from unqover.probes.registry import PROBES, dataset_names, groups, probe_names
 
-    parser = argparse.ArgumentParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
+    parser = parse.CommandParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
     parser.add_argument("--version", action="version", version=f"unqover {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     default_datasets = [

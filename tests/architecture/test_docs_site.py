@@ -131,3 +131,16 @@ def test_mkdocs_build_strict(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "probes" / "unqover.html").is_file()
+
+
+def test_the_docs_home_page_leads_with_the_readme_s_two_commands():
+    """The home page opens with the README's two commands, verbatim (the README is their source), and links the
+    Quickstart for quick and offline runs."""
+    page = (DOCS / "index.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```\n(.*?)^```$", page, re.S | re.M)
+    assert len(blocks) == 2 and page.index(blocks[0]) < page.index("## The pages")
+    assert "unqover probe" in blocks[0] and "pytest" in blocks[1]
+    for block in blocks:
+        assert f"```\n{block}```" in readme, block
+    assert "(quickstart.md#offline)" in page and "(quickstart.md#quick-runs)" in page

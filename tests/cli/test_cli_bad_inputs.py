@@ -22,8 +22,8 @@ import tiny_models
 from unqover.cli import main
 from unqover.generate.unqover import MASK_PLACEHOLDER
 
-#: One error line: ``unqover: error: ...`` (or argparse's ``unqover probe: error: ...`` for a bad option).
-ERROR_LINE = re.compile(r"^unqover(?: [a-z-]+)?: error: ")
+#: One error line: ``unqover: error: ...``, from the command or from its parser (a bad option).
+ERROR_LINE = re.compile(r"^unqover: error: ")
 
 
 class Evil:
@@ -234,8 +234,8 @@ def _files(*roots: Path) -> set[Path]:
 
 
 def assert_refused_once(case, world: dict, cwd: Path, capsys) -> None:
-    """Run ``case`` in ``cwd``: exit status 2, one ``unqover ...: error:`` line holding ``case.message``, no
-    traceback, and nothing written (no run folder, predictions or results)."""
+    """Run ``case`` in ``cwd``: exit status 2, one ``unqover: error:`` line holding ``case.message``, no
+    traceback or usage block, and nothing written (no run folder, predictions or results)."""
     hold = case.hold(world, cwd) if case.hold else contextlib.nullcontext()
     before = _files(world["root"], cwd)
     with hold:
@@ -247,7 +247,7 @@ def assert_refused_once(case, world: dict, cwd: Path, capsys) -> None:
     errors = [line for line in err.splitlines() if ERROR_LINE.match(line)]
     assert code == 2, err
     assert len(errors) == 1 and case.message in errors[0], err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and not any(line.startswith("usage:") for line in err.splitlines()), err
     assert _files(world["root"], cwd) == before
 
 

@@ -105,7 +105,7 @@ EMPTY_OUTPUT = "argument --output: expected a file or folder name, got '' (for t
 def test_an_empty_output_is_refused(argv, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     line = refused([*argv, "--output", ""], capsys, EMPTY_OUTPUT)
-    assert line == f"unqover {argv[0]}: error: {EMPTY_OUTPUT}"
+    assert line == f"unqover: error: {EMPTY_OUTPUT} (see unqover {argv[0]} --help)"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -144,9 +144,7 @@ def test_publish_results_into_a_file_names_the_file(religion, tmp_path, capsys):
     afile.write_text("mine")
     argv = ["publish-results", str(religion["results"]), "--model-repo", "me/model", "--output", str(afile)]
     line = refused(argv, capsys, "")
-    assert line == (
-        f"unqover publish-results: error: --output {afile} is a file, not a folder: choose another --output"
-    )
+    assert line == (f"unqover: error: --output {afile} is a file, not a folder: choose another --output")
     assert afile.read_text() == "mine" and list(tmp_path.iterdir()) == [afile]
 
 
@@ -162,7 +160,7 @@ def test_publish_results_with_a_file_in_the_way_of_its_folder_names_it(religion,
     ]
     line = refused(argv, capsys, "")
     assert line == (
-        f"unqover publish-results: error: --output {tmp_path / '.eval_results'} is a file, not a folder: choose "
+        f"unqover: error: --output {tmp_path / '.eval_results'} is a file, not a folder: choose "
         "another --output"
     )
 
@@ -170,7 +168,7 @@ def test_publish_results_with_a_file_in_the_way_of_its_folder_names_it(religion,
 def test_compare_into_a_folder_names_the_folder(religion, tmp_path, capsys):
     results = str(religion["results"])
     line = refused(["compare", results, results, "--output", str(tmp_path)], capsys, "")
-    assert line == f"unqover compare: error: --output {tmp_path} is a folder: give a file name"
+    assert line == f"unqover: error: --output {tmp_path} is a folder: give a file name"
     assert list(tmp_path.iterdir()) == []
     assert main(["compare", results, results, "--output", str(tmp_path / "c.md")]) == 0  # a file name works
 
@@ -473,7 +471,7 @@ def test_publish_results_with_a_folder_in_the_way_of_a_file_names_it(religion, t
         str(tmp_path),
     ]
     line = refused(argv, capsys, "")
-    assert line == f"unqover publish-results: error: --output {in_the_way} is a folder: give a file name"
+    assert line == f"unqover: error: --output {in_the_way} is a folder: give a file name"
     assert sorted(p.name for p in (tmp_path / ".eval_results").iterdir()) == ["unqover_religion_mu.yaml"]
 
 

@@ -22,7 +22,7 @@ from tests.cli.test_cli_bad_inputs import assert_refused_once
 from unqover.cli import main
 from unqover.generate.unqover import MASK_PLACEHOLDER
 
-#: One error line: ``unqover: error: ...`` (or argparse's ``unqover probe: error: ...`` for a bad option).
+#: One error line: ``unqover: error: ...``, from the command or from its parser (a bad option).
 
 
 PETS = """\

@@ -1,5 +1,5 @@
-"""The first ten minutes at the command line: a mistyped option gets its command's usage and the closest option;
-SIGTERM (``kill PID``) is handled as Ctrl-C: what is scored is kept and the same command resumes.
+"""The first ten minutes at the command line: a refused command line is one `unqover: error:` line naming the
+closest option and its command's help (no usage block), from every parser of the command line; SIGTERM (``kill PID``) is handled as Ctrl-C: what is scored is kept and the same command resumes.
 
 The in-process companions (word lists, checks before the model loads, quick-run sizes): tests/test_first_minutes.py.
 """
@@ -25,40 +25,65 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def argument_error(argv: list[str], capsys) -> list[str]:
-    """The lines argparse prints for a refused command line (exit code 2)."""
+    """The lines printed for a command line the parser refuses (exit code 2)."""
     capsys.readouterr()
-    with pytest.raises(SystemExit) as exit:
-        main(argv)
-    assert exit.value.code == 2
+    try:
+        code = main(argv)
+    except SystemExit as exit:
+        code = exit.code
+    assert code == 2
     return capsys.readouterr().err.splitlines()
 
 
-def test_a_mistyped_option_gets_the_command_s_usage_and_a_suggestion(capsys):
+def test_a_mistyped_option_gets_one_line_with_a_suggestion_and_the_command_s_help(capsys):
     lines = argument_error(["probe", "some/model", "--bias", "religion", "--limt", "200"], capsys)
-    assert lines[0].startswith("usage: unqover probe ")
-    assert lines[-1] == "unqover probe: error: unrecognized arguments: --limt 200 (did you mean --limit?)"
-    assert not any(line.startswith("usage: unqover [-h]") for line in lines)
+    assert lines == [
+        "unqover: error: unrecognized arguments: --limt 200 (did you mean --limit?) (see unqover probe --help)"
+    ]
 
 
 def test_several_mistyped_options_each_get_their_suggestion(capsys):
     lines = argument_error(["probe", "m", "--bias", "religion", "--limt=200", "--quite"], capsys)
-    assert lines[-1] == (
-        "unqover probe: error: unrecognized arguments: --limt=200 --quite (did you mean --limit for --limt, "
-        "--quiet for --quite?)"
-    )
+    assert lines == [
+        "unqover: error: unrecognized arguments: --limt=200 --quite (did you mean --limit for --limt, "
+        "--quiet for --quite?) (see unqover probe --help)"
+    ]
 
 
-def test_an_unknown_argument_of_another_command_gets_that_command_s_usage(capsys):
+def test_an_unknown_argument_of_another_command_names_that_command_s_help(capsys):
     lines = argument_error(["measure", "p.parquet", "--bais", "religion"], capsys)
-    assert lines[0].startswith("usage: unqover measure ")
-    assert (
-        lines[-1] == "unqover measure: error: unrecognized arguments: --bais religion (did you mean --bias?)"
-    )
+    assert lines == [
+        "unqover: error: unrecognized arguments: --bais religion (did you mean --bias?) (see unqover measure --help)"
+    ]
     lines = argument_error(
         ["sample", "d", "--config", "qa", "--groups", "2", "--output", "o", "--zzz"], capsys
     )
-    assert lines[0].startswith("usage: unqover sample ")
-    assert lines[-1] == "unqover sample: error: unrecognized arguments: --zzz"
+    assert lines == ["unqover: error: unrecognized arguments: --zzz (see unqover sample --help)"]
+
+
+ARGUMENT_ERRORS = {  # every parser of the command line: a bad value, a missing argument, an unknown option
+    "no command": ([], "the following arguments are required: COMMAND (see unqover --help)"),
+    "unknown command": (["probs"], "argument COMMAND: invalid choice: 'probs'"),
+    "probe: bad value": (["probe", "m", "--bias", "religion", "--limit", "x"], "argument --limit: "),
+    "probe: missing --bias": (["probe", "m"], "one of the arguments --bias --probe is required"),
+    "measure: missing file": (["measure"], "the following arguments are required"),
+    "compare: missing run": (["compare", "a"], "the following arguments are required: RUN_B"),
+    "compare: bad value": (["compare", "a", "b", "--top", "x"], "argument --top: "),
+    "leaderboard: bad value": (["leaderboard", "a", "b", "--confidence", "x"], "argument --confidence: "),
+    "leaderboard: unknown option": (["leaderboard", "a", "--zz"], "unrecognized arguments: --zz"),
+    "publish: unknown option": (["publish", "--zz"], "unrecognized arguments: --zz"),
+    "publish: bad value": (["publish", "--what", "nothing"], "argument --what: 'nothing': choose from"),
+}
+
+
+@pytest.mark.parametrize("case", list(ARGUMENT_ERRORS), ids=list(ARGUMENT_ERRORS))
+def test_every_argument_error_is_one_unqover_error_line_without_the_usage_block(case, capsys):
+    argv, message = ARGUMENT_ERRORS[case]
+    lines = argument_error(argv, capsys)
+    command = " ".join(["unqover", *argv[:1]]) if argv and argv[0] != "probs" else "unqover"
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("unqover: error: ") and message in lines[0], lines
+    assert lines[0].endswith(f" (see {command} --help)"), lines
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -482,7 +482,7 @@ def test_unreachable_endpoint_cli(
     )
     assert time.perf_counter() - started < 5
     err = capsys.readouterr().err
-    assert err.startswith("error: cannot reach the Hugging Face Hub") and "Traceback" not in err
+    assert err.startswith("unqover: error: cannot reach the Hugging Face Hub") and "Traceback" not in err
 
 
 @pytest.mark.usefixtures("online")

@@ -124,7 +124,7 @@ def test_markdown_output(runs, tmp_path):
 def refused(argv: list[str], capsys) -> str:
     assert main(["leaderboard", *argv]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "error:" in err and "Traceback" not in err
+    assert len(err.splitlines()) == 1 and err.startswith("unqover: error: ") and "Traceback" not in err
     return err
 
 

@@ -77,7 +77,7 @@ def _edited(tmp_path: Path, run: Path, edit) -> Path:
 def _error(capsys) -> str:
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
-    assert err.startswith("unqover publish-results: error: ")
+    assert err.startswith("unqover: error: ")
     return err
 
 

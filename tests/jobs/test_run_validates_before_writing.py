@@ -277,8 +277,9 @@ def test_a_model_arg_of_the_wrong_type_is_refused_before_anything_is_written(
 ):
     monkeypatch.chdir(tmp_path)
     extra, message = MODEL_ARGS[case]
-    prefix = "unqover probe: error: " if message.startswith("argument ") else "unqover: error: "
-    refused_exactly(probe_args(models["gpt2"], upstream_word_lists_path, *extra), capsys, message, prefix)
+    if message.startswith("argument "):  # the parser's refusal names the command's help
+        message += " (see unqover probe --help)"
+    refused_exactly(probe_args(models["gpt2"], upstream_word_lists_path, *extra), capsys, message)
     assert not any(tmp_path.iterdir())
 
 

@@ -461,7 +461,7 @@ def test_main_end_to_end(tmp_path, capsys):
     other.write_text(json.dumps(different))
     assert compare_main([str(run_a), str(other)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("unqover compare: error:") and "different datasets" in err
+    assert err.startswith("unqover: error:") and "different datasets" in err
     assert compare_main([str(run_a), str(tmp_path / "missing")]) == 2
     assert "not found" in capsys.readouterr().err
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tiny_models
-from unqover.space import results
+from unqover.space import render, results
 from unqover.space.app import Space
 
 #: how every refusal of a predictions file ends (spelled out: the test checks the words, not the constant)
@@ -40,7 +40,7 @@ def world(tmp_path_factory, word_lists, religion_tables, upstream_word_lists_pat
     root = base / "root"
     space = Space([str(m) for m in models], root / "cache", word_lists=upstream_word_lists_path, resamples=20)
     for model in models:
-        assert space.probe(str(model), "religion", 12)[0].startswith("✅")
+        assert space.probe(str(model), "religion", 12)[0].startswith(render.DONE)
     run_a, run_b = sorted(p.parent for p in (root / "cache").rglob("results.json"))
     outside = base / "outside"
     outside.mkdir()
@@ -259,7 +259,7 @@ def test_the_page_gets_the_same_answers_over_http(world, evil):
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        assert client.predict("", api_name="/load_results")[0].startswith("✅")
+        assert client.predict("", api_name="/load_results")[0].startswith(render.DONE)
         text = client.predict("", world["a"], passwd, api_name="/compare")
         assert f"the run '{passwd}' names its predictions file by an absolute path; {READS}" in text
         text = client.predict("", world["a"], linked, api_name="/compare")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from unqover.space import render
 from unqover.space.app import CHART_CSS, build_app
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -47,10 +48,10 @@ def test_probe_in_a_browser_shows_the_charts(tmp_path, religion_qa_model, upstre
             page.get_by_role("button", name="Probe").click()
             page.wait_for_selector("#probe-charts svg", timeout=60_000)
             page.wait_for_function(
-                "document.querySelector('#probe-status').innerText.includes('✅')", timeout=30_000
+                "document.querySelector('#probe-status').innerText.includes('✓')", timeout=30_000
             )
             status = page.locator("#probe-status").inner_text()
-            assert "✅" in status and "religion" in status
+            assert render.DONE in status and "religion" in status
             assert page.locator("#probe-charts svg").count() == 2
             assert "γ(x)" in page.locator("#probe-charts").inner_text()
             page.screenshot(path=str(tmp_path / "space.png"), full_page=True)

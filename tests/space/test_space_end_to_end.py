@@ -12,7 +12,8 @@ import pytest
 
 import tiny_models
 from unqover.errors import UnqoverError
-from unqover.space import explore, live
+from unqover.report.format import MISSING
+from unqover.space import explore, live, render
 from unqover.space.app import Space, build_app
 from unqover.space.models import check_live_model, local_parameters
 
@@ -138,7 +139,7 @@ def test_live_probe_tab_and_cache(served, models, monkeypatch):
     status, headline, pairs, charts = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
     # the live probe is a quick run: its numbers are estimates of the full-dataset values, or declined
     quick = "estimated from 12 of 38,500 groups (0.031%), 95% intervals for the full-dataset values"
-    assert status.startswith("✅") and f"religion, 12 groups: {quick}." in status, status
+    assert status.startswith(render.DONE) and f"religion, 12 groups: {quick}." in status, status
     assert quick in headline
     assert "| bias intensity μ (per subject) | — (declined: μ is a mean of maxima" in headline
     assert "groups needed)" in headline and "nan" not in headline.lower()
@@ -164,7 +165,7 @@ def test_the_live_probe_heading_names_the_probe_and_no_command_line_option(
     assert upstream_word_lists_path.name not in headline  # not "on unqover_word_lists (qa)"
     for model, bias, sample in ((models["nli"], "nli-gender", 2), (models["mlm"], "eec-emotion", 1)):
         status, headline, pairs, _ = client.predict(str(model), bias, sample, api_name="/probe")
-        assert status.startswith("✅") and "quick run (a sample of" in status, status
+        assert status.startswith(render.DONE) and "quick run (a sample of" in status, status
         assert not live.CLI_FLAG.search(status + headline), (status, headline)
         assert pairs["headers"] != ["1", "2", "3"]  # a probe that lists no rows keeps a real header
 
@@ -172,7 +173,7 @@ def test_the_live_probe_heading_names_the_probe_and_no_command_line_option(
 def test_nli_and_emotion_choices(served, models):
     _, client, cache = served
     status, headline, _, charts = client.predict(str(models["nli"]), "nli-gender", 2, api_name="/probe")
-    assert status.startswith("✅"), status
+    assert status.startswith(render.DONE), status
     assert "NLI gender-occupation bias" in headline and "<svg" in charts
     assert "estimated from" in status and "source premises" in status  # a quick run, in its own unit
     identity = json.loads(next(cache.rglob("nli-gender-limit2")).joinpath("run.json").read_text())
@@ -180,7 +181,7 @@ def test_nli_and_emotion_choices(served, models):
     status, *_ = client.predict(str(models["nli"]), "religion", 10, api_name="/probe")
     assert "is a nli model; religion needs a QA model, a masked LM or a causal LM" in status
     status, *_ = client.predict(str(models["mlm"]), "eec-emotion", 1, api_name="/probe")
-    assert status.startswith("✅"), status
+    assert status.startswith(render.DONE), status
 
 
 def test_error_paths_leave_the_app_serving(served, models):
@@ -195,7 +196,7 @@ def test_error_paths_leave_the_app_serving(served, models):
     status, *_ = client.predict(str(models["nli"]), "nli-gender", 500, api_name="/probe")
     assert "the sample size for nli-gender is 1 to 100 rows per occupation" in status
     status, *_ = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
-    assert status.startswith("✅")
+    assert status.startswith(render.DONE)
 
 
 def test_out_of_memory_timeout_and_size_messages(models, tmp_path, upstream_word_lists_path, monkeypatch):
@@ -225,8 +226,8 @@ def test_concurrent_requests(served, models):
     _, client, _ = served
     jobs = [client.submit(str(models["qa"]), "religion", n, api_name="/probe") for n in (6, 7, 8)]
     statuses = [job.result(timeout=120)[0] for job in jobs]
-    assert all(s.startswith("✅") for s in statuses), statuses
-    assert client.predict(str(models["qa"]), "religion", 6, api_name="/probe")[0].startswith("✅")
+    assert all(s.startswith(render.DONE) for s in statuses), statuses
+    assert client.predict(str(models["qa"]), "religion", 6, api_name="/probe")[0].startswith(render.DONE)
 
 
 def test_explorer_rows_and_formulas(models):
@@ -283,9 +284,9 @@ def test_results_tab(served, models):
     client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
     demo = served[0]
     run_b = demo.space.probe(str(models["qa2"]), "religion", 12)
-    assert run_b[0].startswith("✅")
+    assert run_b[0].startswith(render.DONE)
     status, table, *_ = client.predict(str(cache), api_name="/load_results")
-    assert status.startswith("✅") and "μ" in table["headers"]
+    assert status.startswith(render.DONE) and "μ" in table["headers"]
     run_at = table["headers"].index("run")  # the run names come after the headline numbers
     names = [row[run_at] for row in table["data"]]
     a = next(n for n in names if n.startswith("qa@") and n.endswith("religion-limit12"))
@@ -293,7 +294,8 @@ def test_results_tab(served, models):
     column = {name: table["headers"].index(name) for name in ("μ", "groups", "δ")}
     row = next(row for row in table["data"] if row[run_at] == a)
     assert row[column["groups"]] == "12 of 38,500 groups (0.031%)"
-    assert row[column["μ"]] is None and row[column["δ"]] is None  # declined at 12 groups: missing, not 0
+    # declined at 12 groups: missing, printed as the reports print it, not 0
+    assert row[column["μ"]] == row[column["δ"]] == MISSING
     headline, _, charts = client.predict(str(cache), a, api_name="/view_run")
     assert "bias intensity μ" in headline and charts.count("<svg") == 2
     compared = client.predict(str(cache), a, b, api_name="/compare")

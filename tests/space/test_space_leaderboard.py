@@ -11,7 +11,7 @@ import pytest
 
 from unqover.cli import main
 from unqover.report.leaderboard import leaderboard_markdown
-from unqover.space import results
+from unqover.space import render, results
 from unqover.space.app import Space, build_app
 
 pytestmark = pytest.mark.slow
@@ -73,7 +73,7 @@ def test_the_tabs_table_is_the_clis(space, root, tmp_path):
     )  # default: all quick runs
     assert board == expected
     status, table, figure = space.leaderboard("", "religion", METRIC, [])
-    assert status.startswith("✅") and "3 runs" in status
+    assert status.startswith(render.DONE) and "3 runs" in status
     assert table == leaderboard_markdown(expected)
     assert figure.startswith("<svg") and figure.count("<circle") == 3
     assert str(root) not in table + figure + status
@@ -82,17 +82,17 @@ def test_the_tabs_table_is_the_clis(space, root, tmp_path):
 def test_a_chosen_subset_is_ranked_alone(space, root, tmp_path):
     expected = _as_the_space_names_them(_cli_board(root, tmp_path, ["run-2", "run-0"]))
     status, table, _ = space.leaderboard("", "religion", METRIC, ["run-2", "run-0"])
-    assert status.startswith("✅") and "2 runs" in status
+    assert status.startswith(render.DONE) and "2 runs" in status
     assert table == leaderboard_markdown(expected)
     assert "run-1" not in table
 
 
 def test_listing_offers_the_probes_runs_with_its_quick_runs_chosen(space):
     status, update = space.leaderboard_runs("", "religion")
-    assert status.startswith("✅")
+    assert status.startswith(render.DONE)
     assert update["choices"] == update["value"] == ["run-0", "run-1", "run-2"]
     status, update = space.leaderboard_runs("", "gender")
-    assert status.startswith("✅ 0 runs of gender") and update["choices"] == update["value"] == []
+    assert status.startswith(f"{render.DONE} 0 runs of gender") and update["choices"] == update["value"] == []
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from unqover.errors import UnqoverError
@@ -87,3 +88,82 @@ def test_every_api_endpoint_and_output_has_a_name(tmp_path):
         "most biased subject–attribute pairs",
         "charts",
     ]
+
+
+def test_the_results_tab_prints_numbers_as_the_reports_do_and_marks_success_with_a_drawable_glyph(tmp_path):
+    """The Results tab's table shows each number as the reports print it (4 decimals; the NLI probe's percentage
+    points with 2), not a float's 17 digits, and its status begins with a glyph common fonts have (✓), not the
+    emoji ✅ that shows as a box where no emoji font is installed."""
+    import json
+
+    from tests.report.test_report_quick_runs import full_results
+    from unqover.report.format import POINTS_DIGITS, fmt
+
+    unqover_run = full_results()
+    unqover_run["result"]["positional_error"] = 0.0033510270292346914
+    rows = nli_rows(synthetic_premises(), family="main")
+    rng = np.random.default_rng(1)
+    nli = nli_gender_bias(
+        rng.uniform(size=rows.num_rows), rng.uniform(size=rows.num_rows), rows["occupation_gender"],
+        rows["cluster"], n_resamples=0, n_permutations=0,
+    ).to_dict()  # fmt: skip
+    nli_run = {"probe": "nli-gender", "result": nli, "provenance": {"model": {"id": "org/m"}}}
+    for name, run in {"unqover-run": unqover_run, "nli-run": nli_run}.items():
+        (tmp_path / "results" / name).mkdir(parents=True)
+        (tmp_path / "results" / name / "results.json").write_text(json.dumps(run), encoding="utf-8")
+    space = Space(cache_dir=tmp_path / "cache", results_root=tmp_path / "results")
+    status, table, *_ = space.load_results("")
+    assert status.startswith("✓ 2 runs loaded."), status
+    shown = table.set_index("run")
+    assert shown.loc["unqover-run", "δ"] == "0.0034"
+    assert shown.loc["unqover-run", "μ"] == "0.4834" and shown.loc["unqover-run", "μ low"] == "0.1547"
+    assert (
+        shown.loc["nli-run", "ΔP"] == fmt(nli["delta_P"], POINTS_DIGITS)
+        and len(shown.loc["nli-run", "ΔP"]) <= 6
+    )
+    for value in table.drop(columns=["model", "run", "dataset", "probe", "groups"]).to_numpy().ravel():
+        assert pd.isna(value) or (  # blank: a column of the other probe
+            isinstance(value, str) and re.fullmatch(r"—|-?\d+\.\d{2,4}|\S+e-\d+", value)
+        ), value
+
+
+def test_the_space_s_success_glyph_is_in_the_common_fonts():
+    """✓ (the Space's success mark) and ⚠ (its warnings', as the reports') are drawn by DejaVu Sans, where ✅ is
+    not: checked against the fonts installed here (fontconfig), skipped where there are none."""
+    import shutil
+    import subprocess
+
+    from unqover.space import render
+
+    if not shutil.which("fc-list"):
+        pytest.skip("no fontconfig (fc-list) on this machine to ask which fonts draw a character")
+
+    def families(character: str) -> str:
+        done = subprocess.run(
+            ["fc-list", f":charset={ord(character):x}", "family"], capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    if "DejaVu Sans" not in families("A"):
+        pytest.skip("DejaVu Sans is not installed on this machine")
+    assert render.DONE == "✓"
+    assert "DejaVu Sans" in families(render.DONE) and "DejaVu Sans" in families("⚠")
+    assert "DejaVu Sans" not in families("✅")
+
+
+def test_the_docs_name_as_many_tabs_as_the_space_has():
+    import ast
+    from pathlib import Path
+
+    import unqover.space.app as app
+
+    tree = ast.parse(Path(app.__file__).read_text(encoding="utf-8"))
+    tabs = [
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Tab" and node.args
+    ]
+    assert tabs == ["Live probe", "Explorer", "Results", "Leaderboard"]
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    page = (Path(__file__).resolve().parents[2] / "docs" / "space.md").read_text(encoding="utf-8")
+    assert f"with {words[len(tabs)]} tabs:" in " ".join(page.split())

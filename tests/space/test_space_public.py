@@ -42,7 +42,7 @@ def world(tmp_path_factory, word_lists, religion_tables, upstream_word_lists_pat
     root, outside = base / "root", base / "outside"
     cache = root / "cache"
     operator = Space([str(model)], cache, word_lists=upstream_word_lists_path, resamples=20)
-    assert operator.probe(str(model), "religion", 12)[0].startswith("✅")
+    assert operator.probe(str(model), "religion", 12)[0].startswith(render.DONE)
     run = next(cache.rglob("results.json")).parent
     shutil.copytree(run, outside / "run")
     custom = root / "custom" / "mine"
@@ -118,7 +118,7 @@ def test_a_path_outside_the_results_folder_is_refused_quickly(public, world):
             "~",
         ):
             # the page offers the runs of the Space's results folder; then the box is changed
-            assert client.predict(str(world["cache"]), api_name="/load_results")[0].startswith("✅")
+            assert client.predict(str(world["cache"]), api_name="/load_results")[0].startswith(render.DONE)
             headline, *_ = client.predict(location, run, api_name="/view_run")
             assert headline == f"⚠️ {results.OUTSIDE}"
             assert client.predict(location, run, run, api_name="/compare") == f"⚠️ {results.OUTSIDE}"
@@ -158,7 +158,7 @@ def test_the_results_folder_its_subfolders_and_hub_repos_still_load(public, worl
     run = str(world["run"].relative_to(world["root"]))
     for location in ("", "cache", str(world["cache"]), str(world["root"])):
         status, table, *_ = client.predict(location, api_name="/load_results")
-        assert status.startswith("✅"), (location, status)
+        assert status.startswith(render.DONE), (location, status)
         names = [row[table["headers"].index("run")] for row in table["data"]]
         assert any(name.endswith("religion-limit12") for name in names)
     headline, *_ = client.predict("", run, api_name="/view_run")
@@ -179,7 +179,9 @@ def test_the_walk_is_bounded_and_says_so(public, world, monkeypatch):
     _, client = public
     monkeypatch.setattr(results, "MAX_ENTRIES", 4)
     status, table, *_ = client.predict("", api_name="/load_results")
-    assert status.startswith("⚠️ no results.json in the Space's results folder") or status.startswith("✅")
+    assert status.startswith("⚠️ no results.json in the Space's results folder") or status.startswith(
+        render.DONE
+    )
     assert "the search for runs stopped at its bound (4 files and folders looked at)" in status
     monkeypatch.setattr(results, "MAX_ENTRIES", 20_000)
     monkeypatch.setattr(results, "MAX_DEPTH", 1)
@@ -189,7 +191,11 @@ def test_the_walk_is_bounded_and_says_so(public, world, monkeypatch):
     monkeypatch.setattr(results, "MAX_DEPTH", 6)
     monkeypatch.setattr(results, "MAX_RUNS", 1)
     status, table, *_ = client.predict("", api_name="/load_results")
-    assert status.startswith("✅ 1 run loaded.") and "(at most 1 run)" in status and len(table["data"]) == 1
+    assert (
+        status.startswith(f"{render.DONE} 1 run loaded.")
+        and "(at most 1 run)" in status
+        and len(table["data"]) == 1
+    )
 
 
 # ------------------------------------------------------------------------------------------------------- models
@@ -280,7 +286,7 @@ def test_text_inputs_are_bounded(public):
 def test_a_custom_probe_run_says_what_to_do_on_the_page(public, world):
     _, client = public
     status, table, *_ = client.predict(str(world["root"] / "custom"), api_name="/load_results")
-    assert status.startswith("✅"), status
+    assert status.startswith(render.DONE), status
     row = dict(zip(table["headers"], table["data"][0], strict=True))
     assert row["run"] == "mine" and row["probe"] == "my-probe"
     headline, pairs, charts = client.predict(str(world["root"] / "custom"), "mine", api_name="/view_run")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import Comparison, ProbeDefinition
-from unqover.probes.options import non_negative, output_path
+from unqover.probes.options import CommandParser, non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, load_results
 
@@ -90,7 +90,7 @@ def run_name(path: str | os.PathLike) -> str:
 
 
 def compare_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="unqover compare",
         description="Compare two UnQover runs measured on the same dataset, config and mode: shifts of μ, η, δ, ε "
         "with both intervals, and the subjects and subject–attribute pairs that changed most (B − A).",
@@ -138,7 +138,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         if args.output:
             print(f"\nComparison written to {_write(args.output, comparison)}")
     except (UnqoverError, OSError) as err:
-        print(f"unqover compare: error: {err}", file=sys.stderr)
+        print(f"unqover: error: {err}", file=sys.stderr)
         return 2
     return 0
 

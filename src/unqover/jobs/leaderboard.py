@@ -18,7 +18,7 @@ from unqover.errors import UnqoverError
 from unqover.jobs.compare import compared_probe, run_name
 from unqover.measure.ranking import bonferroni_confidence, point_ranks, rank_intervals
 from unqover.measure.stats import holm
-from unqover.probes.options import output_path, real
+from unqover.probes.options import CommandParser, output_path, real
 from unqover.report.compare_checks import RESULTS_FILE, check_comparable, load_results, model_of
 from unqover.report.markdown import split_results
 
@@ -181,7 +181,7 @@ def leaderboard_table(probe: str, metric: str, confidence: float, paths, names, 
 
 
 def leaderboard_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="unqover leaderboard",
         description="Rank several models' runs of one probe: each value with an interval that holds for all models "
         "at once, its rank and rank interval, and the pairs whose difference is distinguishable from zero.",

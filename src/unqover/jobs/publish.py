@@ -30,6 +30,7 @@ from unqover.hub.publish.modules import discover_modules, plan_module
 from unqover.hub.publish.space import plan_space
 from unqover.hub.publish.space_card import SpacePlan
 from unqover.hub.publish.upload import publish
+from unqover.probes.options import CommandParser
 from unqover.report.format import fmt_size
 
 PUBLISH_KINDS = ("datasets", "modules", "space")
@@ -48,7 +49,7 @@ def _what(value: str) -> tuple[str, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="unqover publish",
         description="Validate built dataset folders, the evaluate modules and the Space, and upload them to the "
         "Hugging Face Hub: datasets as <namespace>/<name>, each module as the Gradio Space <namespace>/<module> "
@@ -238,6 +239,6 @@ def publish_main(argv: Sequence[str] | None = None) -> int:
             url = publish(plan, token=args.token, private=args.private, timeout=args.timeout)
             print(f"published {plan.repo_id}: {url}", flush=True)
     except UnqoverError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"unqover: error: {exc}", file=sys.stderr)
         return 2
     return 0

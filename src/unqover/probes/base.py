@@ -289,6 +289,14 @@ class ProbeDefinition:
         """The Space's results table: this run's values of :attr:`table_columns` (numbers or text)."""
         return {}
 
+    def table_text(self, results: Mapping) -> dict[str, str]:
+        """:meth:`table_row` as the Space's results table shows it: each number printed as the reports print it
+        (:data:`unqover.report.format.DIGITS` decimals, a missing value as "—"), text as it is. A probe whose
+        numbers have another unit (the NLI probe's percentage points) prints them with its reports' digits."""
+        from unqover.report.format import DIGITS
+
+        return table_text(self.table_row(results), DIGITS)
+
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         """(placement, loaded model) for this process."""
         raise NotImplementedError
@@ -525,3 +533,11 @@ class ProbeTable(MutableMapping):
 #: every registered definition by name, declared by ``unqover.probes.registry`` when it loads (the modules below
 #: it, such as the identity check, look other probes up here without importing the definitions)
 REGISTERED = ProbeTable()
+
+
+def table_text(row: Mapping[str, Any], digits: int) -> dict[str, str]:
+    """A results-table row as text: numbers by :func:`unqover.report.format.fmt` with ``digits`` decimals (missing:
+    "—"), text as it is."""
+    from unqover.report.format import fmt
+
+    return {column: value if isinstance(value, str) else fmt(value, digits) for column, value in row.items()}

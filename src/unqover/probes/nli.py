@@ -24,6 +24,7 @@ from unqover.probes.base import (
     RunOptions,
     load_for_run,
     selection_suffix,
+    table_text,
 )
 from unqover.probes.options import Option
 
@@ -351,6 +352,13 @@ class NLIProbe(ProbeDefinition):
             "ΔP": number(result.get("delta_P")),
             "B (NLI)": number(result.get("B")),
         }
+
+    def table_text(self, results: Mapping) -> dict[str, str]:
+        from unqover.report.format import POINTS_DIGITS
+
+        return table_text(
+            self.table_row(results), POINTS_DIGITS
+        )  # percentage points, as the NLI report prints them
 
 
 #: the NLI probe's definition (the registry loads it by name)

@@ -2,8 +2,8 @@
 
 A probe definition lists its own options (:class:`Option`); ``unqover.cli`` adds the shared ones and every
 registered probe's to its parser, so adding an option is one line in the definition that owns it. The argument
-checks (:func:`positive`, :func:`width`, ...) raise :class:`argparse.ArgumentTypeError`, which argparse prints as
-one line naming the option. Nothing here imports more than the standard library: the parser is built before
+checks (:func:`positive`, :func:`width`, ...) raise :class:`argparse.ArgumentTypeError`, which a
+:class:`CommandParser` prints as one line naming the option. Nothing here imports more than the standard library: the parser is built before
 anything heavy is loaded.
 """
 
@@ -16,9 +16,20 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from unqover.errors import UnqoverError
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose refusals read like every other refusal of the command line: one line
+    ``unqover: error: MESSAGE (see PROG --help)`` on stderr and exit status 2, without argparse's usage block.
+
+    Its subcommands' parsers are of the same class (``add_subparsers`` makes them with the parser's own class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"unqover: error: {message} (see {self.prog} --help)\n")
 
 
 @dataclass(frozen=True)

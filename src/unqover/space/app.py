@@ -178,7 +178,7 @@ class Space:
             return f"⚠️ {live.friendly(err)}", "", render.empty_pairs(), ""
         unit = live.sample_size(bias).unit
         status = (
-            f"✅ {check.model_id} ({check.family}, {fmt_size(check.parameters)} parameters) on {bias}, "
+            f"{render.DONE} {check.model_id} ({check.family}, {fmt_size(check.parameters)} parameters) on {bias}, "
             f"{fmt_count(sample)} {unit}"
         )
         line = render.quick_run_web_line(found)
@@ -269,10 +269,10 @@ class Space:
         names = list(runs)
         second = names[1] if len(names) > 1 else names[0]
         notes = "".join(f"\n\n> {note}" for note in runs.notes)
-        table = results.runs_table(runs)
+        table = results.runs_table(runs, text=True)
         table["dataset"] = table["dataset"].map(self._hidden)  # a dataset built from a folder of the server
         return (
-            f"✅ {plural(len(names), 'run')} loaded.{notes}",
+            f"{render.DONE} {plural(len(names), 'run')} loaded.{notes}",
             table,
             gr.update(choices=names, value=names[0]),
             gr.update(choices=names, value=names[0]),
@@ -312,9 +312,7 @@ class Space:
             chosen = results.rankable_runs(runs, probe)
         except Exception as err:
             return self._message(err), gr.update(choices=[], value=[])
-        status = (
-            f"✅ {plural(len(names), 'run')} of {probe}, {fmt_count(len(chosen))} of them ranked (chosen)."
-        )
+        status = f"{render.DONE} {plural(len(names), 'run')} of {probe}, {fmt_count(len(chosen))} of them ranked (chosen)."
         return status, gr.update(choices=names, value=chosen)
 
     def leaderboard_metric(self, probe: str):
@@ -344,7 +342,7 @@ class Space:
         except Exception as err:
             log.warning("leaderboard failed: %r", err)
             return self._message(err), "", ""
-        status = f"✅ {plural(len(board['models']), 'run')} of {board['probe']} ranked by {board['metric']}."
+        status = f"{render.DONE} {plural(len(board['models']), 'run')} of {board['probe']} ranked by {board['metric']}."
         return status, self._hidden(leaderboard_markdown(board)), self._hidden(leaderboard_figure(board))
 
 

@@ -38,6 +38,9 @@ PAIR_COLUMNS = ["subject", "attribute", "γ(x, a)", "interval", "η(x, a)", "n"]
 #: the header of the table beside a report whose probe lists no rows there
 NO_ROWS = "no rows to list for this run"
 _SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+#: the mark before a message that says a request worked: a text glyph that common fonts (DejaVu Sans) draw, like
+#: the reports' ⚠ (the emoji ✅ has no glyph in them and shows as a box where no emoji font is installed)
+DONE = "✓"
 
 
 def probe_of_results(results: Mapping):

@@ -346,11 +346,12 @@ def offered_probe(results: Mapping, run: str | None = None) -> ProbeDefinition:
     return results_probe(results)
 
 
-def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
+def runs_table(runs: Mapping[str, Mapping], text: bool = False) -> pd.DataFrame:
     """One row per run: model, probe, dataset and the columns its probe fills in (its definition's
     ``table_row``; blank where a probe has none, or where the Space does not offer the run's probe). For the
     UnQover probes: how many groups and the headline numbers, where μ low and μ high bound the interval's own
-    estimate (a quick run's μ; a full run's bias-corrected μ)."""
+    estimate (a quick run's μ; a full run's bias-corrected μ). ``text``: the numbers as the Results tab shows
+    them, printed as the reports print them (the definition's ``table_text``)."""
     rows, header = [], columns()
     for name, results in runs.items():
         provenance = results.get("provenance") or {}
@@ -358,7 +359,7 @@ def runs_table(runs: Mapping[str, Mapping]) -> pd.DataFrame:
         model = provenance.get("model") if isinstance(provenance.get("model"), Mapping) else {}
         try:
             probe = offered_probe(results)
-            own = probe.table_row(results)
+            own = probe.table_text(results) if text else probe.table_row(results)
             # files of early versions name no probe: they show their probe's group, when it has one
             shown = probe.name if results.get("probe") or probe.group is None else probe.group
         except Exception:

@@ -1,0 +1,169 @@
+"""The three `evaluate` modules follow evaluate's conventions, and their cards' Python runs as written.
+
+evaluate's own check of a module is `tests/test_metric_common.py` of its repository (`LocalModuleTest.test_load`):
+from a working directory holding `metrics/<module>/`, it loads each module with evaluate's loader, refuses a
+`_compute` taking `**kwargs`, and runs the module's docstring examples as doctests with `evaluate.load(name)`
+pointed at `metrics/<name>`, so the examples load a module by its bare name, as evaluate's template writes them.
+
+That file is not in evaluate's wheel or sdist (the 0.4.6 sdist holds `src/` only), and its code is not copied into
+this project. So:
+
+- `test_evaluate_common_module_test` runs the file itself, unmodified, from a checkout of evaluate at the release
+  the project pins (`git clone -b v0.4.6 https://github.com/huggingface/evaluate`; name it with
+  `UNQOVER_EVALUATE_REPO`), in a subprocess whose working directory holds only a link `metrics` -> ours. Without
+  `UNQOVER_EVALUATE_REPO` it skips and says so (like the tests against Beecher's repository).
+- `test_docstring_examples_run_as_evaluate_runs_them` makes the same checks in every run, with evaluate's own
+  loader (`evaluation_module_factory`, `import_main_class`) and `doctest.testmod`. Instead of patching
+  `evaluate.load`, it runs the doctests from `metrics/`, where evaluate itself resolves a bare name to the folder of
+  that name.
+
+The cards' Python blocks run in order in one namespace, as a reader would paste them, from a directory where
+`unqover/<module>` is our module folder: evaluate resolves the Hub id `unqover/<module>` to that local folder before
+it would ask the Hub. Blocks written as `>>>` sessions run as doctests, so their printed results are checked too.
+"""
+
+import doctest
+import importlib
+import inspect
+import io
+import os
+import re
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import evaluate
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+METRICS = REPO / "metrics"
+MODULES = ("unqover_bias", "nli_gender_bias", "eec_emotion_bias")
+PROJECT_CODEBASE = "https://github.com/unqover/unqover"
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
+# evaluate's module template (templates/{{ cookiecutter.module_slug }}/README.md), in its order; "Metric" is
+# "Measurement" for a measurement.
+TEMPLATE_SECTIONS = (
+    "## Measurement description",
+    "## How to use",
+    "### Inputs",
+    "### Output values",
+    "### Examples",
+    "## Limitations and bias",
+    "## Citation",
+    "## Further references",
+)
+
+
+def test_all_modules_are_covered():
+    assert sorted(path.name for path in METRICS.iterdir() if path.is_dir()) == sorted(MODULES)
+
+
+@pytest.mark.slow
+def test_evaluate_common_module_test(tmp_path):
+    """evaluate's `tests/test_metric_common.py` (v0.4.6), unmodified, passes on the three modules."""
+    checkout = os.environ.get("UNQOVER_EVALUATE_REPO")
+    if not checkout:
+        pytest.skip(
+            "set UNQOVER_EVALUATE_REPO to a checkout of huggingface/evaluate at v0.4.6 to run its "
+            "tests/test_metric_common.py (not shipped in evaluate's wheel or sdist)"
+        )
+    common = Path(checkout).resolve() / "tests" / "test_metric_common.py"
+    assert common.is_file(), f"{common} is missing: UNQOVER_EVALUATE_REPO must be a checkout of evaluate"
+    (tmp_path / "metrics").symlink_to(METRICS, target_is_directory=True)
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rA",
+            str(common),
+            "-k",
+            "LocalModuleTest",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    passed = [line for line in done.stdout.splitlines() if line.startswith("PASSED")]
+    for name in MODULES:
+        assert any(line.endswith(f"::LocalModuleTest::test_load_metric_{name}") for line in passed), (
+            done.stdout
+        )
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run_as_evaluate_runs_them(name, monkeypatch):
+    monkeypatch.chdir(METRICS)  # evaluate.load("<name>") resolves to ./<name>/<name>.py
+    factory = evaluate.loading.evaluation_module_factory(name, module_type="measurement")
+    module = importlib.import_module(factory.module_path)
+    main_class = evaluate.loading.import_main_class(module.__name__)
+    parameters = inspect.signature(main_class._compute).parameters.values()
+    assert all(p.kind != p.VAR_KEYWORD for p in parameters), "evaluate refuses a _compute with **kwargs"
+    assert '.load("unqover/' not in inspect.getsource(module), (
+        "docstring examples load the module by its bare name"
+    )
+    try:
+        results = doctest.testmod(module, raise_on_error=True)
+    except doctest.UnexpectedException as error:
+        raise error.exc_info[1] from None  # the error the example raised, as evaluate's test re-raises it
+    assert results.failed == 0
+    assert results.attempted > 1
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_info_has_license_and_codebase(name):
+    module = evaluate.load(str(METRICS / name))
+    front_matter = yaml.safe_load((METRICS / name / "README.md").read_text(encoding="utf-8").split("---")[1])
+    assert module.info.license == front_matter["license"]
+    assert module.info.codebase_urls[0] == PROJECT_CODEBASE
+    assert module.info.homepage and module.info.reference_urls
+
+
+def _run_block(block: str, where: str, namespace: dict) -> None:
+    if not any(line.startswith(">>> ") for line in block.splitlines()):
+        exec(compile(block, where, "exec"), namespace)
+        return
+    test = doctest.DocTestParser().get_doctest(block, namespace, where, where, 0)
+    runner = doctest.DocTestRunner()
+    report = io.StringIO()
+    with redirect_stdout(report):
+        results = runner.run(test, out=report.write, clear_globs=False)
+    assert results.failed == 0, report.getvalue()
+    namespace.update(test.globs)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_card_python_runs_as_written(name, tmp_path, monkeypatch):
+    (tmp_path / "unqover").mkdir()
+    (tmp_path / "unqover" / name).symlink_to(METRICS / name, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    card = (METRICS / name / "README.md").read_text(encoding="utf-8")
+    blocks = list(PYTHON_BLOCK.finditer(card))
+    assert len(blocks) >= 3
+    assert sum(">>> " in block.group(1) for block in blocks) >= 1, (
+        "the Examples section shows checked results"
+    )
+    namespace = {"__name__": f"card_{name}"}
+    for block in blocks:
+        line = card.count("\n", 0, block.start()) + 2
+        _run_block(block.group(1), f"metrics/{name}/README.md:{line}", namespace)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_card_has_the_template_sections_in_order(name):
+    headings = [
+        line.strip()
+        for line in (METRICS / name / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("##")
+    ]
+    positions = [headings.index(section) for section in TEMPLATE_SECTIONS]
+    assert positions == sorted(positions), headings
