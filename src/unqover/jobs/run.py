@@ -324,9 +324,11 @@ def finish(
 
 
 def quiet_libraries() -> None:
-    """--quiet: no progress bars from the libraries either (transformers' weight loading, Hub downloads)."""
+    """--quiet: no progress bars from the libraries either (transformers' weight loading and GGUF dequantizing,
+    Hub downloads)."""
     import os
 
+    os.environ["TQDM_DISABLE"] = "1"  # bars a library makes with tqdm directly (transformers' GGUF reader)
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
     from transformers.utils import logging
