@@ -10,7 +10,8 @@ selection, :mod:`unqover.probes.result_identity`). Only a run of exactly the mod
 own repo, made for that base), not a local folder unless it is a Hub-cache snapshot of that repo. The dataset is named by its Hub id: a run on a Hub dataset names it; a run on a folder that
 ``unqover build-datasets`` made names the Hub dataset that folder is a build of (its card says so); anything else
 needs ``--dataset-id``. A number that is missing or not finite (a measure the run declined) is left out with a
-note; a run with none left is refused. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
+note; a run with none left is refused. Last, the run's predictions are measured again and must give the numbers
+and model its results record (:func:`unqover.jobs.verify.verify_run`): nothing edited or borrowed is published. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_re
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
 from unqover.jobs.lm_eval_tasks import task_names
+from unqover.jobs.verify import verify_run
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
@@ -283,6 +285,7 @@ def run_results(
         )
     if not entries:
         raise UnqoverError(f"{where} holds no headline number to publish")
+    verify_run(probe, results, run, where, results_rows=False)  # its predictions give its numbers and model
     return entries, skipped
 
 
