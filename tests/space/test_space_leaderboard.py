@@ -134,3 +134,37 @@ def test_the_tab_is_a_named_api(root, tmp_path, upstream_word_lists_path):
     ]
     assert [r["label"] for r in board["returns"]] == ["status", "leaderboard", "figure"]
     assert [r["label"] for r in listing["returns"]] == ["status", "runs (none: every quick run of the probe)"]
+
+
+def test_a_linked_run_is_one_run_and_local_models_show_no_path(root, tmp_path, upstream_word_lists_path):
+    """A folder of links to run-0 is run-0 again: left out of the default, with the reason, and refused when
+    chosen beside it; the runs of local models name them by their folders' names, in the table and the View tab."""
+    import shutil
+
+    own = tmp_path / "results"
+    shutil.copytree(root, own)
+    links = own / "run-0-links"
+    links.mkdir()
+    for path in (own / "run-0").iterdir():
+        (links / path.name).symlink_to(path, target_is_directory=path.is_dir())
+    space = Space(
+        cache_dir=tmp_path / "cache", results_root=own, word_lists=upstream_word_lists_path, results_repos=()
+    )
+    status, update = space.leaderboard_runs("", "religion")
+    assert update["choices"] == ["run-0", "run-0-links", "run-1", "run-2"]
+    assert update["value"] == ["run-0", "run-1", "run-2"]
+    assert "run-0-links is left out: it is the same run as run-0 (the same model and predictions)" in status
+    status, table, _ = space.leaderboard("", "religion", METRIC, [])
+    assert (
+        status.startswith("✅ 3 runs") and "run-0-links is left out" in status and "run-0-links" not in table
+    )
+    status, table, _ = space.leaderboard("", "religion", METRIC, ["run-0", "run-0-links"])
+    assert (
+        status
+        == "⚠️ run-0-links is the same run as run-0 (the same model and predictions): give each run once"
+    )
+    assert table == ""
+    _, table, *_ = space.load_results("")
+    assert set(table["model"]) == {"religion-qa (local)", "qa-1 (local)", "qa-2 (local)"}
+    heading, _, _ = space.view_run("", "run-1")
+    assert "qa-1 (local)" in heading and "/tmp" not in heading and str(tmp_path) not in heading
