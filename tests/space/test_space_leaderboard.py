@@ -168,3 +168,28 @@ def test_a_linked_run_is_one_run_and_local_models_show_no_path(root, tmp_path, u
     assert set(table["model"]) == {"religion-qa (local)", "qa-1 (local)", "qa-2 (local)"}
     heading, _, _ = space.view_run("", "run-1")
     assert "qa-1 (local)" in heading and "/tmp" not in heading and str(tmp_path) not in heading
+
+
+def test_an_edited_number_is_refused_in_every_tab(root, tmp_path, upstream_word_lists_path):
+    """run-1's δ edited in its results.json: the View, Compare and Leaderboard tabs refuse it, naming both values,
+    with no path of the server; run-0, untouched, is still shown."""
+    import shutil
+
+    from unqover.report.format import fmt
+
+    own = tmp_path / "results"
+    shutil.copytree(root, own)
+    data = json.loads((own / "run-1" / "results.json").read_text())
+    truth = data["result"]["positional_error"]
+    data["result"]["positional_error"] = 0.5
+    (own / "run-1" / "results.json").write_text(json.dumps(data))
+    space = Space(
+        cache_dir=tmp_path / "cache", results_root=own, word_lists=upstream_word_lists_path, results_repos=()
+    )
+    said = f"the predictions of run-1 give positional_error {fmt(truth)}, but its results say 0.5000"
+    heading, _, _ = space.view_run("", "run-1")
+    assert heading == f"⚠️ {said}"
+    assert space.view_run("", "run-0")[0].startswith("### ")
+    assert space.compare("", "run-0", "run-1") == f"⚠️ {said}"
+    status, table, _ = space.leaderboard("", "religion", METRIC, ["run-0", "run-1", "run-2"])
+    assert status == f"⚠️ {said}" and table == ""

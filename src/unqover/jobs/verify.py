@@ -26,11 +26,15 @@ from unqover.report.compare_checks import model_of, predictions_of
 from unqover.report.format import fmt, fmt_interval
 from unqover.report.markdown import split_results
 
-__all__ = ["RunIdentity", "check_distinct", "run_identity", "verify_found", "verify_run"]
+__all__ = ["NumbersDiffer", "RunIdentity", "check_distinct", "run_identity", "verify_found", "verify_run"]
 
 #: two numbers agree when they differ by at most this, relative to the larger (the same seeded measure gives the
 #: same numbers; JSON keeps every digit of a float)
 TOLERANCE = 1e-9
+
+
+class NumbersDiffer(UnqoverError):
+    """A run's results record a number, or a model, that its predictions do not give."""
 
 
 @dataclass(frozen=True)
@@ -120,11 +124,11 @@ def check_headline(probe: ProbeDefinition, recorded: Mapping, measured: Mapping,
                 )
             else:
                 said = _shown(again, value)
-            raise UnqoverError(
+            raise NumbersDiffer(
                 f"the predictions of {name} give {key} {said[0]}, but its results say {said[1]}"
             )
         if _interval_differs(again_interval, interval):
-            raise UnqoverError(
+            raise NumbersDiffer(
                 f"the predictions of {name} give the interval of {key} {fmt_interval(again_interval, 6)}, but its "
                 f"results say {fmt_interval(interval, 6)}"
             )
@@ -137,7 +141,7 @@ def check_scored_model(results: Mapping, predictions: Path, name: str) -> None:
     scored = model_of(read_provenance(predictions))
     claimed = model_of(split_results(results)[1])
     if scored and claimed and scored != claimed:
-        raise UnqoverError(
+        raise NumbersDiffer(
             f"the results of {name} name the model {claimed}, but its predictions were scored by {scored}"
         )
 
@@ -172,12 +176,15 @@ def verify_run(
 
 
 def verify_found(probe: ProbeDefinition, results: Mapping, path: str | Path, name: str) -> RunIdentity | None:
-    """:func:`verify_run` where the run's predictions can be found and its probe measures them; None (nothing
-    checked) for a results file alone (``unqover compare`` sets its numbers side by side, unverified)."""
+    """:func:`verify_run` where it can be made; None (nothing checked) where the run's predictions cannot be
+    found or measured again (a results file alone; predictions of other rows than the ones read: ``unqover
+    compare`` then sets the numbers side by side without intervals, as recorded). Numbers or a model the
+    predictions contradict are refused (:class:`NumbersDiffer`)."""
     if not probe.measures_files:
         return None
     try:
-        predictions_of(path, split_results(dict(results))[1])
+        return verify_run(probe, results, path, name)
+    except NumbersDiffer:
+        raise
     except UnqoverError:
         return None
-    return verify_run(probe, results, path, name)

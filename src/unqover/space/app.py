@@ -282,10 +282,11 @@ class Space:
     def view_run(self, location: str, name: str) -> tuple[str, pd.DataFrame, str]:
         try:
             name = inputs.text(name, "run", inputs.MAX_RUN_CHARS)
-            runs, _ = self._runs(location)
+            runs, where = self._runs(location)
             if name not in runs:
                 raise UnqoverError("load the results and choose a run")
             results.offered_probe(runs[name], name)
+            results.check_recorded(runs, name, where, self.word_lists)
             heading, pairs, charts = render.view(results.shown_results(runs[name]))
             return self._hidden(heading), pairs, charts
         except Exception as err:

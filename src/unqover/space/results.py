@@ -48,6 +48,7 @@ __all__ = [
     "Location",
     "Runs",
     "allowed_repo",
+    "check_recorded",
     "columns",
     "comparison",
     "find_runs",
@@ -466,6 +467,22 @@ def own_rows(results: Mapping, predictions: Path, word_lists: str | os.PathLike 
     provenance["predictions"] = str(predictions)
     provenance["dataset"] = {**recorded, "generator": generator}
     return {**results, "provenance": provenance}
+
+
+def check_recorded(runs: Runs, name: str, where: Location, word_lists: str | os.PathLike | None) -> None:
+    """Refuse to show the run ``name`` when its predictions (read inside the results folder, over the Space's own
+    rows) give other numbers, or another model, than its results record (:func:`unqover.jobs.verify.verify_found`);
+    a run whose predictions cannot be read or measured here (a Hub repo's results file) is shown as recorded."""
+    from unqover.jobs.verify import verify_found
+
+    try:
+        predictions = run_predictions(runs, name, where)
+    except UnqoverError:
+        return
+    probe = offered_probe(runs[name], name)
+    verify_found(
+        probe, own_rows(source_as_text(runs[name]), predictions, word_lists), runs.folders[name], name
+    )
 
 
 def source_as_text(results: Mapping) -> Mapping:
