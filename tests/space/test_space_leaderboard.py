@@ -147,13 +147,30 @@ def test_a_linked_run_is_one_run_and_local_models_show_no_path(root, tmp_path, u
     links.mkdir()
     for path in (own / "run-0").iterdir():
         (links / path.name).symlink_to(path, target_is_directory=path.is_dir())
+    # a run of the mlm config (other scores): no leaderboard ranks it beside the qa runs
+    import pyarrow.compute as pc
+
+    from unqover.predictions import read_predictions, write_predictions
+
+    mlm = own / "run-mlm"
+    shutil.copytree(own / "run-2", mlm)
+    table, provenance = read_predictions(mlm / "predictions.parquet")
+    table = table.set_column(1, "score_1", pc.multiply(table["score_1"], 0.5))
+    write_predictions(mlm / "predictions.parquet", table, provenance)
+    data = json.loads((mlm / "results.json").read_text())
+    data["provenance"]["dataset"]["config"] = "mlm"
+    (mlm / "results.json").write_text(json.dumps(data))
     space = Space(
         cache_dir=tmp_path / "cache", results_root=own, word_lists=upstream_word_lists_path, results_repos=()
     )
     status, update = space.leaderboard_runs("", "religion")
-    assert update["choices"] == ["run-0", "run-0-links", "run-1", "run-2"]
+    assert update["choices"] == ["run-0", "run-0-links", "run-1", "run-2", "run-mlm"]
     assert update["value"] == ["run-0", "run-1", "run-2"]
     assert "run-0-links is left out: it is the same run as run-0 (the same model and predictions)" in status
+    assert (
+        "run-mlm is left out: the runs measured different dataset configs: run-0 'qa', run-mlm 'mlm'"
+        in status
+    )
     status, table, _ = space.leaderboard("", "religion", METRIC, [])
     assert (
         status.startswith("✅ 3 runs") and "run-0-links is left out" in status and "run-0-links" not in table
@@ -166,6 +183,7 @@ def test_a_linked_run_is_one_run_and_local_models_show_no_path(root, tmp_path, u
     assert table == ""
     _, table, *_ = space.load_results("")
     assert set(table["model"]) == {"religion-qa (local)", "qa-1 (local)", "qa-2 (local)"}
+    assert not any(str(tmp_path) in str(value) for value in table.to_numpy().ravel())
     heading, _, _ = space.view_run("", "run-1")
     assert "qa-1 (local)" in heading and "/tmp" not in heading and str(tmp_path) not in heading
 

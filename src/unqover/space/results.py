@@ -595,8 +595,8 @@ def rankable_runs(
     where the probe ranks samples): what a leaderboard ranks when no runs are chosen. With ``where`` (the
     :class:`Location` they were read from, and ``runs`` a :class:`Runs`), also each run once, by what it holds
     (a copy of a run, or a folder of links to one, is the run it copies: :func:`unqover.jobs.verify.run_identity`),
-    only runs whose predictions can be read, and only those of the dataset config most of them measured; what is
-    left out, and why, is added to ``notes``."""
+    only runs whose predictions can be read, and only the largest group of runs a leaderboard can rank together
+    (one dataset, config, split and mode); what is left out, and why, is added to ``notes``."""
     definition = PROBES[probe]
 
     def ranked(results: Mapping) -> bool:
@@ -613,11 +613,12 @@ def rankable_runs(
 
 def _distinct_comparable(runs: Runs, names: Sequence[str], where: Location, notes: list[str]) -> list[str]:
     """``names`` less the runs whose predictions cannot be read, those that are an earlier run again, and those
-    of another dataset config than most of them measured; each left out with its reason in ``notes``."""
+    a leaderboard cannot rank beside the largest group of comparable runs (another dataset, config, split or
+    mode: :func:`unqover.report.compare_checks.check_comparable`); each left out with its reason in ``notes``."""
     from unqover.jobs.verify import run_identity
-    from unqover.report.compare_checks import dataset_of
 
-    seen, groups = {}, {}
+    seen: dict = {}
+    groups: list[list[str]] = []
     for name in names:
         try:
             identity = run_identity(runs[name], run_predictions(runs, name, where))
@@ -630,18 +631,39 @@ def _distinct_comparable(runs: Runs, names: Sequence[str], where: Location, note
             )
             continue
         seen[identity] = name
-        config = dataset_of(runs[name].get("provenance") or {})["config"]
-        groups.setdefault(config, []).append(name)
+        for group in groups:
+            try:
+                _comparable(runs, group[0], name)
+            except UnqoverError:
+                continue
+            group.append(name)
+            break
+        else:
+            groups.append([name])
     if not groups:
         return []
-    kept_config = max(groups, key=lambda c: len(groups[c]))
-    for config, members in groups.items():
-        if config != kept_config:
-            notes += [
-                f"{name} is left out: it measured the {config!r} config, the other runs {kept_config!r}"
-                for name in members
-            ]
-    return groups[kept_config]
+    kept = max(groups, key=len)
+    for group in groups:
+        if group is not kept:
+            notes += [f"{name} is left out: {_reason(runs, kept[0], name)}" for name in group]
+    return kept
+
+
+def _comparable(runs: Runs, first: str, other: str) -> None:
+    """Raise when a leaderboard would refuse to rank the run ``other`` beside the run ``first``."""
+    from unqover.report.compare_checks import check_comparable
+
+    (ra, pa), (rb, pb) = (split_results(source_as_text(runs[n])) for n in (first, other))
+    check_comparable(ra, pa, rb, pb, (first, other))
+
+
+def _reason(runs: Runs, first: str, other: str) -> str:
+    """Why the run ``other`` cannot be ranked beside the run ``first``."""
+    try:
+        _comparable(runs, first, other)
+    except UnqoverError as err:
+        return str(err)
+    return f"it is not comparable with {first}"
 
 
 def _board_names(runs: Mapping[str, Mapping], names: Sequence[str]) -> list[str]:
