@@ -231,10 +231,26 @@ def run_results(
     dataset_id: str | None = None,
     source_url: str | None = None,
 ) -> tuple[list[EvalResult], list[str]]:
-    """The headline numbers of one run (a run folder or results JSON) as Hub results, and the numbers left out."""
+    """The headline numbers of one run (a run folder or results JSON) as Hub results, and the numbers left out,
+    once its predictions give them (:func:`unqover.jobs.verify.verify_run`)."""
+    results = load_results(run)
+    found = results_entries(results, run, model_repo, dataset_id=dataset_id, source_url=source_url)
+    verify_run(results_probe(results), results, run, str(run), results_rows=False)
+    return found
+
+
+def results_entries(
+    results: dict,
+    run: Path,
+    model_repo: str,
+    *,
+    dataset_id: str | None = None,
+    source_url: str | None = None,
+) -> tuple[list[EvalResult], list[str]]:
+    """:func:`run_results` of the ``results`` read from ``run``, as they stand: the checks of the model, the
+    selection and the dataset, and each headline number as a Hub result (or why it is left out)."""
     from unqover import __version__
 
-    results = load_results(run)
     where = str(run)
     probe = results_probe(results)
     headline = probe.headline(results)
@@ -285,7 +301,6 @@ def run_results(
         )
     if not entries:
         raise UnqoverError(f"{where} holds no headline number to publish")
-    verify_run(probe, results, run, where, results_rows=False)  # its predictions give its numbers and model
     return entries, skipped
 
 
