@@ -25,16 +25,13 @@ pytestmark = pytest.mark.slow
 SAMPLE = {"sample": 0.3, "seed": 3}
 
 
-def full_run(tmp: Path, religion: Path, rows, model, name: str) -> Path:  # noqa: F811
-    """A full run's scores written as predictions and measured by the command line (no bootstrap: a full run's
-    bootstrap interval is not what the leaderboard ranks)."""
+def full_run(tmp: Path, religion: Path, rows, model, name: str, model_id: str | None = None) -> Path:  # noqa: F811
+    """A full run's scores written as predictions (recording ``model_id``, when given) and measured by the
+    command line (no bootstrap: a full run's bootstrap interval is not what the leaderboard ranks)."""
     predictions = tmp / f"{name}.parquet"
     table = pa.table({"id": rows["id"], "score_1": model[0], "score_2": model[1]})
-    write_predictions(
-        predictions,
-        table,
-        {"dataset": {"source": str(religion), "config": "qa", "split": "test"}, "probe": "religion"},
-    )
+    about = {"dataset": {"source": str(religion), "config": "qa", "split": "test"}, "probe": "religion"}
+    write_predictions(predictions, table, about | ({"model": {"id": model_id}} if model_id else {}))
     output = tmp / f"{name}.bias.json"
     assert main(["measure", str(predictions), "--resamples", "0", "--output", str(output)]) == 0
     return output
@@ -42,12 +39,13 @@ def full_run(tmp: Path, religion: Path, rows, model, name: str) -> Path:  # noqa
 
 @pytest.fixture(scope="module")
 def full_runs(tmp_path_factory, religion, rows, models) -> dict[str, Path]:  # noqa: F811
-    """Full runs of A, B and C, and a copy of A under another name (the same predictions: an exact tie)."""
+    """Full runs of A, B and C; another model with A's scores (an exact tie); and a copy of A's results under
+    another name (the same run)."""
     tmp = tmp_path_factory.mktemp("full-board")
     out = {name: full_run(tmp, religion, rows, models[name], name) for name in ("A", "B", "C")}
-    twin = json.loads(out["A"].read_text())
-    out["A twin"] = tmp / "A twin.bias.json"
-    out["A twin"].write_text(json.dumps(twin))
+    out["tiny/a-twin"] = full_run(tmp, religion, rows, models["A"], "A twin", model_id="tiny/a-twin")
+    out["A copy"] = tmp / "A copy.bias.json"
+    out["A copy"].write_text(out["A"].read_text())
     return out
 
 
@@ -59,21 +57,23 @@ def quick_runs(tmp_path_factory, religion, rows, models) -> dict[str, Path]:  # 
 
 def test_full_runs_have_exact_values_and_exact_pairs(full_runs, rows, models):  # noqa: F811
     """A full run's interval is its value; two full runs are told apart whenever their values differ (p-value 0,
-    a degenerate interval), and a run tied with another (the same predictions) is never told apart from it."""
-    paths = [full_runs[name] for name in ("A", "B", "C", "A twin")]
+    a degenerate interval), and a run tied with another (another model with the same scores) is never told apart
+    from it."""
+    paths = [full_runs[name] for name in ("A", "B", "C", "tiny/a-twin")]
     board = leaderboard(paths)
     truth = {name: full_values(rows, models[name]).mu for name in ("A", "B", "C")}
-    truth["A twin"] = truth["A"]
+    truth["tiny/a-twin"] = truth["A"]
     by_name = {m["name"]: m for m in board["models"]}
     for name, value in truth.items():
         model = by_name[name]
         assert model["value"] == pytest.approx(value, abs=1e-12)
         assert model["interval"] == [model["value"], model["value"]]
         assert model["groups"] == 38_500
-        assert model["rank_interval"] == [model["rank"], model["rank"] + (1 if name.startswith("A") else 0)]
-    assert by_name["A"]["rank"] == by_name["A twin"]["rank"]  # a tie shares its rank
+        tied = name in ("A", "tiny/a-twin")
+        assert model["rank_interval"] == [model["rank"], model["rank"] + (1 if tied else 0)]
+    assert by_name["A"]["rank"] == by_name["tiny/a-twin"]["rank"]  # a tie shares its rank
     pairs = {(p["less_biased"], p["more_biased"]): p for p in board["distinguishable"]}
-    assert len(pairs) == 5 and ("A", "A twin") not in pairs and ("A twin", "A") not in pairs
+    assert len(pairs) == 5 and ("A", "tiny/a-twin") not in pairs and ("tiny/a-twin", "A") not in pairs
     for (less, more), pair in pairs.items():
         assert pair["p_value"] == 0.0
         assert pair["difference"] == pytest.approx(truth[more] - truth[less]) and pair["difference"] > 0

@@ -19,6 +19,7 @@ from unqover.cli import main
 from unqover.jobs.lm_eval_tasks import task_names
 from unqover.predictions import write_predictions
 from unqover.probes.registry import PROBES
+from unqover.report.format import fmt
 from unqover.scoring.sampling import select_groups
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -179,17 +180,27 @@ def test_two_runs_of_one_task_are_refused(full_run, tmp_path, capsys):
     assert not (tmp_path / ".eval_results").exists()
 
 
-def test_missing_numbers_are_left_out_with_a_note(full_run, tmp_path, capsys):
+def test_missing_numbers_are_left_out_with_a_note(full_run, religion, tmp_path, capsys):
+    small = _measure(tmp_path, religion, "small", limit=400, seed=7)  # too few groups for μ and η: declined
+    argv = ["publish-results", str(small), "--model-repo", "me/model", "--output", str(tmp_path / "o")]
+    assert main(argv) == 0
+    files = _files(tmp_path / "o")
+    assert (
+        "unqover_religion_sample_eta.yaml" not in files
+        and "unqover_religion_sample_positional_error.yaml" in files
+    )
+    out = capsys.readouterr().out
+    assert f"{small}: eta is missing" in out and f"{small}: mu is missing" in out
+
     def drop_eta(data):
         data["result"]["eta"] = None
 
-    edited = _edited(tmp_path, full_run, drop_eta)
-    assert (
-        main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "o")])
-        == 0
-    )
-    assert "unqover_religion_eta.yaml" not in _files(tmp_path / "o")
-    assert f"{edited}: eta is missing; not published" in capsys.readouterr().out
+    edited = _edited(tmp_path, full_run, drop_eta)  # a value the run did not decline is no missing value
+    argv = ["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path / "e")]
+    assert main(argv) == 2
+    eta = json.loads(full_run.read_text())["result"]["eta"]
+    assert f"the predictions of {edited} give eta {fmt(eta)}, but its results say no value" in _error(capsys)
+    assert not (tmp_path / "e").exists()
 
     def drop_all(data):
         for name in HEADLINE:
@@ -258,10 +269,15 @@ def test_bad_inputs_are_refused_in_one_line(full_run, tmp_path, capsys):
     edited = _edited(tmp_path, full_run, other_model)
     assert main(["publish-results", str(edited), "--model-repo", "me/model", "--output", str(tmp_path)]) == 2
     assert "was measured on someone/else, not me/model" in _error(capsys)
+    # the results name someone/else, but me/model scored the predictions: not published as someone/else's
     assert (
-        main(["publish-results", str(edited), "--model-repo", "someone/else", "--output", str(tmp_path)]) == 0
+        main(["publish-results", str(edited), "--model-repo", "someone/else", "--output", str(tmp_path)]) == 2
     )
-    assert list(tmp_path.glob(".eval_results/*"))
+    assert (
+        f"the results of {edited} name the model someone/else, but its predictions were scored by me/model @ "
+        f"{'0' * 40}" in _error(capsys)
+    )
+    assert not list(tmp_path.glob(".eval_results/*"))
 
 
 def _online(monkeypatch, tmp_path):

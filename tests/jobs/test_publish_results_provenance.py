@@ -232,7 +232,12 @@ def test_an_adapter_made_for_another_base_or_local_goes_nowhere(adapted, tmp_pat
     )
 
 
-def test_a_local_model_is_refused_unless_it_is_a_hub_cache_snapshot_of_the_repo(adapted, tmp_path, capsys):
+def test_a_local_model_is_refused_unless_it_is_a_hub_cache_snapshot_of_the_repo(
+    adapted,
+    religion,  # noqa: F811
+    tmp_path,
+    capsys,
+):
     folder = tmp_path / "my-model"
 
     def local(data):
@@ -252,11 +257,17 @@ def test_a_local_model_is_refused_unless_it_is_a_hub_cache_snapshot_of_the_repo(
     )
     snapshot = tmp_path / "hub" / "models--me--model" / "snapshots" / ("3" * 40)
 
-    def cached(data):
-        data["provenance"]["model"] = {"id": str(snapshot), "path": str(snapshot), "family": "qa"}
-
-    edited = _edited(tmp_path, adapted, cached)
+    # a run whose predictions record the snapshot (results edited to name it are refused: not what was scored)
+    cached = {"id": str(snapshot), "path": str(snapshot), "family": "qa"}
+    edited = _measured(tmp_path / "cached", religion, _about(religion, cached))
     assert main(_publish(edited, "me/model", tmp_path / "p")) == 0
+    claimed = _edited(tmp_path, adapted, lambda data: data["provenance"].update(model=cached))
+    refused(
+        _publish(claimed, "me/model", tmp_path / "p2"),
+        capsys,
+        f"the results of {claimed} name the model {snapshot}, but its predictions were scored by me/base @ "
+        f"{BASE['revision']}",
+    )
     refused(
         _publish(edited, "me/other", tmp_path / "q"),
         capsys,

@@ -93,6 +93,35 @@ def test_sweep_without_a_usable_metric_says_why(models, tmp_path, upstream_word_
     assert "no leaderboard" in (output / "index.html").read_text()
 
 
+@pytest.mark.slow
+def test_a_sweep_of_mixed_families_ranks_each_config_and_names_the_run_alone(
+    models, religion_tables, tmp_path, upstream_word_lists_path, capsys
+):
+    """Two QA models (config qa) and a masked LM (config mlm): the QA runs get their leaderboard, the masked LM's
+    run is named as standing alone, and no leaderboard is refused for the mixture."""
+    import tiny_models
+
+    rows = religion_tables["mlm"]
+    texts = sorted(set(rows["context"].to_pylist()) | set(rows["question"].to_pylist()))
+    mlm = tiny_models.bert_mlm(tmp_path / "mlm-model", texts)
+    output = tmp_path / "sweep"
+    argv = _argv([*models, mlm], output, upstream_word_lists_path, "--leaderboard-metric", "positional_error")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    board = json.loads((output / "leaderboard-religion-qa.json").read_text())
+    assert sorted(m["run"] for m in board["models"]) == sorted(
+        str(output / m.name / "religion") for m in models
+    )
+    assert (
+        f"no leaderboard for religion-mlm: {mlm} stands alone: the only finished run of religion on the 'mlm'"
+        in out
+    )
+    assert "different dataset configs" not in out
+    assert not (output / "leaderboard-religion.json").exists() and not list(output.glob("leaderboard-*mlm*"))
+    index = (output / "index.html").read_text()
+    assert "leaderboard-religion-qa.html" in index and "stands alone" in index
+
+
 def test_models_file_lines(tmp_path):
     path = tmp_path / "models.txt"
     path.write_text(

@@ -134,3 +134,80 @@ def test_the_tab_is_a_named_api(root, tmp_path, upstream_word_lists_path):
     ]
     assert [r["label"] for r in board["returns"]] == ["status", "leaderboard", "figure"]
     assert [r["label"] for r in listing["returns"]] == ["status", "runs (none: every quick run of the probe)"]
+
+
+def test_a_linked_run_is_one_run_and_local_models_show_no_path(root, tmp_path, upstream_word_lists_path):
+    """A folder of links to run-0 is run-0 again: left out of the default, with the reason, and refused when
+    chosen beside it; the runs of local models name them by their folders' names, in the table and the View tab."""
+    import shutil
+
+    own = tmp_path / "results"
+    shutil.copytree(root, own)
+    links = own / "run-0-links"
+    links.mkdir()
+    for path in (own / "run-0").iterdir():
+        (links / path.name).symlink_to(path, target_is_directory=path.is_dir())
+    # a run of the mlm config (other scores): no leaderboard ranks it beside the qa runs
+    import pyarrow.compute as pc
+
+    from unqover.predictions import read_predictions, write_predictions
+
+    mlm = own / "run-mlm"
+    shutil.copytree(own / "run-2", mlm)
+    table, provenance = read_predictions(mlm / "predictions.parquet")
+    table = table.set_column(1, "score_1", pc.multiply(table["score_1"], 0.5))
+    write_predictions(mlm / "predictions.parquet", table, provenance)
+    data = json.loads((mlm / "results.json").read_text())
+    data["provenance"]["dataset"]["config"] = "mlm"
+    (mlm / "results.json").write_text(json.dumps(data))
+    space = Space(
+        cache_dir=tmp_path / "cache", results_root=own, word_lists=upstream_word_lists_path, results_repos=()
+    )
+    status, update = space.leaderboard_runs("", "religion")
+    assert update["choices"] == ["run-0", "run-0-links", "run-1", "run-2", "run-mlm"]
+    assert update["value"] == ["run-0", "run-1", "run-2"]
+    assert "run-0-links is left out: it is the same run as run-0 (the same model and predictions)" in status
+    assert (
+        "run-mlm is left out: the runs measured different dataset configs: run-0 'qa', run-mlm 'mlm'"
+        in status
+    )
+    status, table, _ = space.leaderboard("", "religion", METRIC, [])
+    assert (
+        status.startswith("✅ 3 runs") and "run-0-links is left out" in status and "run-0-links" not in table
+    )
+    status, table, _ = space.leaderboard("", "religion", METRIC, ["run-0", "run-0-links"])
+    assert (
+        status
+        == "⚠️ run-0-links is the same run as run-0 (the same model and predictions): give each run once"
+    )
+    assert table == ""
+    _, table, *_ = space.load_results("")
+    assert set(table["model"]) == {"religion-qa (local)", "qa-1 (local)", "qa-2 (local)"}
+    assert not any(str(tmp_path) in str(value) for value in table.to_numpy().ravel())
+    heading, _, _ = space.view_run("", "run-1")
+    assert "qa-1 (local)" in heading and "/tmp" not in heading and str(tmp_path) not in heading
+
+
+def test_an_edited_number_is_refused_in_every_tab(root, tmp_path, upstream_word_lists_path):
+    """run-1's δ edited in its results.json: the View, Compare and Leaderboard tabs refuse it, naming both values,
+    with no path of the server; run-0, untouched, is still shown."""
+    import shutil
+
+    from unqover.report.format import fmt
+
+    own = tmp_path / "results"
+    shutil.copytree(root, own)
+    data = json.loads((own / "run-1" / "results.json").read_text())
+    truth = data["result"]["positional_error"]
+    data["result"]["positional_error"] = 0.5
+    (own / "run-1" / "results.json").write_text(json.dumps(data))
+    space = Space(
+        cache_dir=tmp_path / "cache", results_root=own, word_lists=upstream_word_lists_path, results_repos=()
+    )
+    said = f"the predictions of run-1 give positional_error {fmt(truth)}, but its results say 0.5000"
+    heading, _, _ = space.view_run("", "run-1")
+    assert heading == f"⚠️ {said}"
+    assert space.view_run("", "run-0")[0].startswith("### ")
+    assert space.compare("", "run-0", "run-1") == f"⚠️ {said}"
+    status, table, _ = space.leaderboard("", "religion", METRIC, ["run-0", "run-1", "run-2"])
+    assert status == f"⚠️ {said}" and table == ""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
+from unqover.jobs.verify import verify_found
 from unqover.probes.base import Comparison, ProbeDefinition
 from unqover.probes.options import CommandParser, non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
@@ -70,6 +71,9 @@ def compare_runs(
         raise UnqoverError(f"{name_a} and {name_b} were written by different probes")
     if not (known_a and known_b):
         paths = None
+    if paths is not None:  # the numbers shown are the predictions' (a results file alone: as it stands)
+        verify_found(probe_a, a, paths[0], name_a)
+        verify_found(probe_b, b, paths[1], name_b)
     return probe_a.compare(a, b, (name_a, name_b), paths, top, no_shifts=no_shifts)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import compared_probe, run_name
+from unqover.jobs.verify import check_distinct, verify_run
 from unqover.measure.ranking import bonferroni_confidence, point_ranks, rank_intervals
 from unqover.measure.stats import holm
 from unqover.probes.options import CommandParser, output_path, real
@@ -114,6 +115,10 @@ def leaderboard_of_runs(
         raise UnqoverError(
             f"--metric {metric!r} is not a headline number of the {probe.name} probe; choose one of {', '.join(known)}"
         )
+    check_distinct(
+        [verify_run(probe, r, p, str(p)) for r, p, probe in zip(runs, paths, probes, strict=True)],
+        [str(p) for p in paths],
+    )
     k = len(runs)
     pairs = k * (k - 1) // 2
     each, pair_level = bonferroni_confidence(confidence, k), bonferroni_confidence(confidence, pairs)

@@ -10,7 +10,8 @@ selection, :mod:`unqover.probes.result_identity`). Only a run of exactly the mod
 own repo, made for that base), not a local folder unless it is a Hub-cache snapshot of that repo. The dataset is named by its Hub id: a run on a Hub dataset names it; a run on a folder that
 ``unqover build-datasets`` made names the Hub dataset that folder is a build of (its card says so); anything else
 needs ``--dataset-id``. A number that is missing or not finite (a measure the run declined) is left out with a
-note; a run with none left is refused. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
+note; a run with none left is refused. Last, the run's predictions are measured again and must give the numbers
+and model its results record (:func:`unqover.jobs.verify.verify_run`): nothing edited or borrowed is published. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_re
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
 from unqover.jobs.lm_eval_tasks import task_names
+from unqover.jobs.verify import verify_run
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
@@ -229,10 +231,26 @@ def run_results(
     dataset_id: str | None = None,
     source_url: str | None = None,
 ) -> tuple[list[EvalResult], list[str]]:
-    """The headline numbers of one run (a run folder or results JSON) as Hub results, and the numbers left out."""
+    """The headline numbers of one run (a run folder or results JSON) as Hub results, and the numbers left out,
+    once its predictions give them (:func:`unqover.jobs.verify.verify_run`)."""
+    results = load_results(run)
+    found = results_entries(results, run, model_repo, dataset_id=dataset_id, source_url=source_url)
+    verify_run(results_probe(results), results, run, str(run), results_rows=False)
+    return found
+
+
+def results_entries(
+    results: dict,
+    run: Path,
+    model_repo: str,
+    *,
+    dataset_id: str | None = None,
+    source_url: str | None = None,
+) -> tuple[list[EvalResult], list[str]]:
+    """:func:`run_results` of the ``results`` read from ``run``, as they stand: the checks of the model, the
+    selection and the dataset, and each headline number as a Hub result (or why it is left out)."""
     from unqover import __version__
 
-    results = load_results(run)
     where = str(run)
     probe = results_probe(results)
     headline = probe.headline(results)

@@ -1,8 +1,10 @@
 """A sweep of several models (``unqover probe MODEL MODEL ... --bias B[,B...]`` or ``--models FILE``): every model
 x probe runs into ``DIR/<model>/<probe>`` through :func:`unqover.jobs.multi.run_probes`, one model loaded at a time
 and freed before the next; a model that fails is reported at the end and the others go on; then one leaderboard
-per probe (``DIR/leaderboard-<probe>.json/.md/.html``, by :func:`unqover.jobs.leaderboard.leaderboard`) and one
-page linking them (``DIR/index.html``). Run folders resume, so a second call scores only what is missing.
+per probe (``DIR/leaderboard-<probe>.json/.md/.html``, by :func:`unqover.jobs.leaderboard.leaderboard`), or, when
+its models measured different dataset configs (QA models and masked LMs), one per config with two or more runs
+(``DIR/leaderboard-<probe>-<config>.*``; a run alone on its config is named as standing alone), and one page
+linking them (``DIR/index.html``). Run folders resume, so a second call scores only what is missing.
 ``--max-time`` (with ``--precision``) bounds the whole sweep: once it is spent no further model starts, and the
 models not run are listed for the next call.
 """
@@ -67,8 +69,9 @@ class SweepModel:
 @dataclass
 class SweepResult:
     """What a sweep did: the finished models, the failed ones (label -> one-line error), the ones not run because
-    ``--max-time`` was spent (the next call runs them), the leaderboards written (probe -> JSON path) and the ones
-    that could not be made (probe -> why)."""
+    ``--max-time`` was spent (the next call runs them), the leaderboards written (name -> JSON path: the probe's
+    name, or ``<probe>-<config>`` when its runs measured several configs) and the ones that could not be made, or
+    the runs that stand alone (name -> why)."""
 
     folder: Path
     finished: list[SweepModel] = field(default_factory=list)
@@ -228,17 +231,61 @@ def run_model(model: SweepModel, probes: Sequence[ProbeDefinition], run: RunOpti
     return None
 
 
-def _leaderboard(probe: str, runs: list[Path], folder: Path, metric: str | None) -> Path:
-    """Write one probe's leaderboard as JSON, Markdown and HTML; raises UnqoverError when it cannot be made."""
+def _leaderboard(name: str, runs: list[Path], folder: Path, metric: str | None) -> Path:
+    """Write one leaderboard (``leaderboard-<name>``) as JSON, Markdown and HTML; raises UnqoverError when it
+    cannot be made."""
     from unqover.jobs.leaderboard import leaderboard
     from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown
 
     if len(runs) < 2:
         raise UnqoverError(f"{len(runs)} finished run(s): a leaderboard needs at least 2")
     board = leaderboard(runs, metric)
-    write_text_atomic(folder / f"leaderboard-{probe}.md", leaderboard_markdown(board))
-    write_text_atomic(folder / f"leaderboard-{probe}.html", leaderboard_html(board))
-    return write_json_atomic(folder / f"leaderboard-{probe}.json", board)
+    write_text_atomic(folder / f"leaderboard-{name}.md", leaderboard_markdown(board))
+    write_text_atomic(folder / f"leaderboard-{name}.html", leaderboard_html(board))
+    return write_json_atomic(folder / f"leaderboard-{name}.json", board)
+
+
+def _config_of(run: Path) -> str | None:
+    """The dataset config a finished run measured (None: not recorded, or no results to read)."""
+    from unqover.report.compare_checks import dataset_of, load_results
+
+    try:
+        return dataset_of(load_results(run)["provenance"])["config"]
+    except UnqoverError:
+        return None
+
+
+def comparable_groups(probe: str, runs: Sequence[tuple[str, Path]]) -> dict[str, list[tuple[str, Path]]]:
+    """The runs of one probe (model label, run folder) by the dataset config they measured, each group named
+    for its leaderboard: the probe's name when every run measured one config, else ``<probe>-<config>`` (models
+    of different families measure different configs: QA models ``qa``, masked LMs ``mlm``)."""
+    groups: dict[str | None, list[tuple[str, Path]]] = {}
+    for label, run in runs:
+        groups.setdefault(_config_of(run), []).append((label, run))
+    if len(groups) <= 1:
+        return {probe: next(iter(groups.values()), [])}
+    return {f"{probe}-{config or 'unrecorded'}": members for config, members in groups.items()}
+
+
+def _probe_boards(
+    probe: str, runs: Sequence[tuple[str, Path]], result: SweepResult, metric: str | None
+) -> None:
+    """One leaderboard per group of comparable runs of ``probe`` with two or more runs; a run alone in its
+    group stands alone (said in ``result.no_board``)."""
+    groups = comparable_groups(probe, runs)
+    for name, members in groups.items():
+        if len(groups) > 1 and len(members) == 1:
+            label, _ = members[0]
+            config = name.removeprefix(f"{probe}-")
+            result.no_board[name] = (
+                f"{label} stands alone: the only finished run of {probe} on the {config!r} config (the others "
+                f"measured {', '.join(repr(g.removeprefix(probe + '-')) for g in groups if g != name)})"
+            )
+            continue
+        try:
+            result.boards[name] = _leaderboard(name, [run for _, run in members], result.folder, metric)
+        except UnqoverError as err:
+            result.no_board[name] = str(err)
 
 
 def _index(result: SweepResult) -> str:
@@ -310,11 +357,8 @@ def sweep(
                 result.failures[model.label()] = error
                 print(f"  failed: {error}", file=sys.stderr, flush=True)
     for probe in probes:
-        runs = [folder / m.folder_name() / probe.name for m in result.finished]
-        try:
-            result.boards[probe.name] = _leaderboard(probe.name, runs, folder, metric)
-        except UnqoverError as err:
-            result.no_board[probe.name] = str(err)
+        runs = [(m.label(), folder / m.folder_name() / probe.name) for m in result.finished]
+        _probe_boards(probe.name, runs, result, metric)
     write_text_atomic(folder / "index.html", markdown_page(_index(result), "Sweep"))
     return result
 

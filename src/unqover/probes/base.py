@@ -468,11 +468,38 @@ class ProbeDefinition:
             "runs record their own 95% intervals only); compare two of its runs with `unqover compare`"
         )
 
-    def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[Any, dict]:
+    def measure_file(
+        self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
+    ) -> tuple[Any, dict]:
         """``unqover measure``: the result of a predictions file against its dataset, and its provenance
-        (``run.dataset``/``run.config`` and a ``split`` option override what the file records; the other
-        ``options`` go to the measure)."""
+        (``run.dataset``/``run.config`` and a ``split`` option override what the file records; ``dataset``, a
+        dataset record as provenance writes it, replaces the file's own: a run's results' record, as the Space
+        rewrites it to its own rows; the other ``options`` go to the measure)."""
         raise UnqoverError(f"`unqover measure` does not read {self.name} predictions")
+
+    @property
+    def measures_files(self) -> bool:
+        """Whether this probe measures a predictions file (:meth:`measure_file`), so that a run's recorded numbers
+        can be measured again from its predictions (:mod:`unqover.jobs.verify`)."""
+        return type(self).measure_file is not ProbeDefinition.measure_file
+
+    def recorded_measure(self, result: Mapping) -> tuple[RunOptions, dict[str, Any]]:
+        """The run options (seed, resamples) and :meth:`measure_file` options that measured ``result``, as it
+        records them: measuring its predictions again with them gives its numbers again. Default: the seed and
+        resamples of its ``bootstrap`` (else its ``permutation``'s seed), and each of :attr:`measure_options` as
+        the result records it under its own name, else its default."""
+        boot = result.get("bootstrap") if isinstance(result.get("bootstrap"), Mapping) else {}
+        permutation = result.get("permutation") if isinstance(result.get("permutation"), Mapping) else {}
+        seed = boot.get("seed", permutation.get("seed"))
+        resamples = boot.get("n_resamples", 0)
+        options = {o.dest: result.get(o.dest, o.default) for o in self.measure_options}
+        return RunOptions(seed=_whole(seed, 0), resamples=_whole(resamples, 0), progress=False), options
+
+
+def _whole(value: object, default: int) -> int:
+    """``value`` when it is a whole number >= 0 (not a bool), else ``default``."""
+    fits = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if fits else default
 
 
 @dataclass(frozen=True)

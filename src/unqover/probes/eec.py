@@ -9,7 +9,7 @@ folder holds ``predictions.parquet`` (per sentence: id, question_id, choice, log
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -346,7 +346,20 @@ class EECProbe(ProbeDefinition):
         }
         return numbers, shifts
 
-    def measure_file(self, predictions: Path, run: RunOptions, split: str | None = None, **options):
+    def recorded_measure(self, result: Mapping) -> tuple[RunOptions, dict[str, Any]]:
+        """The bootstrap's resamples, the seed, and the permutations of its tests (none: 0)."""
+        run, _ = super().recorded_measure(result)
+        permutation = result.get("permutation") if isinstance(result.get("permutation"), Mapping) else {}
+        return run, {"permutations": permutation.get("n_permutations") or 0}
+
+    def measure_file(
+        self,
+        predictions: Path,
+        run: RunOptions,
+        split: str | None = None,
+        dataset: Mapping | None = None,
+        **options,
+    ):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked
         and measured with the run's scoring mode and length rule (as its provenance records them)."""
         from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions
@@ -358,6 +371,8 @@ class EECProbe(ProbeDefinition):
             table, logged = without_token_counts(table), predictions
         else:
             table, provenance = read_predictions(predictions, SENTENCE_SCORE_SCHEMA)
+        if dataset is not None:
+            provenance = {**provenance, "dataset": dict(dataset)}
         return self.measure_sentences(table, provenance, run, str(predictions), logged=logged, **options)
 
     def measure_sentences(

@@ -12,6 +12,7 @@ the full-dataset values (``unqover.measure.sampled``). The rows and scores code 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -550,9 +551,26 @@ class UnqoverProbe(ProbeDefinition):
         rows, source, config, split = self.recorded_rows(dataset, RunOptions(), what="the run")
         return rows, scores_over(rows, predictions, f"{source} ({config}/{split})")
 
-    def measure_file(self, predictions: Path, run: RunOptions, **options) -> tuple[Any, dict]:
+    def recorded_measure(self, result: Mapping) -> tuple[RunOptions, dict[str, Any]]:
+        """The bootstrap's seed and resamples (a quick run's design-based intervals take none: the default), the
+        mode, the confidence, and whether incomplete groups were dropped (some were)."""
+        run, _ = super().recorded_measure(result)
+        boot = result.get("bootstrap") if isinstance(result.get("bootstrap"), Mapping) else {}
+        if result.get("sample") is not None:
+            run = replace(run, resamples=RunOptions.resamples)
+        options = {
+            "mode": result.get("mode") or "default",
+            "confidence": boot.get("confidence") or 0.95,
+            "drop_incomplete": bool(result.get("dropped_groups")),
+        }
+        return run, options
+
+    def measure_file(
+        self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
+    ) -> tuple[Any, dict]:
         """Join a predictions file to its dataset rows by ``id`` and measure. Predictions that cover part of the
-        dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values."""
+        dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values.
+        ``dataset``: the dataset record to measure against instead of the file's."""
         from unqover.hub.load import source_name
         from unqover.predictions import check_logged_documents, logged_documents, read_predictions
         from unqover.probes.result_identity import subset_selection
@@ -561,7 +579,7 @@ class UnqoverProbe(ProbeDefinition):
         scores, provenance = read_predictions(predictions)
         if scores.num_rows == 0:
             raise UnqoverError(f"the predictions file {predictions} has no rows: there is nothing to measure")
-        recorded = provenance.get("dataset", {})
+        recorded = dict(dataset) if dataset is not None else provenance.get("dataset", {})
         # lm-eval's logged samples: their documents are checked against the rows of their ids
         logged = predictions.suffix == ".jsonl"
         rows, source, config, split = self.recorded_rows(

@@ -282,11 +282,13 @@ class Space:
     def view_run(self, location: str, name: str) -> tuple[str, pd.DataFrame, str]:
         try:
             name = inputs.text(name, "run", inputs.MAX_RUN_CHARS)
-            runs, _ = self._runs(location)
+            runs, where = self._runs(location)
             if name not in runs:
                 raise UnqoverError("load the results and choose a run")
             results.offered_probe(runs[name], name)
-            return render.view(runs[name])
+            results.check_recorded(runs, name, where, self.word_lists)
+            heading, pairs, charts = render.view(results.shown_results(runs[name]))
+            return self._hidden(heading), pairs, charts
         except Exception as err:
             return self._message(err), render.empty_pairs(), ""
 
@@ -307,12 +309,16 @@ class Space:
 
         try:
             probe = inputs.choice(probe, "probe", results.leaderboard_probes())
-            runs, _ = self._runs(location)
+            runs, where = self._runs(location)
             names = [name for name in runs if results.offered_probe_name(runs[name]) == probe]
-            chosen = results.rankable_runs(runs, probe)
+            notes: list[str] = []
+            chosen = results.rankable_runs(runs, probe, where, notes)
         except Exception as err:
             return self._message(err), gr.update(choices=[], value=[])
-        status = f"{render.DONE} {plural(len(names), 'run')} of {probe}, {fmt_count(len(chosen))} of them ranked (chosen)."
+        status = (
+            f"{render.DONE} {plural(len(names), 'run')} of {probe}, {fmt_count(len(chosen))} of them ranked (chosen)."
+            + "".join(f"\n\n> {self._hidden(note)}" for note in notes)
+        )
         return status, gr.update(choices=names, value=chosen)
 
     def leaderboard_metric(self, probe: str):
@@ -343,6 +349,7 @@ class Space:
             log.warning("leaderboard failed: %r", err)
             return self._message(err), "", ""
         status = f"{render.DONE} {plural(len(board['models']), 'run')} of {board['probe']} ranked by {board['metric']}."
+        status += "".join(f"\n\n> {self._hidden(note)}" for note in board.get("left_out", []))
         return status, self._hidden(leaderboard_markdown(board)), self._hidden(leaderboard_figure(board))
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "Location",
     "Runs",
     "allowed_repo",
+    "check_recorded",
     "columns",
     "comparison",
     "find_runs",
@@ -63,6 +64,8 @@ __all__ = [
     "results_folder",
     "run_predictions",
     "runs_table",
+    "shown_model",
+    "shown_results",
     "source_as_text",
 ]
 
@@ -368,7 +371,7 @@ def runs_table(runs: Mapping[str, Mapping], text: bool = False) -> pd.DataFrame:
             {
                 **dict.fromkeys(header),
                 "run": name,
-                "model": model.get("id"),
+                "model": shown_model(model.get("id")),
                 "probe": shown,
                 "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
                 **{column: value for column, value in own.items() if column in header},
@@ -386,6 +389,39 @@ def _absolute(text: str) -> bool:
     return (
         PurePosixPath(text).is_absolute() or bool(PureWindowsPath(text).drive) or text.startswith(("\\", "~"))
     )
+
+
+def shown_model(model: object) -> str | None:
+    """A recorded model as the Space shows it: a Hub id as it is; a local folder or file by its own name, marked
+    local (``qa-1 (local)``): no path of the server is shown."""
+    if not isinstance(model, str) or not model:
+        return None if model in (None, "") else str(model)
+    if _absolute(model) or model.startswith("."):
+        name = re.split(r"[\\/]+", model.rstrip("/\\"))[-1] or "a folder"
+        return f"{name} (local)"
+    return model
+
+
+def shown_results(results: Mapping) -> Mapping:
+    """``results`` whose recorded model (and its adapter) is named as :func:`shown_model` names it, for the pages
+    that render it (the View tab's heading)."""
+    provenance = results.get("provenance")
+    model = provenance.get("model") if isinstance(provenance, Mapping) else None
+    if isinstance(model, str):
+        return {**results, "provenance": {**provenance, "model": shown_model(model)}}
+    if not isinstance(model, Mapping):
+        return results
+    shown = {k: v for k, v in model.items() if k != "path"}
+    for key in ("id", "name"):
+        if key in shown:
+            shown[key] = shown_model(shown[key])
+    if isinstance(shown.get("adapter"), Mapping):
+        adapter = {k: v for k, v in shown["adapter"].items() if k != "path"}
+        adapter["id"] = shown_model(adapter.get("id"))
+        shown["adapter"] = adapter
+    elif isinstance(shown.get("adapter"), str):
+        shown["adapter"] = shown_model(shown["adapter"])
+    return {**results, "provenance": {**provenance, "model": shown}}
 
 
 def run_predictions(runs: Runs, name: str, where: Location) -> Path:
@@ -432,6 +468,22 @@ def own_rows(results: Mapping, predictions: Path, word_lists: str | os.PathLike 
     provenance["predictions"] = str(predictions)
     provenance["dataset"] = {**recorded, "generator": generator}
     return {**results, "provenance": provenance}
+
+
+def check_recorded(runs: Runs, name: str, where: Location, word_lists: str | os.PathLike | None) -> None:
+    """Refuse to show the run ``name`` when its predictions (read inside the results folder, over the Space's own
+    rows) give other numbers, or another model, than its results record (:func:`unqover.jobs.verify.verify_found`);
+    a run whose predictions cannot be read or measured here (a Hub repo's results file) is shown as recorded."""
+    from unqover.jobs.verify import verify_found
+
+    try:
+        predictions = run_predictions(runs, name, where)
+    except UnqoverError:
+        return
+    probe = offered_probe(runs[name], name)
+    verify_found(
+        probe, own_rows(source_as_text(runs[name]), predictions, word_lists), runs.folders[name], name
+    )
 
 
 def source_as_text(results: Mapping) -> Mapping:
@@ -537,18 +589,82 @@ def offered_probe_name(results: Mapping) -> str | None:
         return None
 
 
-def rankable_runs(runs: Mapping[str, Mapping], probe: str) -> list[str]:
+def rankable_runs(
+    runs: Mapping[str, Mapping], probe: str, where: Location | None = None, notes: list[str] | None = None
+) -> list[str]:
     """The names of the runs of ``probe`` among ``runs`` that its leaderboard ranks (full runs, and quick runs
-    where the probe ranks samples): what a leaderboard ranks when no runs are chosen."""
+    where the probe ranks samples): what a leaderboard ranks when no runs are chosen. With ``where`` (the
+    :class:`Location` they were read from, and ``runs`` a :class:`Runs`), also each run once, by what it holds
+    (a copy of a run, or a folder of links to one, is the run it copies: :func:`unqover.jobs.verify.run_identity`),
+    only runs whose predictions can be read, and only the largest group of runs a leaderboard can rank together
+    (one dataset, config, split and mode); what is left out, and why, is added to ``notes``."""
     definition = PROBES[probe]
 
     def ranked(results: Mapping) -> bool:
         full = definition.quick_run_line(results.get("result") or {}) is None
         return full or definition.leaderboard_ranks_samples
 
-    return [
+    names = [
         name for name, results in runs.items() if offered_probe_name(results) == probe and ranked(results)
     ]
+    if where is None or not isinstance(runs, Runs):
+        return names
+    return _distinct_comparable(runs, names, where, notes if notes is not None else [])
+
+
+def _distinct_comparable(runs: Runs, names: Sequence[str], where: Location, notes: list[str]) -> list[str]:
+    """``names`` less the runs whose predictions cannot be read, those that are an earlier run again, and those
+    a leaderboard cannot rank beside the largest group of comparable runs (another dataset, config, split or
+    mode: :func:`unqover.report.compare_checks.check_comparable`); each left out with its reason in ``notes``."""
+    from unqover.jobs.verify import run_identity
+
+    seen: dict = {}
+    groups: list[list[str]] = []
+    for name in names:
+        try:
+            identity = run_identity(runs[name], run_predictions(runs, name, where))
+        except UnqoverError as err:
+            notes.append(f"{name} is left out: {err}")
+            continue
+        if identity in seen:
+            notes.append(
+                f"{name} is left out: it is the same run as {seen[identity]} (the same model and predictions)"
+            )
+            continue
+        seen[identity] = name
+        for group in groups:
+            try:
+                _comparable(runs, group[0], name)
+            except UnqoverError:
+                continue
+            group.append(name)
+            break
+        else:
+            groups.append([name])
+    if not groups:
+        return []
+    kept = max(groups, key=len)
+    for group in groups:
+        if group is not kept:
+            notes += [f"{name} is left out: {_reason(runs, kept[0], name)}" for name in group]
+    return kept
+
+
+def _comparable(runs: Runs, first: str, other: str) -> None:
+    """Raise when a leaderboard would refuse to rank the run ``other`` beside the run ``first``."""
+    from unqover.report.compare_checks import check_comparable
+
+    (ra, pa), (rb, pb) = (split_results(source_as_text(runs[n])) for n in (first, other))
+    check_comparable(ra, pa, rb, pb, (first, other))
+
+
+def _reason(runs: Runs, first: str, other: str) -> str:
+    """Why the run ``other`` cannot be ranked beside the run ``first``."""
+    try:
+        _comparable(runs, first, other)
+    except UnqoverError as err:
+        return str(err)
+    return f"it is not comparable with {first}"
 
 
 def _board_names(runs: Mapping[str, Mapping], names: Sequence[str]) -> list[str]:
@@ -574,7 +690,8 @@ def rank_runs(
     metric: str | None = None,
     word_lists: str | os.PathLike | None = None,
 ) -> dict:
-    """The leaderboard of the runs ``names`` (default: :func:`rankable_runs` of ``probe``) as ``unqover leaderboard``
+    """The leaderboard of the runs ``names`` (default: :func:`rankable_runs` of ``probe``, each run once, those of
+    one config; ``left_out`` then says which runs it left out and why) as ``unqover leaderboard``
     computes it over their run folders (:func:`unqover.jobs.leaderboard.leaderboard_of_runs`), with the predictions
     read only inside the results folder (:func:`run_predictions`) and the Space's own dataset rows
     (:func:`own_rows`). Each model's ``run`` is its run's name, never a path."""
@@ -582,7 +699,8 @@ def rank_runs(
 
     probe = inputs.choice(probe, "probe", leaderboard_probes())
     metric = inputs.choice(metric, "metric", leaderboard_metrics(probe)) if metric else None
-    names = list(dict.fromkeys(names or rankable_runs(runs, probe)))
+    notes: list[str] = []
+    names = list(dict.fromkeys(names or rankable_runs(runs, probe, where, notes)))
     if len(names) < 2:
         raise UnqoverError(
             f"a leaderboard ranks at least 2 runs of {probe}: choose two or more runs, or load a folder with two "
@@ -598,4 +716,6 @@ def rank_runs(
     board = leaderboard_of_runs(chosen, paths, metric or None, names=_board_names(runs, names))
     by_path = {str(path): name for path, name in zip(paths, names, strict=True)}
     board["models"] = [{**model, "run": by_path[model["run"]]} for model in board["models"]]
+    if notes:
+        board["left_out"] = notes
     return board

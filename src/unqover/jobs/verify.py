@@ -1,0 +1,190 @@
+"""A run's numbers checked against what it claims, and a run told apart from another by what it holds.
+
+Every surface that ranks, compares or publishes runs (``unqover leaderboard``, a sweep's leaderboards, ``unqover
+compare``, ``unqover publish-results``, the Space's tabs) shows a run's headline numbers only after
+:func:`verify_run` has measured its predictions again with the probe that wrote it, on the rows its results
+record and with the options they record (:meth:`~unqover.probes.base.ProbeDefinition.recorded_measure`): a number
+edited by hand, or a results file copied beside another run's predictions, is refused in one line naming both
+values. The measures are deterministic (seeded), so an honest run gives its numbers again exactly.
+
+A run's identity (:func:`run_identity`) is its model as its predictions record it and a fingerprint of its
+predictions' contents (their columns, not their path or metadata): a copy of a run folder, or a folder of links to
+one, is the same run (:func:`check_distinct`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from unqover.errors import UnqoverError
+from unqover.probes.base import ProbeDefinition
+from unqover.report.compare_checks import model_of, predictions_of
+from unqover.report.format import fmt, fmt_interval
+from unqover.report.markdown import split_results
+
+__all__ = ["NumbersDiffer", "RunIdentity", "check_distinct", "run_identity", "verify_found", "verify_run"]
+
+#: two numbers agree when they differ by at most this, relative to the larger (the same seeded measure gives the
+#: same numbers; JSON keeps every digit of a float)
+TOLERANCE = 1e-9
+
+
+class NumbersDiffer(UnqoverError):
+    """A run's results record a number, or a model, that its predictions do not give."""
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What a run is: the model its predictions record (None: none recorded) and its predictions' fingerprint."""
+
+    model: str | None
+    predictions: str
+
+
+def predictions_fingerprint(path: Path) -> str:
+    """BLAKE2b of a predictions file's contents: each column's name and values, in order (Parquet), or the
+    file's bytes (lm-eval's logged samples); the provenance kept in the file's metadata is left out."""
+    digest = hashlib.blake2b(digest_size=16)
+    if path.suffix != ".parquet":
+        digest.update(path.read_bytes())
+        return digest.hexdigest()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    for name in table.column_names:
+        column = table[name].combine_chunks()
+        digest.update(name.encode() + b"\0" + str(column.type).encode() + b"\0")
+        numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+        if numeric and column.null_count == 0:
+            digest.update(column.to_numpy(zero_copy_only=False).tobytes())
+        else:
+            digest.update("\n".join(map(str, column.to_pylist())).encode())
+    return digest.hexdigest()
+
+
+def run_identity(results: Mapping, predictions: Path) -> RunIdentity:
+    """A run's identity: the model its predictions record (else its results') and its predictions' fingerprint."""
+    from unqover.predictions import read_provenance
+
+    model = model_of(read_provenance(predictions)) or model_of(split_results(results)[1])
+    return RunIdentity(model, predictions_fingerprint(predictions))
+
+
+def check_distinct(identities: Sequence[RunIdentity], names: Sequence[str]) -> None:
+    """Refuse two runs that are one: the same model and the same predictions (a copied or linked run folder)."""
+    for k, identity in enumerate(identities):
+        if identity in identities[:k]:
+            first = names[identities.index(identity)]
+            raise UnqoverError(
+                f"{names[k]} is the same run as {first} (the same model and predictions): give each run once"
+            )
+
+
+def _shown(found: float, recorded: float) -> tuple[str, str]:
+    """Both numbers with as many digits as it takes to tell them apart."""
+    for digits in (4, 6, 9, 12):
+        texts = fmt(found, digits), fmt(recorded, digits)
+        if texts[0] != texts[1]:
+            return texts
+    return repr(float(found)), repr(float(recorded))
+
+
+def _differ(a: object, b: object) -> bool:
+    """Whether two recorded numbers (or None) differ beyond :data:`TOLERANCE`."""
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    a, b = float(a), float(b)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) != math.isnan(b)
+    return abs(a - b) > TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def _interval_differs(a: object, b: object) -> bool:
+    pair_a = list(a) if isinstance(a, list | tuple) else [None, None]
+    pair_b = list(b) if isinstance(b, list | tuple) else [None, None]
+    return any(_differ(x, y) for x, y in zip(pair_a, pair_b, strict=True))
+
+
+def check_headline(probe: ProbeDefinition, recorded: Mapping, measured: Mapping, name: str) -> None:
+    """Refuse, in one line naming both, the first headline value or interval of ``recorded`` (a run's results)
+    that ``measured`` (its predictions measured again) does not give."""
+    found = probe.headline(measured)
+    for key, (value, interval) in probe.headline(recorded).items():
+        again, again_interval = found.get(key, (None, None))
+        if _differ(again, value):
+            if again is None or value is None:
+                said = (
+                    "no value" if again is None else fmt(again),
+                    "no value" if value is None else fmt(value),
+                )
+            else:
+                said = _shown(again, value)
+            raise NumbersDiffer(
+                f"the predictions of {name} give {key} {said[0]}, but its results say {said[1]}"
+            )
+        if _interval_differs(again_interval, interval):
+            raise NumbersDiffer(
+                f"the predictions of {name} give the interval of {key} {fmt_interval(again_interval, 6)}, but its "
+                f"results say {fmt_interval(interval, 6)}"
+            )
+
+
+def check_scored_model(results: Mapping, predictions: Path, name: str) -> None:
+    """Refuse results that name another model than the one their predictions record (where both record one)."""
+    from unqover.predictions import read_provenance
+
+    scored = model_of(read_provenance(predictions))
+    claimed = model_of(split_results(results)[1])
+    if scored and claimed and scored != claimed:
+        raise NumbersDiffer(
+            f"the results of {name} name the model {claimed}, but its predictions were scored by {scored}"
+        )
+
+
+def verify_run(
+    probe: ProbeDefinition, results: Mapping, path: str | Path, name: str, *, results_rows: bool = True
+) -> RunIdentity:
+    """Check a run's recorded numbers against its predictions, and give its identity: its predictions (the file
+    its results record, else its run folder's) measured again by ``probe`` with the options its results record
+    must give every headline value and interval they record, and be scored by the model they name. The rows are
+    the dataset the results record (``results_rows``: the rows a leaderboard or a comparison reads, the Space's
+    own), else the one the predictions record. Raises :class:`UnqoverError` naming both values where they
+    differ, or saying why the run cannot be checked (no predictions, a probe that measures no predictions
+    file)."""
+    if not probe.measures_files:
+        raise UnqoverError(
+            f"{name}: the {probe.name} probe cannot measure its predictions again, so its numbers cannot be checked"
+        )
+    result, provenance = split_results(dict(results))
+    predictions = predictions_of(path, provenance)
+    check_scored_model(results, predictions, name)
+    run, options = probe.recorded_measure(result)
+    dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else None
+    dataset = dataset if results_rows else None
+    try:
+        measured, _ = probe.measure_file(predictions, run, dataset=dataset, **options)
+    except (ValueError, KeyError) as err:
+        raise UnqoverError(f"cannot measure the predictions of {name} again: {err}") from err
+    again = {"result": measured.to_dict(), "provenance": provenance}
+    check_headline(probe, {"result": result, "provenance": provenance}, again, name)
+    return run_identity(results, predictions)
+
+
+def verify_found(probe: ProbeDefinition, results: Mapping, path: str | Path, name: str) -> RunIdentity | None:
+    """:func:`verify_run` where it can be made; None (nothing checked) where the run's predictions cannot be
+    found or measured again (a results file alone; predictions of other rows than the ones read: ``unqover
+    compare`` then sets the numbers side by side without intervals, as recorded). Numbers or a model the
+    predictions contradict are refused (:class:`NumbersDiffer`)."""
+    if not probe.measures_files:
+        return None
+    try:
+        return verify_run(probe, results, path, name)
+    except NumbersDiffer:
+        raise
+    except UnqoverError:
+        return None
