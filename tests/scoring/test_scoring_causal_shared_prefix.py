@@ -25,7 +25,14 @@ from unqover.scoring.mlm import surfaces
 from unqover.scoring.models import load_model
 from unqover.scoring.run_plan import plan_chunks
 from unqover.scoring.runner import run_shard
-from unqover.scoring.shared_prefix import _balanced_rows, answer_log_probs, cache_kind, shared_prefix_lengths
+from unqover.scoring.shared_prefix import (
+    ROW_TOKENS,
+    _balanced_rows,
+    _parts,
+    answer_log_probs,
+    cache_kind,
+    shared_prefix_lengths,
+)
 
 #: (architecture, chat template, tokenizer adds BOS, sliding window)
 MODELS = {
@@ -180,6 +187,15 @@ def test_one_packed_pass_runs_each_shared_token_once(model_dirs, rows, name):
     assert tree <= packed_rows * width <= 1.25 * tree + width
     plain_tokens = sum(len(prompts[i % len(prompts)]) + len(a) for i, a in enumerate(answers))
     assert packed_rows * width < plain_tokens / 2
+
+
+def test_a_large_group_is_packed_in_parts_of_a_row_each():
+    """A context asked many questions is cut into parts, each with a copy of its prefix, so that no row (and no
+    attention over it) grows with the group."""
+    rows = list(range(140))
+    parts = _parts(rows, 14, [27] * 140, [[1, 2]] * 280, {i: [i, 140 + i] for i in rows})
+    assert [i for part in parts for i in part] == rows
+    assert all(14 + 29 * len(part) <= ROW_TOKENS for part in parts) and len(parts) == -(-140 // 8)
 
 
 def test_packed_rows_balance_their_tokens():

@@ -168,25 +168,30 @@ class _Tree:
         for j, i in enumerate(answer_prompt.tolist()):
             if len(answers[j]):
                 answers_of.setdefault(i, []).append(j)
-        # per group: its body (tokens whose logits are not needed), its needed tokens, and what they predict
-        # as (index among the needed tokens, target id, answer)
+        # per unit (a group, or part of a large one, with its own copy of the group's prefix): its body (tokens
+        # whose logits are not needed), its needed tokens, and what they predict as (index among the needed
+        # tokens, target id, answer); the unit's index labels its tokens
         units = []
-        for g, rows in enumerate(members.values()):
+        for rows in members.values():
             start = prefix_lengths[rows[0]]
-            body = [(t, p, g, -1, -1) for p, t in enumerate(prompts[rows[0]][root:start], start=root)]
-            needed, targets = [], []
-            for i in rows:
-                rest = [(t, p, g, i, -1) for p, t in enumerate(prompts[i][start:], start=start)]
-                body += rest[:-1]
-                targets += [(len(needed), answers[j][0], j) for j in answers_of.get(i, [])]
-                needed.append(rest[-1])
-                for j in answers_of.get(i, []):
-                    for p, (t, following) in enumerate(
-                        zip(answers[j], answers[j][1:], strict=False), start=len(prompts[i])
-                    ):
-                        targets.append((len(needed), following, j))
-                        needed.append((t, p, g, i, j))
-            units.append((body, needed, targets))
+            for part in _parts(
+                rows, start - root, [len(prompts[i]) - start for i in rows], answers, answers_of
+            ):
+                g = len(units)
+                body = [(t, p, g, -1, -1) for p, t in enumerate(prompts[part[0]][root:start], start=root)]
+                needed, targets = [], []
+                for i in part:
+                    rest = [(t, p, g, i, -1) for p, t in enumerate(prompts[i][start:], start=start)]
+                    body += rest[:-1]
+                    targets += [(len(needed), answers[j][0], j) for j in answers_of.get(i, [])]
+                    needed.append(rest[-1])
+                    for j in answers_of.get(i, []):
+                        for p, (t, following) in enumerate(
+                            zip(answers[j], answers[j][1:], strict=False), start=len(prompts[i])
+                        ):
+                            targets.append((len(needed), following, j))
+                            needed.append((t, p, g, i, j))
+                units.append((body, needed, targets))
         head = [(t, p, -1, -1, -1) for p, t in enumerate(prompts[0][:root])]
         packed = _balanced_rows([len(b) + len(n) for b, n, _ in units], len(head))
         bodies = [head + [tok for u in r for tok in units[u][0]] for r in packed]
@@ -228,8 +233,26 @@ def packed_shape(prompts, answers, answer_prompt, groups) -> tuple[int, int]:
     """(rows, width) of the packed tree the shared computation runs for one batch (for benchmarks: the tokens a
     batch costs)."""
     groups = np.asarray(groups)
-    tree = _Tree(prompts, answers, np.asarray(answer_prompt), groups, shared_prefix_lengths(prompts, groups), 0)
+    tree = _Tree(
+        prompts, answers, np.asarray(answer_prompt), groups, shared_prefix_lengths(prompts, groups), 0
+    )
     return tree.tokens.shape[0], tree.tokens.shape[1]
+
+
+def _parts(rows: list[int], prefix: int, rests: list[int], answers, answers_of) -> list[list[int]]:
+    """A group's prompts in parts of at most about :data:`ROW_TOKENS` tokens each (its prefix, then each prompt's
+    rest and long answers), so that no packed row, and no attention over it, grows with the group: a context asked
+    140 questions is several parts, each with a copy of the prefix."""
+    parts: list[list[int]] = [[]]
+    size = prefix
+    for i, rest in zip(rows, rests, strict=True):
+        tokens = rest + sum(max(len(answers[j]) - 1, 0) for j in answers_of.get(i, []))
+        if parts[-1] and size + tokens > ROW_TOKENS:
+            parts.append([])
+            size = prefix
+        parts[-1].append(i)
+        size += tokens
+    return parts
 
 
 def _balanced_rows(sizes: list[int], head: int) -> list[list[int]]:
