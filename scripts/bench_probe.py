@@ -17,8 +17,8 @@ of ``--rows`` gender ``qa`` and ``mlm`` rows.
 * bf16 (autocast of the same model, softmax in fp32) against the fp32 baseline, with Spearman's rank correlation
   of γ(x, a) between bf16 and fp32 scores.
 
-Causal LM: ``CausalScorer`` sharing each context's computation (``share_prefixes=True``: a key/value cache of the
-context's common prompt prefix, each prompt run once, answers from its cache) against the baseline
+Causal LM: ``CausalScorer`` sharing each context's computation (``share_prefixes=True``: each batch's token tree
+packed into rows under a 4-D mask, every shared token run once; ``unqover.scoring.shared_prefix``) against the baseline
 ``share_prefixes=False`` (every prompt + answer a full left-padded sequence, two per row), both through the
 runner (``run_shard`` into a fresh run folder, automatic batch size), timed without model loading after one
 warm-up batch each; scores must agree (max |Δ log S| over all rows). Model (``--causal-model``): GPT-2 small

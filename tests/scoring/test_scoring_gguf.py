@@ -34,7 +34,12 @@ def test_a_gguf_file_scores_as_the_same_model_in_a_transformers_folder(gguf_mode
 
 
 def test_the_run_records_the_file_its_sha256_quantization_and_architecture(gguf_model):
+    import gguf
+
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
     loaded = load_model(str(gguf_model), device="cpu", dtype="float32")
+    # the header is parsed once while the model loads (unqover.scoring.gguf.parsed_once), the package restored after
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader, name_map)
     sha = hashlib.sha256(gguf_model.read_bytes()).hexdigest()
     assert loaded.gguf == {
         "file": gguf_model.name,

@@ -6,6 +6,7 @@ scorer and the dataset config: extractive QA (``qa`` rows), masked LM (``mlm`` r
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -20,6 +21,7 @@ from unqover.scoring.gguf import (
     find_gguf,
     gguf_record,
     is_gguf_name,
+    parsed_once,
     readable_architectures,
     require_gguf,
 )
@@ -460,24 +462,25 @@ def load_model(
     check_model_args(model_args or {})
     source = model_source(model_id, revision, token, gguf_file)
     found = find_adapter(adapter, token=token, allow_pickle=allow_pickle) if adapter is not None else None
-    config = source.config()
-    family = detect_family(getattr(config, "architectures", None), getattr(config, "model_type", None))
-    tokenizer = source.tokenizer()
-    if family == "qa" and not getattr(tokenizer, "is_fast", False):
-        raise UnqoverError(
-            f"{model_id!r} has no fast tokenizer: QA scoring needs character offsets (a tokenizer.json or a "
-            "tokenizer class with a fast version)"
-        )
-    device = choose_device(device)
-    dtype = choose_dtype(dtype, device)
-    auto = {
-        "qa": transformers.AutoModelForQuestionAnswering,
-        "mlm": transformers.AutoModelForMaskedLM,
-        "causal": transformers.AutoModelForCausalLM,
-    }[family]
-    # a GGUF file's config is built from the same header the weights are read from: not parsed twice
-    given = {"config": config} if source.gguf_file and not model_args else {}
-    model = source.weights(auto, dtype, allow_pickle, model_args, **given)
+    with parsed_once() if source.gguf_file else contextlib.nullcontext():
+        config = source.config()
+        family = detect_family(getattr(config, "architectures", None), getattr(config, "model_type", None))
+        tokenizer = source.tokenizer()
+        if family == "qa" and not getattr(tokenizer, "is_fast", False):
+            raise UnqoverError(
+                f"{model_id!r} has no fast tokenizer: QA scoring needs character offsets (a tokenizer.json or a "
+                "tokenizer class with a fast version)"
+            )
+        device = choose_device(device)
+        dtype = choose_dtype(dtype, device)
+        auto = {
+            "qa": transformers.AutoModelForQuestionAnswering,
+            "mlm": transformers.AutoModelForMaskedLM,
+            "causal": transformers.AutoModelForCausalLM,
+        }[family]
+        # a GGUF file's config is built from the same header the weights are read from: not parsed twice
+        given = {"config": config} if source.gguf_file and not model_args else {}
+        model = source.weights(auto, dtype, allow_pickle, model_args, **given)
     if found is not None:
         model = apply_adapter(model, found, model_id)
     device = place_model(model, device)
