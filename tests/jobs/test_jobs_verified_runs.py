@@ -114,7 +114,7 @@ def test_compare_refuses_an_edited_value(full_runs, tmp_path, capsys):  # noqa: 
     truth = json.loads(full_runs["A"].read_text())["result"]["eta"]
     edited = _edited(full_runs["A"], tmp_path, lambda d: d["result"].update(eta=0.9))
     assert main(["compare", str(edited), str(full_runs["B"]), "--name-a", "A"]) == 2
-    err = _error(capsys, "unqover compare: error: ")
+    err = _error(capsys)
     assert err == f"the predictions of A give eta {fmt(truth)}, but its results say 0.9000"
     assert main(["compare", str(full_runs["A"]), str(full_runs["B"])]) == 0
 
@@ -132,15 +132,13 @@ def test_publish_results_refuses_an_edited_value_and_a_borrowed_model(full_runs,
         str(tmp_path / "o"),
     ]
     assert main(["publish-results", str(edited), *argv]) == 2
-    err = _error(capsys, "unqover publish-results: error: ")
+    err = _error(capsys)
     assert (
         err == f"the predictions of {edited} give attributive_error {fmt(truth)}, but its results say 0.0100"
     )
     other = _edited(twin, tmp_path, lambda d: d["provenance"].update(model={"id": "tiny/b"}), "other")
     assert main(["publish-results", str(other), *argv[:1], "tiny/b", *argv[2:]]) == 2
-    assert "name the model tiny/b, but its predictions were scored by tiny/a-twin" in _error(
-        capsys, "unqover publish-results: error: "
-    )
+    assert "name the model tiny/b, but its predictions were scored by tiny/a-twin" in _error(capsys)
     assert not (tmp_path / "o").exists()
 
 

@@ -173,7 +173,9 @@ def test_a_linked_run_is_one_run_and_local_models_show_no_path(root, tmp_path, u
     )
     status, table, _ = space.leaderboard("", "religion", METRIC, [])
     assert (
-        status.startswith("✅ 3 runs") and "run-0-links is left out" in status and "run-0-links" not in table
+        status.startswith(f"{render.DONE} 3 runs")
+        and "run-0-links is left out" in status
+        and "run-0-links" not in table
     )
     status, table, _ = space.leaderboard("", "religion", METRIC, ["run-0", "run-0-links"])
     assert (
