@@ -29,7 +29,7 @@ from unqover.hub.publish.common import CARD, validate_repo_id
 from unqover.jobs.lm_eval_tasks import task_names
 from unqover.jobs.verify import verify_run
 from unqover.probes.registry import dataset_names, results_probe
-from unqover.probes.result_identity import DESIGN, FULL, SUBSET, selection_kind
+from unqover.probes.result_identity import KIND_DESIGN, KIND_FULL, KIND_SUBSET, selection_kind
 from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
 from unqover.report.format import fmt_estimate, fmt_interval, fmt_level
 
@@ -177,7 +177,7 @@ def check_selection(
             f"{where} records no row selection (full, design sample or subset): an older unqover wrote it; "
             f"measure it again (`{again}`) and publish that"
         )
-    if found[0] == FULL and quick_run is not None:
+    if found[0] == KIND_FULL and quick_run is not None:
         raise UnqoverError(
             f"{where} records every row, but its numbers are estimates from part of them; measure it again "
             f"(`{again}`) and publish that"
@@ -208,7 +208,7 @@ def _notes(
     if config or split:
         parts.append(", ".join(f"{k} {v}" for k, v in (("config", config), ("split", split)) if v))
     kind = selection.get("kind")
-    if kind == DESIGN:
+    if kind == KIND_DESIGN:
         seed = selection.get("seed")
         parts.append(
             "a quick run's estimate of the whole dataset's value (the seeded design sample"
@@ -216,7 +216,7 @@ def _notes(
             + (f"; {quick_run}" if quick_run else "")
             + ")"
         )
-    elif kind == SUBSET:
+    elif kind == KIND_SUBSET:
         parts.append(
             "an estimate of the whole dataset's value from a subset of the rows that is no seeded design sample "
             f"({selection.get('why')}" + (f"; {quick_run}" if quick_run else "") + ")"
@@ -263,7 +263,7 @@ def results_entries(
     selection = provenance["selection"]
     recorded = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
     hub_id = hub_dataset_id(recorded, dataset_id, where)
-    task = task_names(probe)["full" if kind == FULL else "sample"]
+    task = task_names(probe)["full" if kind == KIND_FULL else "sample"]
     result = results["result"]
     confidence = (result.get("bootstrap") or {}).get("confidence") if isinstance(result, Mapping) else None
     mtime = _results_file(Path(run)).stat().st_mtime

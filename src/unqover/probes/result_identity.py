@@ -20,27 +20,28 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-FULL, DESIGN, SUBSET = "full", "design", "subset"
-KINDS = (FULL, DESIGN, SUBSET)
+#: a selection's ``kind``: every row, the probe's seeded quick-run design, or part of the rows that matches no design
+KIND_FULL, KIND_DESIGN, KIND_SUBSET = "full", "design", "subset"
+SELECTION_KINDS = (KIND_FULL, KIND_DESIGN, KIND_SUBSET)
 #: a selection's keys that say the probe's own quick-run design drew it
 QUICK_RUN_KEYS = ("limit", "sample", "precision", "design")
 
 
 def full_selection(selection: Mapping | None = None) -> dict:
     """Every row of the dataset (``selection``: what else the run recorded of it, kept)."""
-    return {**_plain(selection), "kind": FULL}
+    return {**_plain(selection), "kind": KIND_FULL}
 
 
 def design_selection(selection: Mapping) -> dict:
     """The probe's seeded quick-run design drew the rows: ``selection`` holds its seed and size (limit, sample,
     precision or groups)."""
-    return {**_plain(selection), "kind": DESIGN}
+    return {**_plain(selection), "kind": KIND_DESIGN}
 
 
 def subset_selection(why: str, selection: Mapping | None = None) -> dict:
     """Part of the rows that matches no seeded design, and why in words (e.g. ``"lm-eval --limit 600 kept the
     first 600 documents"``): its numbers are estimates from those rows, published only as a sample's."""
-    return {**_plain(selection), "kind": SUBSET, "why": str(why)}
+    return {**_plain(selection), "kind": KIND_SUBSET, "why": str(why)}
 
 
 def _plain(selection: Mapping | None) -> dict:
@@ -70,7 +71,7 @@ def measured_selection(probe: Any, result: Mapping, recorded: Mapping | None) ->
     recorded = recorded if isinstance(recorded, Mapping) else {}
     if probe.quick_run_line(result) is None:
         return full_selection(recorded)
-    if recorded.get("kind") == SUBSET:  # decided where the rows were cut (e.g. lm-eval's limit)
+    if recorded.get("kind") == KIND_SUBSET:  # decided where the rows were cut (e.g. lm-eval's limit)
         return subset_selection(str(recorded.get("why") or "part of the rows"), recorded)
     sample = result.get("sample") if isinstance(result.get("sample"), Mapping) else None
     seed = _seed(recorded.get("seed"))
@@ -92,7 +93,7 @@ def measured_selection(probe: Any, result: Mapping, recorded: Mapping | None) ->
 def selection_kind(provenance: Mapping) -> tuple[str, str | None] | None:
     """(kind, why) of a recorded selection; None when it records none (results of an older unqover)."""
     selection = provenance.get("selection")
-    if not isinstance(selection, Mapping) or selection.get("kind") not in KINDS:
+    if not isinstance(selection, Mapping) or selection.get("kind") not in SELECTION_KINDS:
         return None
     why = selection.get("why")
     return selection["kind"], why if isinstance(why, str) else None
