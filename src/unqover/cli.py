@@ -160,36 +160,6 @@ def _publish_results(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_publish_results(commands) -> None:
-    command = commands.add_parser(
-        "publish-results",
-        help="a run's headline numbers as the model's evaluation results on the Hub (a pull request)",
-        description="Write the headline numbers of each run as the Hub's evaluation results of the model "
-        "(.eval_results/<task>_<metric>.yaml: dataset id, task id, value, date, source, notes) and open a pull "
-        "request on the model repo; with --output DIR, write the same files under DIR instead (no network). "
-        "Only runs of exactly the model --model-repo are published (not with an adapter, not of a local folder); "
-        "numbers from part of the rows as the _sample task.",
-    )
-    command.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder or results JSON")
-    command.add_argument("--model-repo", required=True, metavar="OWNER/NAME", help="the model's Hub repo")
-    command.add_argument(
-        "--output",
-        type=parse.output_path,
-        metavar="DIR",
-        help="write DIR/.eval_results/*.yaml; upload nothing",
-    )
-    command.add_argument(
-        "--dataset-id",
-        metavar="OWNER/NAME",
-        help="the Hub dataset the runs measured, where they record a local folder or generated rows",
-    )
-    command.add_argument(
-        "--source-url", metavar="URL", help="where the results can be checked (default: the dataset)"
-    )
-    command.add_argument("--token", help="Hub token (default: HF_TOKEN or `hf auth login`)")
-    command.set_defaults(run=_publish_results)
-
-
 def _probe(args: argparse.Namespace) -> int:
     from unqover.jobs.run import quiet_libraries, run_probe
     from unqover.probes.base import RunOptions
@@ -318,16 +288,90 @@ def _limit_help() -> str:
     return "a quick run that estimates the full-dataset values: --limit N keeps " + "; ".join(parts)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from unqover.probes.registry import PROBES, dataset_names, groups, probe_names
+# the options that several commands take, each declared once (``parser``: a command, or a group of its options)
 
-    parser = parse.CommandParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
-    parser.add_argument("--version", action="version", version=f"unqover {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+def _add_output(parser: argparse._ActionsContainer, help: str, **keywords) -> None:
+    """``--output``: what a command writes, checked as a path it may write (``help`` says what it is)."""
+    parser.add_argument("--output", type=parse.output_path, help=help, **keywords)
+
+
+def _add_dataset(parser: argparse._ActionsContainer, default: str) -> None:
+    """``--dataset``: the rows' dataset (``default`` says which one the command takes when it is not given)."""
+    parser.add_argument("--dataset", help=f"dataset folder or Hub id (default: {default})")
+
+
+def _add_config(parser: argparse._ActionsContainer, about: str, required: bool = False) -> None:
+    """``--config``: the dataset's config (``about``: its default, or an example where it is required)."""
+    parser.add_argument("--config", required=required, help=f"dataset config ({about})")
+
+
+def _add_split(
+    parser: argparse._ActionsContainer, default: str | None, default_text: str = "%(default)s"
+) -> None:
+    """``--split``: the dataset's split."""
+    parser.add_argument("--split", default=default, help=f"dataset split (default: {default_text})")
+
+
+def _add_probe_file(parser: argparse._ActionsContainer, help: str) -> None:
+    """``--probe``: a custom probe's YAML file (``help`` says what the command does with it)."""
+    parser.add_argument("--probe", type=Path, metavar="FILE.yaml", help=help)
+
+
+def _add_probe_list(parser: argparse._ActionsContainer, help: str, **keywords) -> None:
+    """``--bias``: one probe or several (a comma list of probes and groups), as the registry names them."""
+    from unqover.probes.registry import groups, probe_names
+
+    parser.add_argument("--bias", type=parse.probe_list(probe_names(), groups()), help=help, **keywords)
+
+
+def _add_seed(
+    parser: argparse._ActionsContainer, seeds: str, default: int | None = 0, default_text: str = "%(default)s"
+) -> None:
+    """``--seed``: ``seeds`` says what it seeds in this command."""
+    parser.add_argument(
+        "--seed", type=parse.non_negative, default=default, help=f"{seeds} (default: {default_text})"
+    )
+
+
+def _add_resamples(parser: argparse._ActionsContainer) -> None:
+    """``--resamples``: the bootstrap's resamples of the measures' intervals."""
+    parser.add_argument(
+        "--resamples",
+        type=parse.non_negative,
+        default=1000,
+        help="bootstrap resamples, 0 for none (default: %(default)s)",
+    )
+
+
+def _add_top(parser: argparse._ActionsContainer) -> None:
+    """``--top``: how many of the most biased pairs the summary prints."""
+    parser.add_argument(
+        "--top", type=parse.non_negative, default=10, help="most biased pairs to print (default: %(default)s)"
+    )
+
+
+def _add_token(parser: argparse._ActionsContainer, needed_for: str) -> None:
+    """``--token``: a Hugging Face token (``needed_for`` says what the command needs it for)."""
+    parser.add_argument(
+        "--token", help=f"Hugging Face token {needed_for} (default: HF_TOKEN or `hf auth login`)"
+    )
+
+
+def _add_quiet(parser: argparse._ActionsContainer) -> None:
+    """``--quiet``: no progress bar."""
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+# the commands, one function each adding its arguments
+
+
+def _add_build_datasets(commands: argparse._SubParsersAction) -> None:
+    from unqover.probes.registry import PROBES, dataset_names
+
     default_datasets = [
         name for probe in PROBES.values() if probe.built_by_default for name in probe.datasets
     ]
-
     build = commands.add_parser(
         "build-datasets",
         help="generate the probe datasets as Hugging Face dataset folders (Parquet + card)",
@@ -339,25 +383,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"datasets to build: {', '.join(dataset_names())} (default: {', '.join(default_datasets)})",
     )
-    build.add_argument(
-        "--output",
-        type=parse.output_path,
-        default=DEFAULT_DATASETS_ROOT,
-        help="root folder (default: %(default)s)",
-    )
+    _add_output(build, "root folder (default: %(default)s)", default=DEFAULT_DATASETS_ROOT)
     build.add_argument(
         "--config", action="append", default=None, help="build only this config (repeatable; default: all)"
     )
     build.add_argument("--overwrite", action="store_true", help="replace data that is already built")
-    build.add_argument(
-        "--probe",
-        type=Path,
-        metavar="FILE.yaml",
-        help="build a custom probe from its YAML file into OUTPUT/<its name> (configs qa and, when derivable, mlm)",
+    _add_probe_file(
+        build,
+        "build a custom probe from its YAML file into OUTPUT/<its name> (configs qa and, when derivable, mlm)",
     )
     build.set_defaults(probe_options=add_probe_options(build, "dataset_options"))
-    build.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_quiet(build)
     build.set_defaults(run=_build_datasets)
+
+
+def _add_measure(commands: argparse._SubParsersAction) -> None:
+    from unqover.probes.registry import probe_names
 
     measure = commands.add_parser(
         "measure",
@@ -378,30 +419,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="the probe of the dataset's rows: required when neither the file nor the dataset's rows record it "
         "(checked against them)",
     )
-    written_by.add_argument("--probe", type=Path, metavar="FILE.yaml", help="a custom probe's file")
-    measure.add_argument("--dataset", help="dataset folder or Hub id (default: the one recorded in the file)")
-    measure.add_argument("--config", help="dataset config (default: recorded in the file)")
-    measure.add_argument("--split", help="dataset split (default: recorded, else test)")
-    measure.add_argument(
-        "--resamples",
-        type=parse.non_negative,
-        default=1000,
-        help="bootstrap resamples, 0 for none (default: %(default)s)",
-    )
-    measure.add_argument(
-        "--seed",
-        type=parse.non_negative,
-        help="bootstrap and cross-fitting seed (default: a sample's own seed, else 0)",
-    )
+    _add_probe_file(written_by, "a custom probe's file")
+    _add_dataset(measure, "the one recorded in the file")
+    _add_config(measure, "default: recorded in the file")
+    _add_split(measure, None, "recorded, else test")
+    _add_resamples(measure)
+    _add_seed(measure, "bootstrap and cross-fitting seed", None, "a sample's own seed, else 0")
     measure.set_defaults(probe_options=add_probe_options(measure, "measure_options"))
-    measure.add_argument(
-        "--top", type=parse.non_negative, default=10, help="most biased pairs to print (default: %(default)s)"
-    )
-    measure.add_argument(
-        "--output", type=parse.output_path, help="results JSON (default: PREDICTIONS with .bias.json)"
-    )
+    _add_top(measure)
+    _add_output(measure, "results JSON (default: PREDICTIONS with .bias.json)")
     measure.set_defaults(run=_measure)
 
+
+def _add_sample(commands: argparse._SubParsersAction) -> None:
     sample = commands.add_parser(
         "sample",
         help="write the row ids of a quick run's sample of groups, to score on your own stack",
@@ -411,19 +441,17 @@ def build_parser() -> argparse.ArgumentParser:
         "the full-dataset values with intervals.",
     )
     sample.add_argument("dataset", metavar="DATASET", help="dataset folder or Hub id")
-    sample.add_argument("--config", required=True, help="dataset config (e.g. qa, mlm)")
-    sample.add_argument("--split", default="test", help="dataset split (default: %(default)s)")
+    _add_config(sample, "e.g. qa, mlm", required=True)
+    _add_split(sample, "test")
     size = sample.add_mutually_exclusive_group(required=True)
     size.add_argument("--groups", type=parse.positive, help="number of groups (4 rows each)")
     size.add_argument("--fraction", type=parse.fraction_or_one, help="fraction of the groups")
-    sample.add_argument(
-        "--seed", type=parse.non_negative, default=0, help="sampling seed (default: %(default)s)"
-    )
-    sample.add_argument(
-        "--output", type=parse.output_path, required=True, help="Parquet file of row ids to write"
-    )
+    _add_seed(sample, "sampling seed")
+    _add_output(sample, "Parquet file of row ids to write", required=True)
     sample.set_defaults(run=_sample)
 
+
+def _add_lm_eval_tasks(commands: argparse._SubParsersAction) -> None:
     tasks = commands.add_parser(
         "lm-eval-tasks",
         help="write lm-evaluation-harness tasks of a probe (lm_eval --include_path DIR)",
@@ -435,15 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
         "and person fill-ins: their tests' p-values and Cramér's V, from whole-sentence log-likelihoods). lm-eval "
         "runs the installed unqover package's code.",
     )
-    tasks.add_argument(
-        "--bias",
+    _add_probe_list(
+        tasks,
+        "the probe, or several (a comma list or a group): a folder each, OUTPUT/<probe>",
         required=True,
-        type=parse.probe_list(probe_names(), groups()),
-        help="the probe, or several (a comma list or a group): a folder each, OUTPUT/<probe>",
     )
-    tasks.add_argument(
-        "--dataset", help="dataset folder or Hub id (default: the probe's, as `unqover probe`)"
-    )
+    _add_dataset(tasks, "the probe's, as `unqover probe`")
     tasks.add_argument(
         "--word-lists",
         type=Path,
@@ -458,11 +483,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the sample task's size, counted as `unqover probe --limit N` counts it for the probe (default: "
         "the probe's quick-run size)",
     )
-    tasks.add_argument(
-        "--seed", type=parse.non_negative, default=0, help="the sample's seed (default: %(default)s)"
-    )
-    tasks.add_argument("--output", type=parse.output_path, required=True, help="the task folder to write")
+    _add_seed(tasks, "the sample's seed")
+    _add_output(tasks, "the task folder to write", required=True)
     tasks.set_defaults(run=_lm_eval_tasks)
+
+
+def _add_probe(commands: argparse._SubParsersAction) -> None:
+    from unqover.probes.registry import PROBES
 
     probe = commands.add_parser(
         "probe",
@@ -473,6 +500,17 @@ def build_parser() -> argparse.ArgumentParser:
         + "; ".join(f"{name} ({', '.join(p.families)})" for name, p in PROBES.items())
         + ".",
     )
+    _add_sweep_arguments(probe)
+    _add_probe_rows(probe)
+    _add_scoring_options(probe)
+    _add_model_loading(probe)
+    probe.set_defaults(probe_options=add_probe_options(probe, "options"))
+    _add_quiet(probe)
+    probe.set_defaults(run=_probe)
+
+
+def _add_sweep_arguments(probe: argparse.ArgumentParser) -> None:
+    """``unqover probe``'s models: one, or several (a sweep), and where a sweep runs and what it ranks by."""
     probe.add_argument(
         "model",
         metavar="MODEL",
@@ -501,28 +539,32 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the headline number a sweep's leaderboards rank by (default: the probe's; UnQover: mu)",
     )
+
+
+def _add_probe_rows(probe: argparse.ArgumentParser) -> None:
+    """``unqover probe``'s probe (a registered one, several, or a custom probe's file), its rows and its run
+    folder."""
+    from unqover.probes.registry import groups, probe_names
+
     which = probe.add_mutually_exclusive_group(required=True)
     group_help = "; ".join(f"{group}: {','.join(members)}" for group, members in groups().items())
-    which.add_argument(
-        "--bias",
-        type=parse.probe_list(probe_names(), groups()),
-        metavar="NAME[,NAME...]",
-        help=f"the probe: {', '.join(probe_names())}; several, loading the model once: a comma list of probes "
+    _add_probe_list(
+        which,
+        f"the probe: {', '.join(probe_names())}; several, loading the model once: a comma list of probes "
         f"and groups ({group_help}), each into its own run folder (OUTPUT/NAME with --output), with one summary",
+        metavar="NAME[,NAME...]",
     )
-    which.add_argument(
-        "--probe",
-        type=Path,
-        metavar="FILE.yaml",
-        help="a custom UnQover-style probe: subjects, attributes and templates in a YAML file (see README)",
+    _add_probe_file(
+        which, "a custom UnQover-style probe: subjects, attributes and templates in a YAML file (see README)"
     )
-    probe.add_argument(
-        "--dataset", help="dataset folder or Hub id (default: a local build, the Hub, then generated)"
-    )
-    probe.add_argument("--config", help="dataset config (default: the probe's, by model family)")
-    probe.add_argument(
-        "--output", type=parse.output_path, help="run folder (default: runs/MODEL/PROBE-CONFIG)"
-    )
+    _add_dataset(probe, "a local build, the Hub, then generated")
+    _add_config(probe, "default: the probe's, by model family")
+    _add_output(probe, "run folder (default: runs/MODEL/PROBE-CONFIG)")
+
+
+def _add_scoring_options(probe: argparse.ArgumentParser) -> None:
+    """How ``unqover probe`` scores and measures: batches, device and precision, a shard or a quick run, the
+    seed and the bootstrap, the summary's length."""
     probe.add_argument(
         "--batch-size",
         type=parse.positive,
@@ -539,23 +581,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--shard", type=parse.shard, metavar="I/N", help="score shard I of N (0-based) into a shared --output"
     )
     probe.add_argument("--limit", type=parse.positive, help=_limit_help())
-    probe.add_argument(
-        "--seed",
-        type=parse.non_negative,
-        default=0,
-        help="sampling and bootstrap seed (default: %(default)s)",
-    )
-    probe.add_argument(
-        "--resamples",
-        type=parse.non_negative,
-        default=1000,
-        help="bootstrap resamples (default: %(default)s)",
-    )
-    probe.add_argument(
-        "--top", type=parse.non_negative, default=10, help="most biased pairs to print (default: %(default)s)"
-    )
+    _add_seed(probe, "sampling and bootstrap seed")
+    _add_resamples(probe)
+    _add_top(probe)
+
+
+def _add_model_loading(probe: argparse.ArgumentParser) -> None:
+    """How ``unqover probe`` loads the model: its revision, a token, pickle weights, an adapter, keywords for
+    from_pretrained and a GGUF file."""
     probe.add_argument("--revision", help="model revision (branch, tag or commit)")
-    probe.add_argument("--token", help="Hugging Face token for gated models (default: HF_TOKEN / login)")
+    _add_token(probe, "for gated models")
     probe.add_argument(
         "--allow-pickle",
         action="store_true",
@@ -582,13 +617,36 @@ def build_parser() -> argparse.ArgumentParser:
         "and dequantizes (causal LMs; needs the gguf package of the models extra); a .gguf file given as MODEL, or "
         "a folder holding one .gguf file, needs none",
     )
-    probe.set_defaults(probe_options=add_probe_options(probe, "options"))
-    probe.add_argument("--quiet", action="store_true", help="no progress bar")
-    probe.set_defaults(run=_probe)
 
-    _add_publish_results(commands)
 
-    # `compare`, `leaderboard` and `publish` own their arguments; they are listed here for --help only.
+def _add_publish_results(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser(
+        "publish-results",
+        help="a run's headline numbers as the model's evaluation results on the Hub (a pull request)",
+        description="Write the headline numbers of each run as the Hub's evaluation results of the model "
+        "(.eval_results/<task>_<metric>.yaml: dataset id, task id, value, date, source, notes) and open a pull "
+        "request on the model repo; with --output DIR, write the same files under DIR instead (no network). "
+        "Only runs of exactly the model --model-repo are published (not with an adapter, not of a local folder); "
+        "numbers from part of the rows as the _sample task.",
+    )
+    command.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder or results JSON")
+    command.add_argument("--model-repo", required=True, metavar="OWNER/NAME", help="the model's Hub repo")
+    _add_output(command, "write DIR/.eval_results/*.yaml; upload nothing", metavar="DIR")
+    command.add_argument(
+        "--dataset-id",
+        metavar="OWNER/NAME",
+        help="the Hub dataset the runs measured, where they record a local folder or generated rows",
+    )
+    command.add_argument(
+        "--source-url", metavar="URL", help="where the results can be checked (default: the dataset)"
+    )
+    _add_token(command, "to open the pull request")
+    command.set_defaults(run=_publish_results)
+
+
+def _add_owned_elsewhere(commands: argparse._SubParsersAction) -> None:
+    """``compare``, ``leaderboard`` and ``publish`` own their arguments (``main`` hands them their argv); they are
+    listed here for --help only."""
     commands.add_parser("compare", help="how bias shifts between two runs (see `unqover compare --help`)")
     commands.add_parser(
         "leaderboard", help="rank models' runs of one probe, honestly (see `unqover leaderboard --help`)"
@@ -598,6 +656,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="push the datasets, the evaluate modules and the Space to the Hugging Face Hub "
         "(see `unqover publish --help`)",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``unqover`` parser: a subparser a command, each a :class:`~unqover.probes.options.CommandParser` (one
+    ``unqover: error:`` line for a bad argument), in the order ``unqover --help`` lists them."""
+    parser = parse.CommandParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
+    parser.add_argument("--version", action="version", version=f"unqover {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_command in (
+        _add_build_datasets,
+        _add_measure,
+        _add_sample,
+        _add_lm_eval_tasks,
+        _add_probe,
+        _add_publish_results,
+        _add_owned_elsewhere,
+    ):
+        add_command(commands)
     for command in commands.choices.values():  # an unknown option is reported with its command's usage
         command.set_defaults(command_parser=command)
     return parser
