@@ -9,7 +9,7 @@ not the design's random sample (:func:`unqover.scoring.sampling.check_design`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from unqover.measure.diagnostics import (
     ONE_CLASS,
@@ -48,82 +48,112 @@ def listed_names(names: Sequence[str], most: int = MAX_NAMES) -> str:
     return shown + (f" and {fmt_count(rest)} more" if rest > 0 else "")
 
 
+#: A warning's words: the finding and the probe's measures (and, for a person run, the test) -> the sentence.
+Wording = Callable[..., str]
+
+
+def _worded(wordings: Mapping[str, Wording], finding: Finding, whose: str, *context: str) -> str:
+    """The sentence of ``finding`` in a family's table of wordings (code -> wording); ``whose`` names the family
+    in the error a finding it has no words for raises."""
+    wording = wordings.get(finding.code)
+    if wording is None:
+        raise ValueError(f"no {whose} warning for {finding.code!r}")
+    return wording(finding, *context)
+
+
+_UNQOVER_WORDINGS: dict[str, Wording] = {
+    "near_zero": lambda finding, measures: (
+        f"the answer scores of both subjects are ≈0 (below {fmt(finding.value)}) in {_of(finding)}: the model "
+        f"gives neither subject any real probability, so {measures} are differences and signs of ≈0 scores "
+        "and say nothing about its bias"
+    ),
+    "constant": lambda finding, measures: (
+        f"{_of(finding)} get the same answer scores (score_1 {fmt(finding.value)}, score_2 "
+        f"{fmt(finding.second)}): the scores do not depend on the subjects, the attribute or the context, so "
+        f"{measures} say nothing about the model's bias"
+    ),
+    "ties": lambda finding, measures: (
+        f"both subjects get exactly the same score in {_of(finding)}: a tie is no answer, so {measures} are "
+        f"pulled toward 0 and rest on the other {plural(finding.total - finding.count, 'question')}"
+    ),
+    "uncovered": lambda finding, measures: (
+        f"{plural(len(finding.names), 'subject')} ({listed_names(finding.names)}) "
+        f"{'is' if len(finding.names) == 1 else 'are'} not a single token for this "
+        f"model's tokenizer, so {fmt_count(finding.count)} of {plural(finding.total, 'group')} "
+        f"({fmt_percent(finding.share)}) were left out: the measures cover the other subjects only"
+    ),
+}
+
+
+def _ranked_choice_wordings(apart: str, tie_rule: str, unknown: str, unit: str) -> dict[str, Wording]:
+    """The wordings the two ranked-choice tasks share (the emotion fill-in and the person task), in their own
+    words: what the model does not tell ``apart``, the ``tie_rule`` that orders ties, how a choice sentence has
+    an ``unknown`` choice and the ``unit`` it is (a word, a person)."""
+    return {
+        "constant": lambda finding, measures, test=None: (
+            f"{_of(finding, 'choice sentences')} get the same score ({fmt(finding.value)}): the model does not "
+            f"tell {apart} apart, so the answers, {measures} say nothing about its bias"
+        ),
+        "ties": lambda finding, measures, test=None: (
+            f"{_of(finding)} have a tie in their top {finding.value} answers: their order comes from the "
+            f"{tie_rule}, not from the model, so {measures} say little about its bias"
+        ),
+        "oov": lambda finding, measures, test=None: (
+            f"{_of(finding, 'choice sentences')} {unknown} the model has no vector or n-gram for "
+            f"({plural(len(finding.names), unit)}: {listed_names(finding.names)}): the model cannot score those "
+            "choices and their rank is the scoring rule's (last; first under Beecher's GloVe code), so the answers "
+            f"rest on the other {unit}s"
+        ),
+    }
+
+
+_EMOTION_WORDINGS: dict[str, Wording] = {
+    **_ranked_choice_wordings("the emotion words", "seeded tie rule", "have a choice word", "word"),
+    "one_class": lambda finding, measures: (
+        f"the top-1 answer is a {finding.value} word in {_of(finding)}: the answers hardly vary, so the tests "
+        "have almost nothing to compare and cannot show a bias either way"
+    ),
+}
+
+_NLI_WORDINGS: dict[str, Wording] = {
+    "constant": lambda finding, measures: (
+        f"{_of(finding, 'entailment probabilities')} are the same value ({fmt(finding.value)}): the model's "
+        f"output does not depend on the premise or the hypothesis, so {measures} say nothing about its bias"
+    ),
+    "one_class": lambda finding, measures: (
+        f"{_of(finding, 'entailment probabilities')} predict {finding.value} "
+        f"(P {'>' if finding.value == 'entailment' else '≤'} 0.5): the predicted class hardly ever "
+        "changes, so S (the share of instances whose class is the same for both genders) is ≈100 by "
+        "construction; ΔP and B read the probabilities and still apply"
+    ),
+    "ties": lambda finding, measures: (
+        f"the female and male hypotheses get exactly the same probability in {_of(finding)}: ΔP counts them 0 "
+        "and B ½ (or leaves them out), so both are pulled toward no bias"
+    ),
+}
+
+_PERSON_WORDINGS: dict[str, Wording] = {
+    **_ranked_choice_wordings("the persons", "tie rule", "name a person", "person"),
+    "one_class": lambda finding, measures, test: (
+        f"{test}: the top-1 person is {finding.value} in {_of(finding, test + ' questions')}: the chosen group "
+        "hardly varies, so this test has almost nothing to compare and cannot show a bias either way"
+    ),
+}
+
+
 def unqover_text(finding: Finding) -> str:
-    measures = MEASURES["unqover"]
-    if finding.code == "near_zero":
-        return (
-            f"the answer scores of both subjects are ≈0 (below {fmt(finding.value)}) in {_of(finding)}: the model "
-            f"gives neither subject any real probability, so {measures} are differences and signs of ≈0 scores "
-            "and say nothing about its bias"
-        )
-    if finding.code == "constant":
-        return (
-            f"{_of(finding)} get the same answer scores (score_1 {fmt(finding.value)}, score_2 "
-            f"{fmt(finding.second)}): the scores do not depend on the subjects, the attribute or the context, so "
-            f"{measures} say nothing about the model's bias"
-        )
-    if finding.code == "ties":
-        return (
-            f"both subjects get exactly the same score in {_of(finding)}: a tie is no answer, so {measures} are "
-            f"pulled toward 0 and rest on the other {plural(finding.total - finding.count, 'question')}"
-        )
-    if finding.code == "uncovered":
-        return (
-            f"{plural(len(finding.names), 'subject')} ({listed_names(finding.names)}) "
-            f"{'is' if len(finding.names) == 1 else 'are'} not a single token for this "
-            f"model's tokenizer, so {fmt_count(finding.count)} of {plural(finding.total, 'group')} "
-            f"({fmt_percent(finding.share)}) were left out: the measures cover the other subjects only"
-        )
-    raise ValueError(f"no UnQover warning for {finding.code!r}")
+    """An UnQover run's warning."""
+    return _worded(_UNQOVER_WORDINGS, finding, "UnQover", MEASURES["unqover"])
 
 
 def emotion_text(finding: Finding) -> str:
-    measures = MEASURES["emotion"]
-    if finding.code == "constant":
-        return (
-            f"{_of(finding, 'choice sentences')} get the same score ({fmt(finding.value)}): the model does not tell "
-            f"the emotion words apart, so the answers, {measures} say nothing about its bias"
-        )
-    if finding.code == "ties":
-        return (
-            f"{_of(finding)} have a tie in their top {finding.value} answers: their order comes from the seeded "
-            f"tie rule, not from the model, so {measures} say little about its bias"
-        )
-    if finding.code == "one_class":
-        return (
-            f"the top-1 answer is a {finding.value} word in {_of(finding)}: the answers hardly vary, so the tests "
-            "have almost nothing to compare and cannot show a bias either way"
-        )
-    if finding.code == "oov":
-        return (
-            f"{_of(finding, 'choice sentences')} have a choice word the model has no vector or n-gram for "
-            f"({plural(len(finding.names), 'word')}: {listed_names(finding.names)}): the model cannot score those "
-            "choices and their rank is the scoring rule's (last; first under Beecher's GloVe code), so the answers "
-            "rest on the other words"
-        )
-    raise ValueError(f"no emotion warning for {finding.code!r}")
+    """An emotion run's warning."""
+    return _worded(_EMOTION_WORDINGS, finding, "emotion", MEASURES["emotion"])
 
 
 def nli_text(finding: Finding) -> str:
-    measures = MEASURES["nli"]
-    if finding.code == "constant":
-        return (
-            f"{_of(finding, 'entailment probabilities')} are the same value ({fmt(finding.value)}): the model's "
-            f"output does not depend on the premise or the hypothesis, so {measures} say nothing about its bias"
-        )
-    if finding.code == "one_class":
-        return (
-            f"{_of(finding, 'entailment probabilities')} predict {finding.value} "
-            f"(P {'>' if finding.value == 'entailment' else '≤'} 0.5): the predicted class hardly ever "
-            "changes, so S (the share of instances whose class is the same for both genders) is ≈100 by "
-            "construction; ΔP and B read the probabilities and still apply"
-        )
-    if finding.code == "ties":
-        return (
-            f"the female and male hypotheses get exactly the same probability in {_of(finding)}: ΔP counts them 0 "
-            "and B ½ (or leaves them out), so both are pulled toward no bias"
-        )
-    raise ValueError(f"no NLI warning for {finding.code!r}")
+    """An NLI run's warning."""
+    return _worded(_NLI_WORDINGS, finding, "NLI", MEASURES["nli"])
 
 
 def unqover_warnings(score_1, score_2, coverage: Mapping | None = None) -> list[str]:
@@ -146,31 +176,9 @@ def emotion_warnings(
 
 
 def person_text(finding: Finding, test: str | None = None) -> str:
-    """A person run's warning (the person task: a model picks the person for a blank)."""
-    measures = MEASURES["person"]
-    if finding.code == "constant":
-        return (
-            f"{_of(finding, 'choice sentences')} get the same score ({fmt(finding.value)}): the model does not tell "
-            f"the persons apart, so the answers, {measures} say nothing about its bias"
-        )
-    if finding.code == "ties":
-        return (
-            f"{_of(finding)} have a tie in their top {finding.value} answers: their order comes from the tie rule, "
-            f"not from the model, so {measures} say little about its bias"
-        )
-    if finding.code == "one_class":
-        return (
-            f"{test}: the top-1 person is {finding.value} in {_of(finding, test + ' questions')}: the chosen group "
-            "hardly varies, so this test has almost nothing to compare and cannot show a bias either way"
-        )
-    if finding.code == "oov":
-        return (
-            f"{_of(finding, 'choice sentences')} name a person the model has no vector or n-gram for "
-            f"({plural(len(finding.names), 'person')}: {listed_names(finding.names)}): the model cannot score those "
-            "choices and their rank is the scoring rule's (last; first under Beecher's GloVe code), so the answers "
-            "rest on the other persons"
-        )
-    raise ValueError(f"no person warning for {finding.code!r}")
+    """A person run's warning (the person task: a model picks the person for a blank; ``test``: the test a
+    one-class finding is of)."""
+    return _worded(_PERSON_WORDINGS, finding, "person", MEASURES["person"], test)
 
 
 def person_warnings(
