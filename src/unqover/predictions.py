@@ -155,10 +155,9 @@ def sentence_log_likelihoods(
     return pa.table(columns, schema=LM_EVAL_SENTENCE_SCHEMA)
 
 
-#: the fields of a logged document that its prompt and choices are built from (``unqover.jobs.lm_eval_hooks``)
-#: and that name its row: UnQover tasks' subjects, attribute, template, polarity and text; emotion and person
-#: tasks' choice sentences. ``unqover measure`` checks them against the dataset row of the document's id.
-LOGGED_FIELDS = (
+#: an UnQover row's columns that its prompt is built from and that name it (besides ``id``; the data contract of
+#: ``DESIGN.md``): its subjects, template, attribute, polarity, text and the subjects' spans in the context
+UNQOVER_ROW_FIELDS = (
     "subject_1",
     "subject_2",
     "template_id",
@@ -168,10 +167,11 @@ LOGGED_FIELDS = (
     "question",
     "subject_1_span",
     "subject_2_span",
-    "sentences",
-    "sentence_ids",
-    "sentence_choices",
 )
+#: the fields of a logged document that its prompt and choices are built from (``unqover.jobs.lm_eval_hooks``)
+#: and that name its row: UnQover tasks' row fields; emotion and person tasks' choice sentences. ``unqover
+#: measure`` checks them against the dataset row of the document's id.
+LOGGED_FIELDS = (*UNQOVER_ROW_FIELDS, "sentences", "sentence_ids", "sentence_choices")
 _ABSENT = object()  # a field a logged document lacks (None is a value: a missing cluster)
 
 

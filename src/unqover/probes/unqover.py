@@ -572,9 +572,14 @@ class UnqoverProbe(ProbeDefinition):
         dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values.
         ``dataset``: the dataset record to measure against instead of the file's."""
         from unqover.hub.load import source_name
-        from unqover.predictions import check_logged_documents, logged_documents, read_predictions
+        from unqover.predictions import (
+            UNQOVER_ROW_FIELDS,
+            check_logged_documents,
+            logged_documents,
+            read_predictions,
+        )
         from unqover.probes.result_identity import subset_selection
-        from unqover.probes.unqover_rows import REQUIRED_COLUMNS, measure_joined_scores
+        from unqover.probes.unqover_rows import measure_joined_scores
 
         scores, provenance = read_predictions(predictions)
         if scores.num_rows == 0:
@@ -586,7 +591,7 @@ class UnqoverProbe(ProbeDefinition):
             recorded, run, options.pop("split", None), predictions, all_columns=logged
         )
         if logged:
-            check_logged_documents(predictions, logged_documents(predictions), rows, REQUIRED_COLUMNS[1:])
+            check_logged_documents(predictions, logged_documents(predictions), rows, UNQOVER_ROW_FIELDS)
         where = f"{source} ({config}/{split})"
         result = measure_joined_scores(
             rows, scores, provenance, where, resamples=run.resamples, seed=run.seed, **options

@@ -18,21 +18,12 @@ from unqover.generate.ids import match_ids
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.measure.pairing import PairingError
 from unqover.measure.unqover import UnqoverBias, unqover_bias
+from unqover.predictions import UNQOVER_ROW_FIELDS
 from unqover.report.diagnostics import design_warning, unqover_warnings
 from unqover.scoring.sampling import DESIGN, budget, check_design, find_groups, selected_groups
 
-REQUIRED_COLUMNS = (
-    "id",
-    "subject_1",
-    "subject_2",
-    "template_id",
-    "attribute",
-    "polarity",
-    "context",
-    "question",
-    "subject_1_span",
-    "subject_2_span",
-)
+#: The columns a scorer and the measure need of a dataset's rows.
+REQUIRED_COLUMNS = ("id", *UNQOVER_ROW_FIELDS)
 #: The columns the measure reads (``unqover measure`` loads only these).
 ROW_COLUMNS = (
     "id",
