@@ -167,12 +167,9 @@ class EECProbe(ProbeDefinition):
 
     def select(self, questions: pa.Table, limit: int | None, seed: int) -> tuple[pa.Table, dict]:
         """A quick run's questions and its ``selection`` record (all questions when ``limit`` is None)."""
-        from unqover.probes.eec_rows import describe_eec_selection, select_persons
+        from unqover.probes.eec_rows import describe_eec_selection, quick_run, select_persons
 
-        if limit is None:
-            return questions, {"limit": None, "seed": seed}
-        kept = select_persons(questions, limit, seed)
-        return kept, describe_eec_selection(questions, kept, limit, seed)
+        return quick_run(questions, limit, seed, select_persons, describe_eec_selection)
 
     def choice_rows(self, questions: pa.Table) -> pa.Table:
         """One row per (question, choice): the sentences the model scores."""

@@ -76,11 +76,9 @@ class EECPersonProbe(EECProbe):
 
     def select(self, questions: pa.Table, limit: int | None, seed: int) -> tuple[pa.Table, dict]:
         from unqover.probes.eec_person_rows import describe_question_selection, select_questions
+        from unqover.probes.eec_rows import quick_run
 
-        if limit is None:
-            return questions, {"limit": None, "seed": seed}
-        kept = select_questions(questions, limit, seed)
-        return kept, describe_question_selection(questions, kept, limit, seed)
+        return quick_run(questions, limit, seed, select_questions, describe_question_selection)
 
     def choice_rows(self, questions: pa.Table) -> pa.Table:
         from unqover.generate.eec_person import person_choice_sentences

@@ -15,7 +15,7 @@ from unqover.generate.eec_person import person_questions, question_sentences
 from unqover.hub.load import load_rows, source_name
 from unqover.measure.emotion_person import person_bias_inputs, person_task
 from unqover.probes.base import RunOptions
-from unqover.probes.eec_rows import rank_answers
+from unqover.probes.eec_rows import quick_run_selection, rank_answers, tally
 from unqover.probes.row_identity import check_local_build
 from unqover.report.diagnostics import person_warnings
 from unqover.scoring.sampling import seeded_keys
@@ -93,24 +93,16 @@ def describe_question_selection(questions: pa.Table, kept: pa.Table, limit: int,
     were kept of how many."""
 
     def counts(table: pa.Table) -> dict:
-        per_stratum: dict[str, int] = {}
-        for stratum in _strata(table):
-            per_stratum[stratum] = per_stratum.get(stratum, 0) + 1
+        per_stratum = tally(_strata(table))
         return {
             "questions": table.num_rows,
             "with_emotion": sum(e is not None for e in table["emotion"].to_pylist()),
             "strata": len(per_stratum),
-            "per_stratum": dict(sorted(per_stratum.items())),
+            "per_stratum": per_stratum,
         }
 
-    return {
-        "limit": limit,
-        "per": "template x form",
-        "seed": seed,
-        "unit": "question, with all its choices, drawn by a seeded hash",
-        "kept": counts(kept),
-        "of": counts(questions),
-    }
+    unit = "question, with all its choices, drawn by a seeded hash"
+    return quick_run_selection(limit, "template x form", seed, unit, counts(kept), counts(questions))
 
 
 def rank_and_measure_persons(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions,

@@ -4,6 +4,8 @@ gender × race cell, and the ranking of each question's choices with the tests o
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -116,27 +118,41 @@ def describe_eec_selection(questions: pa.Table, kept: pa.Table, limit: int, seed
 
     def counts(table: pa.Table) -> dict:
         persons = set(zip(_cells(table), [str(s) for s in table["person_slot"].to_pylist()], strict=True))
-        per_cell: dict[str, int] = {}
-        for cell, _ in persons:
-            per_cell[cell] = per_cell.get(cell, 0) + 1
-        questions_per_cell: dict[str, int] = {}
-        for cell in _cells(table):
-            questions_per_cell[cell] = questions_per_cell.get(cell, 0) + 1
         return {
             "questions": table.num_rows,
             "persons": len(persons),
-            "per_cell": dict(sorted(per_cell.items())),
-            "questions_per_cell": dict(sorted(questions_per_cell.items())),
+            "per_cell": tally(cell for cell, _ in persons),
+            "questions_per_cell": tally(_cells(table)),
         }
 
-    return {
-        "limit": limit,
-        "per": "gender x race cell",
-        "seed": seed,
-        "unit": "person, with all its questions, drawn by a seeded hash",
-        "kept": counts(kept),
-        "of": counts(questions),
-    }
+    unit = "person, with all its questions, drawn by a seeded hash"
+    return quick_run_selection(limit, "gender x race cell", seed, unit, counts(kept), counts(questions))
+
+
+def quick_run(
+    questions: pa.Table,
+    limit: int | None,
+    seed: int,
+    select: Callable[[pa.Table, int, int], pa.Table],
+    describe: Callable[[pa.Table, pa.Table, int, int], dict],
+) -> tuple[pa.Table, dict]:
+    """A quick run's questions, as ``select`` keeps them, and its ``selection`` record, as ``describe`` writes it
+    (all questions when ``limit`` is None): the emotion probe's and the person probe's."""
+    if limit is None:
+        return questions, {"limit": None, "seed": seed}
+    kept = select(questions, limit, seed)
+    return kept, describe(questions, kept, limit, seed)
+
+
+def tally(keys: Iterable[str]) -> dict[str, int]:
+    """How many times each key occurs, in the keys' sorted order (a quick run's count per stratum)."""
+    return dict(sorted(Counter(keys).items()))
+
+
+def quick_run_selection(limit: int, per: str, seed: int, unit: str, kept: dict, of: dict) -> dict:
+    """run.json's ``selection`` of an emotion or person quick run: ``limit`` units (``unit``) ``per`` stratum,
+    drawn with ``seed``, and the counts of the ``kept`` questions and of all (``of``)."""
+    return {"limit": limit, "per": per, "seed": seed, "unit": unit, "kept": kept, "of": of}
 
 
 def rank_answers(questions: pa.Table, sentences: pa.Table, scores: pa.Table, run: RunOptions, settings: dict,
