@@ -19,7 +19,7 @@ from unqover.jobs.verify import verify_found
 from unqover.probes.base import Comparison, ProbeDefinition
 from unqover.probes.options import CommandParser, non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
-from unqover.report.compare_checks import RESULTS_FILE, check_numbers, load_results
+from unqover.results import RESULTS_FILE, check_numbers, load_results
 
 __all__ = ["Comparison", "compare_main", "compare_parser", "compare_runs"]
 
@@ -57,7 +57,7 @@ def compare_runs(
     top: int = 10,
     no_shifts: str | None = None,
 ) -> Comparison:
-    """Compare two runs (results dicts as :func:`unqover.report.compare_checks.load_results` reads them), B − A.
+    """Compare two runs (results dicts as :func:`unqover.results.load_results` reads them), B − A.
 
     ``paths`` are the run folders or results files the runs were read from: with them, a probe may read the runs'
     predictions (the UnQover probes' shift intervals); without them, ``no_shifts`` says why the shifts have no

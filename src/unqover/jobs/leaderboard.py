@@ -17,23 +17,12 @@ from pathlib import Path
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import compared_probe, run_name
 from unqover.jobs.verify import check_distinct, verify_run
-from unqover.measure.ranking import bonferroni_confidence, point_ranks, rank_intervals
-from unqover.measure.stats import holm
+from unqover.measure.leaderboard import METHOD, leaderboard_table
+from unqover.measure.ranking import bonferroni_confidence
 from unqover.probes.options import CommandParser, output_path, real
-from unqover.report.compare_checks import RESULTS_FILE, check_comparable, load_results, model_of
-from unqover.report.markdown import split_results
+from unqover.results import RESULTS_FILE, check_comparable, load_results, model_of, split_results
 
 __all__ = ["leaderboard", "leaderboard_main", "leaderboard_of_runs", "leaderboard_parser"]
-
-METHOD = (
-    "simultaneous intervals: each model's interval at level 1 - alpha/K (Bonferroni over the K models), recomputed "
-    "from its predictions and the dataset rows; rank intervals from them (best = 1 + models surely less biased, "
-    "worst = K - models surely more biased); pairs: the difference with `unqover compare`'s shift test (paired "
-    "where the runs share a sample), p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at level "
-    "1 - alpha/#pairs; a full run's value is exact for its model on the dataset (the value quick runs estimate): "
-    "its interval is [value, value], two full runs differ surely (p-value 0) or tie, and a full run against a "
-    "quick run is the quick run's interval and test against the exact value"
-)
 
 
 def _run_key(path: Path) -> Path:
@@ -128,57 +117,6 @@ def leaderboard_of_runs(
         raise UnqoverError(f"cannot rank the runs: {err}") from err
     board = leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)
     return {**board, "method": probe.leaderboard_method or METHOD}
-
-
-def leaderboard_table(probe: str, metric: str, confidence: float, paths, names, numbers, shifts) -> dict:
-    """The leaderboard's data from each model's numbers and the pairwise shifts (run j − run i for i < j)."""
-    values = [n["value"] for n in numbers]
-    ranks = point_ranks(values)
-    spans = rank_intervals([n["interval"][0] for n in numbers], [n["interval"][1] for n in numbers])
-    models = [
-        {
-            "name": names[i],
-            "run": str(paths[i]),
-            "value": values[i],
-            "interval": list(numbers[i]["interval"]),
-            "rank": ranks[i],
-            "rank_interval": list(spans[i]),
-            "groups": numbers[i]["groups"],
-        }
-        for i in range(len(numbers))
-    ]
-    order = sorted(range(len(models)), key=lambda i: (ranks[i], names[i]))
-    keys = sorted(shifts)
-    adjusted = holm([1.0 if shifts[key]["p_value"] is None else shifts[key]["p_value"] for key in keys])
-    alpha = 1 - confidence
-    distinguishable = []
-    for (i, j), p in zip(keys, adjusted, strict=True):
-        shift = shifts[i, j]
-        if p >= alpha or shift["value"] is None or shift["interval"] is None:
-            continue
-        low, high = shift["interval"]
-        if values[j] >= values[i]:  # j is more biased: the shift j − i is the difference
-            less, more, difference, interval = i, j, shift["value"], [low, high]
-        else:
-            less, more, difference, interval = j, i, -shift["value"], [-high, -low]
-        distinguishable.append(
-            {
-                "less_biased": names[less],
-                "more_biased": names[more],
-                "difference": difference,
-                "interval": interval,
-                "p_value": p,
-            }
-        )
-    distinguishable.sort(key=lambda d: (d["p_value"], d["less_biased"], d["more_biased"]))
-    return {
-        "probe": probe,
-        "metric": metric,
-        "confidence": confidence,
-        "models": [models[i] for i in order],
-        "distinguishable": distinguishable,
-        "method": METHOD,
-    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
