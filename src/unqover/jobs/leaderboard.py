@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.jobs.compare import compared_probe, run_name
+from unqover.jobs.compare import compared_probe, print_and_write, run_name
 from unqover.jobs.verify import check_distinct, verify_run
 from unqover.measure.leaderboard import METHOD, leaderboard_table
 from unqover.measure.ranking import bonferroni_confidence
@@ -156,28 +156,23 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown, leaderboard_text
 
     args = leaderboard_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        if args.output:
-            from unqover.files import check_writable
 
-            check_writable(args.output, folder=False)
+    def make() -> tuple[str, Callable[[Path], Path]]:
         board = leaderboard(args.runs, args.metric, args.confidence)
-        print(leaderboard_text(board))
-        if args.output:
+
+        def write(path: Path) -> Path:
             from unqover.files import write_json_atomic, write_text_atomic
 
-            suffix = args.output.suffix.lower()
+            suffix = path.suffix.lower()
             if suffix == ".json":
-                written = write_json_atomic(args.output, board)
-            elif suffix in (".html", ".htm"):
-                written = write_text_atomic(args.output, leaderboard_html(board))
-            else:
-                written = write_text_atomic(args.output, leaderboard_markdown(board))
-            print(f"\nLeaderboard written to {written}")
-    except (UnqoverError, OSError) as err:
-        print(f"unqover: error: {err}", file=sys.stderr)
-        return 2
-    return 0
+                return write_json_atomic(path, board)
+            if suffix in (".html", ".htm"):
+                return write_text_atomic(path, leaderboard_html(board))
+            return write_text_atomic(path, leaderboard_markdown(board))
+
+        return leaderboard_text(board), write
+
+    return print_and_write(args.output, "Leaderboard", make)
 
 
 if __name__ == "__main__":
