@@ -21,9 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from unqover.format import MISSING, fmt, fmt_count, fmt_p
 from unqover.generate.eec_person import person_questions
 from unqover.measure.emotion_person import person_task
-from unqover.report.format import MISSING, fmt, fmt_count, fmt_p
 
 MODELS = (
     "glove.6B.50d", "glove.6B.100d", "glove.6B.200d", "glove.6B.300d", "glove.840B.300d",

@@ -11,7 +11,7 @@ full-dataset values (measured on all the rows) are the truth, and the true rank 
 
 For each budget and seed, every model's quick run scores the same seeded sample of groups (the library's design,
 as a sweep's quick runs do, so the comparisons are paired), and the leaderboard is computed by the command's own
-code path on the in-memory runs: :func:`unqover.report.compare_shifts.leaderboard_analysis` (what the UnQover
+code path on the in-memory runs: :func:`unqover.measure.leaderboard.leaderboard_analysis` (what the UnQover
 probe's ``leaderboard_numbers`` calls) at the Bonferroni levels, then :mod:`unqover.jobs.leaderboard`'s table.
 
 Reported per scenario, budget and metric over the seeds:
@@ -39,12 +39,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from unqover.generate.unqover import make_plan
-from unqover.jobs.leaderboard import leaderboard_table
 from unqover.lexicon import resolve_word_lists
+from unqover.measure.leaderboard import leaderboard_analysis, leaderboard_table
 from unqover.measure.ranking import bonferroni_confidence
 from unqover.measure.unqover import measure_paired, pair_dataset_rows
 from unqover.probes.unqover_rows import ROW_COLUMNS
-from unqover.report.compare_shifts import leaderboard_analysis
 from unqover.scoring.sampling import find_groups, selected_groups
 
 TARGETS = {"coverage": 0.90, "ranks": 0.90, "wrong": 0.05}

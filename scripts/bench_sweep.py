@@ -80,7 +80,7 @@ def same_predictions(sweep: Path, singles: list[Path], models: list[Path]) -> bo
 
 def table(record: dict) -> str:
     """The Markdown table of a record, with the commands."""
-    from unqover.report.format import fmt, fmt_signed
+    from unqover.format import fmt, fmt_signed
 
     n = record["models"]
     lines = [

@@ -9,9 +9,9 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.format import MISSING, fmt, fmt_count, fmt_interval, fmt_p_clause
 from unqover.jobs.uploads import read_upload
 from unqover.report.eec import BEECHER_DIGITS
-from unqover.report.format import MISSING, fmt, fmt_count, fmt_interval, fmt_p_clause
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 PERSON_MODULE = evaluate.load(str(Path(__file__).resolve().parent), "person")

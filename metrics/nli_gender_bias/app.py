@@ -7,8 +7,8 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.format import MISSING, POINTS_DIGITS, fmt, fmt_count, fmt_interval, fmt_p_clause
 from unqover.jobs.uploads import read_upload
-from unqover.report.format import MISSING, POINTS_DIGITS, fmt, fmt_count, fmt_interval, fmt_p_clause
 
 MODULE = evaluate.load(str(Path(__file__).resolve().parent))
 COLUMNS = ["p_female", "p_male", "occupation_gender", "cluster"]

@@ -7,8 +7,8 @@ import gradio as gr
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt_count
 from unqover.jobs.uploads import read_upload
-from unqover.report.format import fmt_count
 from unqover.report.markdown import headline as headlines
 from unqover.report.markdown import most_biased, most_biased_heading, most_biased_note
 

@@ -35,8 +35,8 @@ def _given(args: argparse.Namespace, options: Sequence[Option]) -> dict:
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
+    from unqover.format import fmt_count, fmt_seconds
     from unqover.jobs.build_datasets import build_custom, build_datasets
-    from unqover.report.format import fmt_count, fmt_seconds
 
     given = _given(args, args.probe_options)
     if args.probe is not None:
@@ -80,8 +80,8 @@ def _measure(args: argparse.Namespace) -> int:
 
 
 def _sample(args: argparse.Namespace) -> int:
+    from unqover.format import fmt_count, fmt_percent
     from unqover.jobs.sample import write_sample
-    from unqover.report.format import fmt_count, fmt_percent
 
     written = write_sample(
         args.dataset,
@@ -111,8 +111,8 @@ def _written_by(probe: str | None) -> str:
 
 
 def _lm_eval_tasks(args: argparse.Namespace) -> int:
+    from unqover.format import fmt_count
     from unqover.jobs.lm_eval_tasks import write_task_folders
-    from unqover.report.format import fmt_count
 
     written_folders = write_task_folders(
         args.bias,

@@ -1,5 +1,6 @@
 """Surfaces (the command line, the Space, the evaluate modules' apps) reach the package through the job layer and
-the reports only, and name no probe: what they offer comes from the registry (``unqover.probes.registry``).
+the reports only (with the number formats and the results file the reports read, ``unqover.format`` and
+``unqover.results``), and name no probe: what they offer comes from the registry (``unqover.probes.registry``).
 
 ``lint-imports`` checks ``unqover.cli`` and ``unqover.space`` on the real import graph; the apps live outside the
 package, so every surface's imports are also read here with ``ast`` (function-level imports included).
@@ -16,7 +17,14 @@ import pytest
 from unqover.probes.registry import PROBES, dataset_names
 
 ROOT = Path(__file__).resolve().parents[2]
-ALLOWED = ("unqover.jobs", "unqover.probes", "unqover.report", "unqover.errors")
+ALLOWED = (
+    "unqover.jobs",
+    "unqover.probes",
+    "unqover.report",
+    "unqover.format",
+    "unqover.results",
+    "unqover.errors",
+)
 APPS = sorted(ROOT.glob("metrics/*/app.py"))
 SPACE = sorted((ROOT / "src" / "unqover" / "space").glob("*.py"))
 CLI = ROOT / "src" / "unqover" / "cli.py"
@@ -35,7 +43,7 @@ def unqover_imports(source: str) -> list[str]:
 
 
 def allowed(name: str, own: str = "unqover.space") -> bool:
-    """The job layer, the reports, the errors, the package's own version (``unqover``) and the Space's modules."""
+    """The job layer, the reports (their number formats and results file), the errors, the package's own version (``unqover``) and the Space's modules."""
     return name == "unqover" or any(name == p or name.startswith(p + ".") for p in (*ALLOWED, own))
 
 

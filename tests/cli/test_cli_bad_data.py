@@ -315,7 +315,7 @@ def test_nli_predictions_of_part_of_the_rows_are_refused_with_the_count_missing(
 
 def test_the_probe_given_by_bias_is_the_one_recorded(data, tmp_path, capsys):
     from unqover.probes.registry import results_probe
-    from unqover.report.compare_checks import load_results
+    from unqover.results import load_results
 
     out = tmp_path / "m.json"
     assert (

@@ -500,7 +500,7 @@ def test_measure_with_a_probe_file_beyond_memory_is_refused_with_its_count(
 
 
 def test_memory_in_words():
-    from unqover.report.format import fmt_bytes
+    from unqover.format import fmt_bytes
 
     assert fmt_bytes(22.9 * 2**30) == "22.9 GB" and fmt_bytes(350 * 2**20) == "350 MB"
     assert fmt_bytes(12 * 2**10) == "12 kB" and fmt_bytes(100) == "100 bytes" and fmt_bytes(None) == "—"

@@ -311,7 +311,7 @@ def test_a_small_run_on_a_cpu_says_nothing_of_its_time(world, tmp_path, capsys):
 
 
 def test_durations_in_words():
-    from unqover.report.format import fmt_duration
+    from unqover.format import fmt_duration
 
     assert fmt_duration(42) == "42 s"
     assert fmt_duration(600) == "10 min"

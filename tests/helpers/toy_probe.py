@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt
 from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
 from unqover.probes.options import Option
-from unqover.report.format import fmt
 
 NAME = "toy-length"
 DATASET = "toy-words"

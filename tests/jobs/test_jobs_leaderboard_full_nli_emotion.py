@@ -106,8 +106,8 @@ def test_a_full_run_among_quick_runs(full_runs, quick_runs, rows, models):  # no
 @pytest.fixture(scope="module")
 def quick_a(quick_runs, rows) -> tuple:  # noqa: F811
     """Quick run A's groups over the whole dataset: (paired scores, mask of the groups it scored)."""
+    from unqover.measure.run_shifts import paired_runs
     from unqover.probes.unqover_rows import scores_over
-    from unqover.report.compare_shifts import paired_runs
 
     result = json.loads(quick_runs["A"].read_text())
     scored = scores_over(rows, [Path(result["provenance"]["predictions"])], "religion")

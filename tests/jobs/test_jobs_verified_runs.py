@@ -18,8 +18,8 @@ from tests.jobs.test_compare_shifts import measured, models, religion, rows, run
 from tests.jobs.test_jobs_leaderboard_full_nli_emotion import emotion_sweeps, full_run, full_runs  # noqa: F401
 from tests.jobs.test_leaderboard import refused
 from unqover.cli import main
+from unqover.format import fmt
 from unqover.jobs.leaderboard import leaderboard
-from unqover.report.format import fmt
 
 pytestmark = pytest.mark.slow
 

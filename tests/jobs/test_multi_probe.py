@@ -12,9 +12,9 @@ import pytest
 
 import tiny_models
 from unqover.cli import build_parser, main
+from unqover.format import fmt_estimate
 from unqover.generate.unqover import make_plan
 from unqover.probes.registry import PROBES, group_members
-from unqover.report.format import fmt_estimate
 
 BIASES = ("religion", "ethnicity")
 

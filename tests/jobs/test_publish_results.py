@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from unqover.cli import main
+from unqover.format import fmt
 from unqover.jobs.lm_eval_tasks import task_names
 from unqover.predictions import write_predictions
 from unqover.probes.registry import PROBES
-from unqover.report.format import fmt
 from unqover.scoring.sampling import select_groups
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

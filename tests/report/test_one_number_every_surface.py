@@ -25,6 +25,7 @@ import pytest
 import tiny_models
 from unqover.cli import main
 from unqover.errors import UnqoverError
+from unqover.format import MISSING, fmt, fmt_declined, fmt_estimate, fmt_interval, number
 from unqover.generate.ids import match_ids
 from unqover.jobs.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
 from unqover.jobs.multi import summary_markdown, summary_text
@@ -34,8 +35,7 @@ from unqover.probes.base import ProbeDefinition, RunOptions
 from unqover.probes.registry import PROBES
 from unqover.probes.result_identity import full_selection
 from unqover.probes.unqover_rows import ROW_COLUMNS, measure_scores
-from unqover.report.compare_checks import load_results
-from unqover.report.format import MISSING, fmt, fmt_declined, fmt_estimate, fmt_interval, number
+from unqover.results import load_results
 from unqover.scoring.sampling import DESIGN, select_groups
 from unqover.space.live import web_text
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from unqover.report import charts, markdown
-from unqover.report.format import (
+from unqover.format import (
     MISSING,
     declined_reason,
     fmt,
@@ -29,6 +28,7 @@ from unqover.report.format import (
     number,
     plural,
 )
+from unqover.report import charts, markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 MISSING_VALUES = [None, float("nan"), float("inf"), -float("inf"), "x", np.nan, True, [], {}]
@@ -196,7 +196,7 @@ SCANNED = sorted(
         *ROOT.glob("metrics/*/app.py"),
         *ROOT.glob("metrics/*/*.py"),
     }
-    - {ROOT / "src/unqover/report/format.py"}
+    - {ROOT / "src/unqover/format.py"}
 )
 # (file, text of the line) pairs allowed to format floats themselves, each with its reason
 ALLOWED = {
@@ -223,7 +223,7 @@ def _findings(pattern: re.Pattern) -> list[str]:
 
 def test_no_ad_hoc_float_formats():
     found = _findings(FLOAT_FORMAT)
-    assert not found, "format numbers with unqover.report.format, not by hand:\n" + "\n".join(found)
+    assert not found, "format numbers with unqover.format, not by hand:\n" + "\n".join(found)
 
 
 # (file, text of the line) pairs allowed to spell one of AD_HOC_MISSING, each with its reason
@@ -287,7 +287,7 @@ def test_no_ad_hoc_missing_values():
                 )
             ):
                 found.append(f"{rel}:{node.lineno}: {node.value!r}")
-    assert not found, "show missing values as unqover.report.format.MISSING:\n" + "\n".join(found)
+    assert not found, "show missing values as unqover.format.MISSING:\n" + "\n".join(found)
 
 
 def test_the_scan_covers_the_whole_package():
@@ -298,7 +298,7 @@ def test_the_scan_covers_the_whole_package():
         "metrics/eec_emotion_bias/app.py" in scanned
         and "metrics/eec_emotion_bias/eec_emotion_bias.py" in scanned
     )
-    assert "src/unqover/report/format.py" not in scanned
+    assert "src/unqover/format.py" not in scanned
 
 
 def test_allow_list_is_not_stale():
@@ -307,14 +307,14 @@ def test_allow_list_is_not_stale():
 
 
 def test_float_noise_is_zero_but_small_values_are_not():
-    from unqover.report.format import fmt, fmt_signed
+    from unqover.format import fmt, fmt_signed
 
     assert fmt_signed(-0.05 + 0.05 + 1.4e-17) == "+0.0000" and fmt(1e-13) == "0.0000"
     assert fmt(1.5e-11) == "1.5e-11"
 
 
 def test_sizes_never_print_a_small_model_as_zero():
-    from unqover.report.format import fmt_size
+    from unqover.format import fmt_size
 
     assert fmt_size(35_000) == "35.0k" and fmt_size(66_400_000) == "66.4M" and fmt_size(1.5e9) == "1.5B"
     assert fmt_size(350) == "350" and fmt_size(None) == "—"

@@ -13,13 +13,13 @@ import pyarrow.compute as pc
 import pytest
 
 from tests.report.test_report_pages import make_results
+from unqover.format import POINTS_DIGITS, fmt, fmt_p
 from unqover.generate.eec import eec_questions
 from unqover.generate.nli import nli_rows, synthetic_premises
 from unqover.measure.emotion import emotion_bias
 from unqover.measure.nli import nli_gender_bias
 from unqover.probes.registry import PROBES
 from unqover.report.eec import eec_html
-from unqover.report.format import POINTS_DIGITS, fmt, fmt_p
 from unqover.report.html import html_report
 from unqover.report.nli import nli_html
 from unqover.report.page import CSS, markdown_page

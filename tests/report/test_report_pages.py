@@ -13,10 +13,10 @@ from unqover.errors import UnqoverError
 from unqover.jobs.compare import compare_main
 from unqover.report import charts
 from unqover.report.compare import compare_results
-from unqover.report.compare_checks import load_results
 from unqover.report.compare_text import compare_markdown, compare_text
 from unqover.report.html import html_report, write_report
 from unqover.report.markdown import markdown_report
+from unqover.results import load_results
 
 WEIRD = "A<&>\"'s | *x*"  # a subject name that needs escaping everywhere
 SVG = "{http://www.w3.org/2000/svg}"

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from unqover.format import MISSING, POINTS_DIGITS, fmt, fmt_estimate, fmt_percent_estimate
 from unqover.generate.eec import eec_questions
 from unqover.generate.nli import nli_rows, synthetic_premises
 from unqover.measure.emotion import emotion_bias
@@ -21,7 +22,6 @@ from unqover.measure.nli import nli_gender_bias
 from unqover.probes.eec_rows import describe_eec_selection, select_persons
 from unqover.probes.nli_rows import _strata, limit_per_occupation, stratum_population
 from unqover.report.eec import PERSONS_EXACT, eec_html, eec_markdown, eec_summary
-from unqover.report.format import MISSING, POINTS_DIGITS, fmt, fmt_estimate, fmt_percent_estimate
 from unqover.report.nli import largest_gaps, nli_html, nli_markdown, nli_summary
 from unqover.space.render import view
 

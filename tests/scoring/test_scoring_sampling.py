@@ -176,8 +176,8 @@ def test_limit_is_stratified_whatever_the_row_order(rows, full_groups, strata):
 
 
 def test_check_design_flags_a_subset_that_is_not_proportional(rows):
+    from unqover.format import fmt
     from unqover.report.diagnostics import design_warning
-    from unqover.report.format import fmt
     from unqover.scoring.sampling import check_design, find_groups, selected_groups
 
     groups = find_groups(rows)

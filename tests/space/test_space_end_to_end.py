@@ -12,7 +12,7 @@ import pytest
 
 import tiny_models
 from unqover.errors import UnqoverError
-from unqover.report.format import MISSING
+from unqover.format import MISSING
 from unqover.space import explore, live, render
 from unqover.space.app import Space, build_app
 from unqover.space.models import check_live_model, local_parameters
@@ -106,7 +106,7 @@ def test_model_checks(models, tmp_path):
     )
     assert local_parameters(models["qa"]) == check.parameters == expected
     assert check_live_model(str(models["nli"]), local_models=True).family == "nli"
-    from unqover.report.format import fmt_size
+    from unqover.format import fmt_size
 
     size = re.escape(fmt_size(check.parameters))
     with pytest.raises(UnqoverError, match=f"has {size} parameters; the Space probes models up to 1.0k"):

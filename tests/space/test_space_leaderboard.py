@@ -195,7 +195,7 @@ def test_an_edited_number_is_refused_in_every_tab(root, tmp_path, upstream_word_
     with no path of the server; run-0, untouched, is still shown."""
     import shutil
 
-    from unqover.report.format import fmt
+    from unqover.format import fmt
 
     own = tmp_path / "results"
     shutil.copytree(root, own)

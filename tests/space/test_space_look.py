@@ -97,7 +97,7 @@ def test_the_results_tab_prints_numbers_as_the_reports_do_and_marks_success_with
     import json
 
     from tests.report.test_report_quick_runs import full_results
-    from unqover.report.format import POINTS_DIGITS, fmt
+    from unqover.format import POINTS_DIGITS, fmt
 
     unqover_run = full_results()
     unqover_run["result"]["positional_error"] = 0.0033510270292346914

@@ -326,7 +326,7 @@ def test_no_message_tells_a_web_user_to_pass_an_option():
         UnqoverError("--max-time needs a unit (s, m or min, h), such as 90s"),
         RuntimeError("something about --some-flag went wrong"),
     ]
-    from unqover.report.compare_checks import check_comparable
+    from unqover.results import check_comparable
 
     with pytest.raises(UnqoverError) as raised:  # two runs of other measure modes, compared in the browser
         check_comparable({"mode": "default"}, {}, {"mode": "paper"}, {}, ("a", "b"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
@@ -19,7 +19,7 @@ from unqover.jobs.verify import verify_found
 from unqover.probes.base import Comparison, ProbeDefinition
 from unqover.probes.options import CommandParser, non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
-from unqover.report.compare_checks import RESULTS_FILE, check_numbers, load_results
+from unqover.results import RESULTS_FILE, check_numbers, load_results
 
 __all__ = ["Comparison", "compare_main", "compare_parser", "compare_runs"]
 
@@ -57,7 +57,7 @@ def compare_runs(
     top: int = 10,
     no_shifts: str | None = None,
 ) -> Comparison:
-    """Compare two runs (results dicts as :func:`unqover.report.compare_checks.load_results` reads them), B − A.
+    """Compare two runs (results dicts as :func:`unqover.results.load_results` reads them), B − A.
 
     ``paths`` are the run folders or results files the runs were read from: with them, a probe may read the runs'
     predictions (the UnQover probes' shift intervals); without them, ``no_shifts`` says why the shifts have no
@@ -126,25 +126,40 @@ def _write(path: Path, comparison: Comparison) -> Path:
     return write_text_atomic(path, comparison.markdown)
 
 
-def compare_main(argv: Sequence[str] | None = None) -> int:
-    """``unqover compare RUN_A RUN_B [--top K] [--output FILE.json|FILE.md]``; returns the exit status (2 on errors)."""
-    args = compare_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        if args.output:  # before the runs are read: a folder in the way is named, not a temporary file
-            from unqover.files import check_writable
+def print_and_write(
+    output: Path | None, what: str, make: Callable[[], tuple[str, Callable[[Path], Path]]]
+) -> int:
+    """The command line of ``unqover compare`` and ``unqover leaderboard``: ``make()`` gives the text to print and
+    the writer of ``output`` (called when one is given, with its path; it returns the path written). ``output`` is
+    checked before anything is read (a folder in the way is named, not a temporary file); an error is one
+    ``unqover: error:`` line and exit status 2."""
+    from unqover.files import check_writable
 
-            check_writable(args.output, folder=False)
-        a, b = load_results(args.run_a), load_results(args.run_b)
-        name_a = args.name_a or run_name(args.run_a)
-        name_b = args.name_b or run_name(args.run_b)
-        comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top)
-        print(comparison.text)
-        if args.output:
-            print(f"\nComparison written to {_write(args.output, comparison)}")
+    try:
+        if output:
+            check_writable(output, folder=False)
+        text, write = make()
+        print(text)
+        if output:
+            print(f"\n{what} written to {write(output)}")
     except (UnqoverError, OSError) as err:
         print(f"unqover: error: {err}", file=sys.stderr)
         return 2
     return 0
+
+
+def compare_main(argv: Sequence[str] | None = None) -> int:
+    """``unqover compare RUN_A RUN_B [--top K] [--output FILE.json|FILE.md]``; returns the exit status (2 on errors)."""
+    args = compare_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+
+    def make() -> tuple[str, Callable[[Path], Path]]:
+        a, b = load_results(args.run_a), load_results(args.run_b)
+        name_a = args.name_a or run_name(args.run_a)
+        name_b = args.name_b or run_name(args.run_b)
+        comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top)
+        return comparison.text, lambda path: _write(path, comparison)
+
+    return print_and_write(args.output, "Comparison", make)
 
 
 if __name__ == "__main__":

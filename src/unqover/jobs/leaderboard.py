@@ -11,29 +11,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.jobs.compare import compared_probe, run_name
+from unqover.jobs.compare import compared_probe, print_and_write, run_name
 from unqover.jobs.verify import check_distinct, verify_run
-from unqover.measure.ranking import bonferroni_confidence, point_ranks, rank_intervals
-from unqover.measure.stats import holm
+from unqover.measure.leaderboard import METHOD, leaderboard_table
+from unqover.measure.ranking import bonferroni_confidence
 from unqover.probes.options import CommandParser, output_path, real
-from unqover.report.compare_checks import RESULTS_FILE, check_comparable, load_results, model_of
-from unqover.report.markdown import split_results
+from unqover.results import RESULTS_FILE, check_comparable, load_results, model_of, split_results
 
 __all__ = ["leaderboard", "leaderboard_main", "leaderboard_of_runs", "leaderboard_parser"]
-
-METHOD = (
-    "simultaneous intervals: each model's interval at level 1 - alpha/K (Bonferroni over the K models), recomputed "
-    "from its predictions and the dataset rows; rank intervals from them (best = 1 + models surely less biased, "
-    "worst = K - models surely more biased); pairs: the difference with `unqover compare`'s shift test (paired "
-    "where the runs share a sample), p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at level "
-    "1 - alpha/#pairs; a full run's value is exact for its model on the dataset (the value quick runs estimate): "
-    "its interval is [value, value], two full runs differ surely (p-value 0) or tie, and a full run against a "
-    "quick run is the quick run's interval and test against the exact value"
-)
 
 
 def _run_key(path: Path) -> Path:
@@ -130,57 +119,6 @@ def leaderboard_of_runs(
     return {**board, "method": probe.leaderboard_method or METHOD}
 
 
-def leaderboard_table(probe: str, metric: str, confidence: float, paths, names, numbers, shifts) -> dict:
-    """The leaderboard's data from each model's numbers and the pairwise shifts (run j − run i for i < j)."""
-    values = [n["value"] for n in numbers]
-    ranks = point_ranks(values)
-    spans = rank_intervals([n["interval"][0] for n in numbers], [n["interval"][1] for n in numbers])
-    models = [
-        {
-            "name": names[i],
-            "run": str(paths[i]),
-            "value": values[i],
-            "interval": list(numbers[i]["interval"]),
-            "rank": ranks[i],
-            "rank_interval": list(spans[i]),
-            "groups": numbers[i]["groups"],
-        }
-        for i in range(len(numbers))
-    ]
-    order = sorted(range(len(models)), key=lambda i: (ranks[i], names[i]))
-    keys = sorted(shifts)
-    adjusted = holm([1.0 if shifts[key]["p_value"] is None else shifts[key]["p_value"] for key in keys])
-    alpha = 1 - confidence
-    distinguishable = []
-    for (i, j), p in zip(keys, adjusted, strict=True):
-        shift = shifts[i, j]
-        if p >= alpha or shift["value"] is None or shift["interval"] is None:
-            continue
-        low, high = shift["interval"]
-        if values[j] >= values[i]:  # j is more biased: the shift j − i is the difference
-            less, more, difference, interval = i, j, shift["value"], [low, high]
-        else:
-            less, more, difference, interval = j, i, -shift["value"], [-high, -low]
-        distinguishable.append(
-            {
-                "less_biased": names[less],
-                "more_biased": names[more],
-                "difference": difference,
-                "interval": interval,
-                "p_value": p,
-            }
-        )
-    distinguishable.sort(key=lambda d: (d["p_value"], d["less_biased"], d["more_biased"]))
-    return {
-        "probe": probe,
-        "metric": metric,
-        "confidence": confidence,
-        "models": [models[i] for i in order],
-        "distinguishable": distinguishable,
-        "method": METHOD,
-    }
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # command line
 
@@ -218,28 +156,23 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown, leaderboard_text
 
     args = leaderboard_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        if args.output:
-            from unqover.files import check_writable
 
-            check_writable(args.output, folder=False)
+    def make() -> tuple[str, Callable[[Path], Path]]:
         board = leaderboard(args.runs, args.metric, args.confidence)
-        print(leaderboard_text(board))
-        if args.output:
+
+        def write(path: Path) -> Path:
             from unqover.files import write_json_atomic, write_text_atomic
 
-            suffix = args.output.suffix.lower()
+            suffix = path.suffix.lower()
             if suffix == ".json":
-                written = write_json_atomic(args.output, board)
-            elif suffix in (".html", ".htm"):
-                written = write_text_atomic(args.output, leaderboard_html(board))
-            else:
-                written = write_text_atomic(args.output, leaderboard_markdown(board))
-            print(f"\nLeaderboard written to {written}")
-    except (UnqoverError, OSError) as err:
-        print(f"unqover: error: {err}", file=sys.stderr)
-        return 2
-    return 0
+                return write_json_atomic(path, board)
+            if suffix in (".html", ".htm"):
+                return write_text_atomic(path, leaderboard_html(board))
+            return write_text_atomic(path, leaderboard_markdown(board))
+
+        return leaderboard_text(board), write
+
+    return print_and_write(args.output, "Leaderboard", make)
 
 
 if __name__ == "__main__":

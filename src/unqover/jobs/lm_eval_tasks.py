@@ -187,7 +187,7 @@ def _documents(probe: ProbeDefinition, record: dict):
 
 def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: int):
     """The sample task's documents, its ``selection`` record and a line saying what it holds."""
-    from unqover.report.format import fmt_count
+    from unqover.format import fmt_count
 
     if record["kind"] == "subjects":
         from unqover.scoring.sampling import DESIGN, describe_selection, select_groups

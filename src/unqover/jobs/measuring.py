@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from unqover.errors import UnqoverError
-from unqover.files import check_writable, write_json_atomic
+from unqover.files import check_writable
 from unqover.probes.base import ProbeDefinition, RunOptions
 from unqover.probes.result_identity import lm_eval_model, measured_selection
+from unqover.results import results_of, write_results
 
 
 def measure_predictions(
@@ -72,5 +73,5 @@ def measure_predictions(
         model = lm_eval_model(provenance["lm_eval"])  # logged samples: the model lm-eval's results file names
         if model is not None:
             provenance["model"] = model
-    write_json_atomic(output, {"probe": probe.name, "provenance": provenance, "result": measured})
+    write_results(output, results_of(probe.name, provenance, measured))
     return probe, result, output

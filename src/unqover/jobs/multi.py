@@ -13,11 +13,11 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable, write_text_atomic
+from unqover.format import MISSING
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.run import default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.row_identity import check_rows_of
-from unqover.report.format import MISSING
 from unqover.report.markdown import HEADLINE_NAMES, md, md_text
 from unqover.report.page import markdown_page
 from unqover.scoring.placement import check_device

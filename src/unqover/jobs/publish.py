@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt_size
 from unqover.hub.publish.common import (
     BUILD_HINT,
     CARD,
@@ -31,7 +32,6 @@ from unqover.hub.publish.space import plan_space
 from unqover.hub.publish.space_card import SpacePlan
 from unqover.hub.publish.upload import publish
 from unqover.probes.options import CommandParser
-from unqover.report.format import fmt_size
 
 PUBLISH_KINDS = ("datasets", "modules", "space")
 """What ``publish --what`` selects, in the order things are published (the Space links to the others)."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt_estimate, fmt_interval, fmt_level
 from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_request, write_eval_results
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
@@ -30,8 +31,7 @@ from unqover.jobs.lm_eval_tasks import task_names
 from unqover.jobs.verify import verify_run
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.probes.result_identity import KIND_DESIGN, KIND_FULL, KIND_SUBSET, selection_kind
-from unqover.report.compare_checks import RESULTS_FILE, check_numbers, dataset_of, load_results
-from unqover.report.format import fmt_estimate, fmt_interval, fmt_level
+from unqover.results import RESULTS_FILE, check_numbers, dataset_of, load_results
 
 HUB = "https://huggingface.co"
 

@@ -32,14 +32,15 @@ from tqdm.auto import tqdm
 
 from unqover import __version__
 from unqover.errors import UnqoverError, require_models_extra
-from unqover.files import check_writable, write_json_atomic, write_text_atomic
+from unqover.files import check_writable, write_text_atomic
+from unqover.format import fmt_count, fmt_duration
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
 from unqover.predictions import write_predictions
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
-from unqover.report.format import fmt_count, fmt_duration
+from unqover.results import RESULTS_FILE, results_of, write_results
 from unqover.scoring.placement import Placement, check_device, torch_threads
 from unqover.scoring.run_folder import check_run_folder, claim
 from unqover.scoring.runner import merge_shards, recorded_batch_size, run_shard
@@ -311,13 +312,8 @@ def finish(
         write_predictions(folder / name, table, provenance, schema=table.schema)
     # results.json says which rows: every row or the probe's seeded design (``unqover.probes.result_identity``)
     provenance = {**provenance, "selection": run_selection(loaded.selection)}
-    results = {
-        "probe": probe.name,
-        "provenance": provenance,
-        **measured.extra,
-        "result": measured.result.to_dict(),
-    }
-    write_json_atomic(folder / "results.json", results)
+    results = results_of(probe.name, provenance, measured.result.to_dict(), measured.extra)
+    write_results(folder / RESULTS_FILE, results)
     for name, text in probe.reports(results).items():
         write_text_atomic(folder / name, text)
     return ProbeRun(folder, measured.result, provenance, probe.name)

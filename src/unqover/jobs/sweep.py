@@ -247,7 +247,7 @@ def _leaderboard(name: str, runs: list[Path], folder: Path, metric: str | None) 
 
 def _config_of(run: Path) -> str | None:
     """The dataset config a finished run measured (None: not recorded, or no results to read)."""
-    from unqover.report.compare_checks import dataset_of, load_results
+    from unqover.results import dataset_of, load_results
 
     try:
         return dataset_of(load_results(run)["provenance"])["config"]

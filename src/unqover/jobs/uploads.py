@@ -29,7 +29,7 @@ def read_upload(path: str | os.PathLike, csv_dtype: object = None, max_bytes: in
         raise UnqoverError(f"{path.name}: upload a {', '.join(UPLOAD_SUFFIXES)} file")
     size = path.stat().st_size
     if size > max_bytes:
-        from unqover.report.format import fmt_size
+        from unqover.format import fmt_size
 
         raise UnqoverError(
             f"{path.name} is {fmt_size(size)}; the largest upload read here is {fmt_size(max_bytes)}"

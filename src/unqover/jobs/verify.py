@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt, fmt_interval
 from unqover.probes.base import ProbeDefinition
-from unqover.report.compare_checks import model_of, predictions_of
-from unqover.report.format import fmt, fmt_interval
-from unqover.report.markdown import split_results
+from unqover.results import model_of, predictions_of, split_results
 
 __all__ = ["NumbersDiffer", "RunIdentity", "check_distinct", "run_identity", "verify_found", "verify_run"]
 

@@ -269,7 +269,7 @@ def _units(design: Design, rec: CellRecords) -> tuple[np.ndarray, np.ndarray]:
 def declined_estimate(design: Design, rec: CellRecords, name: str, what: str) -> Estimate | None:
     """The declined estimate of ``name`` (a ``what`` over cells) when its cells expect too few sampled values.
 
-    Why is data, worded by :func:`unqover.report.format.fmt_declined`: ``code`` "few_values_per_cell",
+    Why is data, worded by :func:`unqover.format.fmt_declined`: ``code`` "few_values_per_cell",
     ``reason`` (a phrase without numbers), ``name``, ``what``, ``smallest`` (the values of the smallest cell in the
     full dataset), ``groups`` of ``of`` groups sampled, ``expected`` (the sampled values that cell expects),
     ``needed`` (at least that many per cell) and ``groups_needed``. A declined mean over groups (δ, ε,

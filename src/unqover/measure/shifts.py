@@ -83,7 +83,7 @@ class Shift:
     interval: list[float] | None
     p_value: float | None
     method: str
-    declined: dict | None = None  # why there is no value, as data (worded by unqover.report.format)
+    declined: dict | None = None  # why there is no value, as data (worded by unqover.format)
 
     def to_dict(self) -> dict:
         return {

@@ -291,9 +291,9 @@ class ProbeDefinition:
 
     def table_text(self, results: Mapping) -> dict[str, str]:
         """:meth:`table_row` as the Space's results table shows it: each number printed as the reports print it
-        (:data:`unqover.report.format.DIGITS` decimals, a missing value as "—"), text as it is. A probe whose
+        (:data:`unqover.format.DIGITS` decimals, a missing value as "—"), text as it is. A probe whose
         numbers have another unit (the NLI probe's percentage points) prints them with its reports' digits."""
-        from unqover.report.format import DIGITS
+        from unqover.format import DIGITS
 
         return table_text(self.table_row(results), DIGITS)
 
@@ -392,7 +392,7 @@ class ProbeDefinition:
         summary of several probes, the Space, published notes): the value beside its interval
         (``0.2280 [0.2010, 0.2550]``), or words saying which value the interval is for, or why a value is declined.
         The default prints the value beside its interval."""
-        from unqover.report.format import fmt_estimate
+        from unqover.format import fmt_estimate
 
         return {
             name: fmt_estimate(value, interval) for name, (value, interval) in self.headline(results).items()
@@ -416,9 +416,8 @@ class ProbeDefinition:
         intervals; runs of different dataset configs are refused, different row selections get a warning.
         """
         from unqover.report.compare import shift_of
-        from unqover.report.compare_checks import dataset_of
         from unqover.report.compare_text import compare_headlines
-        from unqover.report.markdown import split_results
+        from unqover.results import dataset_of, split_results
 
         name_a, name_b = names
         (_, prov_a), (_, prov_b) = split_results(a), split_results(b)
@@ -563,8 +562,8 @@ REGISTERED = ProbeTable()
 
 
 def table_text(row: Mapping[str, Any], digits: int) -> dict[str, str]:
-    """A results-table row as text: numbers by :func:`unqover.report.format.fmt` with ``digits`` decimals (missing:
+    """A results-table row as text: numbers by :func:`unqover.format.fmt` with ``digits`` decimals (missing:
     "—"), text as it is."""
-    from unqover.report.format import fmt
+    from unqover.format import fmt
 
     return {column: value if isinstance(value, str) else fmt(value, digits) for column, value in row.items()}

@@ -65,8 +65,8 @@ class CustomProbe(UnqoverProbe):
         """Refuse generating rows that would not fit in the memory available now, with their count; ``quick``:
         only the rows' ids and groups (:func:`unqover.generate.custom.custom_population`)."""
         from unqover.env import available_memory
+        from unqover.format import fmt_bytes, fmt_count, plural
         from unqover.generate.custom import POPULATION_COLUMNS, custom_plan, row_bytes
-        from unqover.report.format import fmt_bytes, fmt_count, plural
 
         available = available_memory()
         if available is None:
@@ -119,8 +119,8 @@ class CustomProbe(UnqoverProbe):
     def _generated(self, run: RunOptions, settings: dict, config: str, quick: bool) -> tuple[pa.Table, dict]:
         """The rows generated from the file (``quick``: their ids and groups only), said first when there are many
         or a bar shows, and where they came from."""
+        from unqover.format import fmt_count
         from unqover.generate.custom import custom_plan, custom_population, custom_rows
-        from unqover.report.format import fmt_count
 
         self.check_memory(config, quick=quick)
         count = custom_plan(self.definition, config).num_rows  # known before any row is made

@@ -312,9 +312,9 @@ class EECProbe(ProbeDefinition):
         [v, v]; pairs: exact differences, :func:`unqover.measure.ranking.exact_shift`). Quick runs are refused:
         V from a sample of persons overstates the full set's and no interval of it covers that
         (:mod:`unqover.measure.emotion`); a p-value is no size of bias."""
+        from unqover.format import number
         from unqover.measure.ranking import exact_shift
-        from unqover.report.format import number
-        from unqover.report.markdown import split_results
+        from unqover.results import split_results
 
         test, _, what = metric.partition(": ")
         if what != "Cramér's V":

@@ -158,7 +158,7 @@ class NLIProbe(ProbeDefinition):
 
     def highlights(self, results: dict) -> list[dict]:
         """The ten occupations with the largest gender gap."""
-        from unqover.report.format import fmt_count
+        from unqover.format import fmt_count
         from unqover.report.nli import largest_gaps, occupation_cell
 
         return [
@@ -246,8 +246,7 @@ class NLIProbe(ProbeDefinition):
         from unqover.measure.nli_ranking import NliRunSums
         from unqover.predictions import read_predictions
         from unqover.probes.nli_rows import load_nli_rows
-        from unqover.report.compare_checks import predictions_of
-        from unqover.report.markdown import split_results
+        from unqover.results import predictions_of, split_results
 
         result, provenance = split_results(results)
         scores, recorded = read_predictions(predictions_of(path, provenance))
@@ -339,7 +338,7 @@ class NLIProbe(ProbeDefinition):
         )
 
     def table_row(self, results: Mapping) -> dict[str, Any]:
-        from unqover.report.format import number
+        from unqover.format import number
 
         result = results["result"]
         return {
@@ -349,7 +348,7 @@ class NLIProbe(ProbeDefinition):
         }
 
     def table_text(self, results: Mapping) -> dict[str, str]:
-        from unqover.report.format import POINTS_DIGITS
+        from unqover.format import POINTS_DIGITS
 
         return table_text(
             self.table_row(results), POINTS_DIGITS

@@ -183,7 +183,7 @@ class UnqoverProbe(ProbeDefinition):
         return f"--bias {self.name}"
 
     def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
-        from unqover.report.format import fmt_duration
+        from unqover.format import fmt_duration
 
         groups = self.headline_groups(loaded, settings)
         return (
@@ -197,7 +197,7 @@ class UnqoverProbe(ProbeDefinition):
         groups = self.headline_groups(loaded, settings)
         if run.limit >= groups:
             return None
-        from unqover.report.format import fmt_count
+        from unqover.format import fmt_count
 
         return (
             f"note: μ and η need at least {fmt_count(groups)} groups of {self.name}; --limit {run.limit} will show "
@@ -455,7 +455,8 @@ class UnqoverProbe(ProbeDefinition):
         """As the reports print them (:func:`unqover.report.markdown.fmt_headline`): a quick run's estimate beside
         its interval; a full run's value over all groups, then the interval beside its own (bias-corrected)
         estimate; a declined value with the reason."""
-        from unqover.report.markdown import headline, split_results
+        from unqover.report.markdown import headline
+        from unqover.results import split_results
 
         result, _ = split_results(results)
         texts = {row["key"]: row["text"] for row in headline(result)}
@@ -473,9 +474,9 @@ class UnqoverProbe(ProbeDefinition):
         """Two UnQover runs in full: the headline with both runs' intervals, the subjects and the subject–attribute
         and cluster cells that moved (:func:`unqover.report.compare.compare_results`, which refuses runs of
         different datasets, configs, splits or modes). With ``paths``, a quick run's shifts get intervals and
-        p-values from both runs' predictions (:func:`unqover.report.compare_shifts.shifts_between`)."""
+        p-values from both runs' predictions (:func:`unqover.measure.run_shifts.shifts_between`)."""
+        from unqover.measure.run_shifts import shifts_between
         from unqover.report.compare import compare_results
-        from unqover.report.compare_shifts import shifts_between
         from unqover.report.compare_text import compare_markdown, compare_text
 
         def scores_of(results: Mapping, predictions: Sequence[Path]) -> tuple[pa.Table, list]:
@@ -533,10 +534,9 @@ class UnqoverProbe(ProbeDefinition):
     ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
         """Quick runs' estimates recomputed from their predictions and the dataset rows at the simultaneous level,
         full runs' exact values, and the pairwise shifts (two quick runs as ``unqover compare`` computes them)
-        (:func:`unqover.report.compare_shifts.leaderboard_analysis`)."""
-        from unqover.report.compare_checks import predictions_of
-        from unqover.report.compare_shifts import leaderboard_analysis
-        from unqover.report.markdown import split_results
+        (:func:`unqover.measure.leaderboard.leaderboard_analysis`)."""
+        from unqover.measure.leaderboard import leaderboard_analysis
+        from unqover.results import predictions_of, split_results
 
         predictions = [predictions_of(p, split_results(r)[1]) for p, r in zip(paths, runs, strict=True)]
         dataset = (runs[0].get("provenance") or {}).get("dataset") or {}
@@ -628,8 +628,9 @@ class UnqoverProbe(ProbeDefinition):
         )
 
     def table_row(self, results: Mapping) -> dict[str, Any]:
-        from unqover.report.format import fmt_count, fmt_percent, number
-        from unqover.report.markdown import headline, sample_of
+        from unqover.format import fmt_count, fmt_percent, number
+        from unqover.report.markdown import headline
+        from unqover.results import sample_of
 
         result = results["result"]
         mu = next(row for row in headline(result) if row["key"] == "mu")

@@ -27,9 +27,9 @@ import numpy as np
 import pyarrow as pa
 
 from unqover.errors import UnqoverError
+from unqover.format import DIGITS, fmt, fmt_count, fmt_interval, fmt_percent
 from unqover.measure.diagnostics import ROWS_PER_GROUP
 from unqover.measure.sampled import HEADLINE
-from unqover.report.format import DIGITS, fmt, fmt_count, fmt_interval, fmt_percent
 from unqover.scoring.run_folder import claim
 from unqover.scoring.runner import merge_shards, run_shard
 from unqover.scoring.sampling import find_groups, priorities

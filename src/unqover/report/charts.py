@@ -9,7 +9,7 @@ Every chart is a function of the plain records in a results dict (``UnqoverBias.
 
 A value that cannot be computed (``None``/NaN, or a cell without data) is drawn as *missing* — hatched grey, never
 as 0 — and labelled "missing". All text is escaped; every cell and row carries a ``<title>`` tooltip with its
-values, printed by :mod:`unqover.report.format` (missing as "—", tiny values never as 0). The only numbers formatted
+values, printed by :mod:`unqover.format` (missing as "—", tiny values never as 0). The only numbers formatted
 here are SVG coordinates and axis tick labels.
 """
 
@@ -20,7 +20,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from unqover.report.format import fmt, fmt_interval, fmt_percent, fmt_signed, number
+from unqover.format import fmt, fmt_interval, fmt_percent, fmt_signed, number
+from unqover.results import attribute_key, attribute_labels
 
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif"
 POSITIVE = "#b2182b"  # γ > 0: the subject is preferred for the attribute
@@ -63,26 +64,6 @@ def interval_of(record: Mapping) -> tuple[float, float] | None:
     """(gamma_low, gamma_high) of a record when both are present."""
     low, high = number(record.get("gamma_low")), number(record.get("gamma_high"))
     return None if low is None or high is None else (low, high)
-
-
-def attribute_key(record: Mapping) -> tuple[str, str | None]:
-    """The identity of an attribute: its text and, when recorded, its slot type (nationality has two kinds)."""
-    kind = record.get("attribute_type")
-    return str(record.get("attribute")), (None if kind is None else str(kind))
-
-
-def attribute_labels(keys: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
-    """Display labels: the attribute text, with its type in brackets only where the text alone is ambiguous."""
-    keys = list(dict.fromkeys(keys))
-    kinds: dict[str, set[str]] = {}
-    for text, kind in keys:
-        kinds.setdefault(text, set())
-        if kind is not None:
-            kinds[text].add(kind)
-    return {
-        key: f"{key[0]} [{key[1]}]" if key[1] is not None and len(kinds[key[0]]) > 1 else key[0]
-        for key in keys
-    }
 
 
 def _uid(kind: str, *parts: object) -> str:

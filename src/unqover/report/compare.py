@@ -8,10 +8,10 @@ measure`` (which records the predictions file it read). Shifts are B − A, of t
 * otherwise, from both runs' predictions joined by ``id`` to the dataset rows (loaded once): an interval and a p-value
   for each headline shift and the γ(x, a) cells that moved, paired over the groups both runs scored when they share
   nearly all of the smaller sample (same design and seed, nested budgets, or a quick run against a full one),
-  unpaired otherwise (:mod:`unqover.report.compare_shifts`). Without the predictions: the shifts of the values
+  unpaired otherwise (:mod:`unqover.measure.run_shifts`). Without the predictions: the shifts of the values
   alone, with a warning saying why.
 
-Runs on different datasets, configs, splits or modes are refused (:mod:`unqover.report.compare_checks`): their
+Runs on different datasets, configs, splits or modes are refused (:func:`unqover.results.check_comparable`): their
 numbers are not comparable. Subjects and attributes measured in only one run are listed, never silently dropped.
 The text and Markdown views are :mod:`unqover.report.compare_text`.
 """
@@ -21,15 +21,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from unqover.errors import UnqoverError
-from unqover.report.charts import attribute_key, attribute_labels, interval_of
-from unqover.report.compare_checks import check_comparable, dataset_of, model_of
-from unqover.report.format import fmt_count, number
+from unqover.format import fmt_count, number
+from unqover.report.charts import interval_of
 from unqover.report.markdown import (
     ALL_GROUPS,
     GENERALIZATION,
     HEADLINE_NAMES,
     headline,
     sample_line,
+)
+from unqover.results import (
+    attribute_key,
+    attribute_labels,
+    check_comparable,
+    dataset_of,
+    model_of,
     sample_of,
     split_results,
 )

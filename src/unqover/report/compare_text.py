@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from unqover.report.compare import shift_of
-from unqover.report.format import (
+from unqover.format import (
     MISSING,
     fmt,
     fmt_count,
@@ -18,6 +17,7 @@ from unqover.report.format import (
     fmt_signed,
     plural,
 )
+from unqover.report.compare import shift_of
 from unqover.report.markdown import md, md_text, table
 
 

@@ -1,7 +1,7 @@
 """The warnings that flag a degenerate run, in words: every sentence about one is written here.
 
 :mod:`unqover.measure.diagnostics` finds the conditions in the predictions' columns; the functions here turn them
-into sentences (numbers printed by :mod:`unqover.report.format`) that the probe definitions add to the result's
+into sentences (numbers printed by :mod:`unqover.format`) that the probe definitions add to the result's
 ``warnings``, so that the terminal summary, results.json, the Markdown and HTML reports and the Space show them
 above the numbers they qualify. :func:`design_warning` words the same way an UnQover run whose scored groups are
 not the design's random sample (:func:`unqover.scoring.sampling.check_design`).
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from unqover.format import fmt, fmt_count, fmt_percent, plural
 from unqover.measure.diagnostics import (
     ONE_CLASS,
     Finding,
@@ -21,7 +22,6 @@ from unqover.measure.diagnostics import (
     oov_finding,
     unqover_findings,
 )
-from unqover.report.format import fmt, fmt_count, fmt_percent, plural
 
 #: What each probe's warnings say its numbers are.
 MEASURES = {

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from unqover.report.charts import share_bars
-from unqover.report.format import (
+from unqover.format import (
     MISSING,
     fmt,
     fmt_count,
@@ -22,6 +21,7 @@ from unqover.report.format import (
     fmt_percent_estimate,
     plural,
 )
+from unqover.report.charts import share_bars
 from unqover.report.markdown import md_text, provenance_markdown, scope_notes
 from unqover.report.page import markdown_report_page
 

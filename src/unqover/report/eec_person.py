@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from unqover.format import MISSING, fmt, fmt_count, fmt_p, fmt_p_clause, fmt_percent, plural
 from unqover.measure.emotion_person import NA, PAPER_EMOTIONS
 from unqover.report.charts import share_bars
 from unqover.report.eec import BEECHER_DIGITS, count_table, headline_words, model_notes, ranking_words
-from unqover.report.format import MISSING, fmt, fmt_count, fmt_p, fmt_p_clause, fmt_percent, plural
 from unqover.report.markdown import md, provenance_markdown, scope_notes
 from unqover.report.page import markdown_report_page
 

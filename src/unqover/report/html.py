@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from unqover.files import write_text_atomic
+from unqover.format import MISSING, fmt_count, fmt_interval, fmt_signed, number
 from unqover.report import charts
-from unqover.report.charts import attribute_key, escape, interval_of
-from unqover.report.format import MISSING, fmt_count, fmt_interval, fmt_signed, number
+from unqover.report.charts import escape, interval_of
 from unqover.report.markdown import (
     CONTENT_WARNING,
     HOW_TO_READ,
@@ -35,10 +35,10 @@ from unqover.report.markdown import (
     precision_line,
     ranking_rows,
     sample_warning,
-    split_results,
     unit_line,
 )
 from unqover.report.page import Section, card, cards_block, page, provenance_section, scope_line
+from unqover.results import attribute_key, split_results
 
 MAX_HEATMAP_ROWS = 200  # larger subject sets show their top and bottom 100 subjects
 
@@ -289,7 +289,7 @@ def write_report(
     ``results`` defaults to the results read from ``run_dir_or_path`` (its ``results.json``, or the JSON file).
     """
     if results is None:
-        from unqover.report.compare_checks import load_results
+        from unqover.results import load_results
 
         results = load_results(run_dir_or_path)
     md_path, html_path = report_paths(run_dir_or_path)

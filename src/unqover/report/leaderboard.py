@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from unqover.format import fmt, fmt_count, fmt_estimate, fmt_interval, fmt_level, fmt_p, fmt_signed
 from unqover.report.charts import escape, svg_coord
-from unqover.report.format import fmt, fmt_count, fmt_estimate, fmt_interval, fmt_level, fmt_p, fmt_signed
 from unqover.report.markdown import md
 from unqover.report.page import markdown_page
 

@@ -3,7 +3,7 @@
 A results dict is what ``unqover measure`` writes (and a probe run keeps as ``results.json``):
 ``{"provenance": {...}, "result": UnqoverBias.to_dict()}``; a bare ``to_dict()`` is accepted too. Everything here
 is a pure function of that dict. Numbers, intervals and missing values print by the rules of
-:mod:`unqover.report.format` (missing values as "—", never as 0).
+:mod:`unqover.format` (missing values as "—", never as 0).
 
 Headline numbers (δ, ε, μ, η) print one way in every report (terminal, Markdown, HTML, the Space), through
 :func:`headline` and :func:`fmt_headline`; the value printed beside an interval is always the estimate that
@@ -21,9 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from unqover.errors import UnqoverError
-from unqover.report.charts import attribute_key, attribute_labels, interval_of
-from unqover.report.format import (
+from unqover.format import (
     MISSING,
     fmt,
     fmt_count,
@@ -36,7 +34,9 @@ from unqover.report.format import (
     number,
     plural,
 )
+from unqover.report.charts import interval_of
 from unqover.report.provenance import provenance_items
+from unqover.results import attribute_key, attribute_labels, sample_of, split_results
 
 ALL_GROUPS = "all groups"
 GENERALIZATION = "over other subjects and templates"
@@ -56,24 +56,6 @@ HOW_TO_READ = (
 # access and formatting
 
 
-def split_results(results: Mapping) -> tuple[dict, dict]:
-    """(result, provenance) of a results dict ``{"provenance", "result"}`` or of a bare ``to_dict()``."""
-    if not isinstance(results, Mapping):
-        raise UnqoverError(f"expected a results dict, got {type(results).__name__}")
-    if isinstance(results.get("result"), Mapping):
-        result, provenance = results["result"], results.get("provenance") or {}
-    elif "mu" in results and "subject_gamma" in results:
-        result, provenance = results, {}
-    else:
-        raise UnqoverError(
-            "not an UnQover results dict: expected {'provenance': ..., 'result': ...} as written by "
-            f"`unqover measure` (keys found: {sorted(results)[:8]})"
-        )
-    if not isinstance(provenance, Mapping):
-        provenance = {}
-    return dict(result), dict(provenance)
-
-
 def level(result: Mapping) -> str:
     """'95%' for the interval columns (or '' without a bootstrap)."""
     return fmt_level((result.get("bootstrap") or {}).get("confidence"))
@@ -81,18 +63,6 @@ def level(result: Mapping) -> str:
 
 def clusters(result: Mapping) -> list[str]:
     return list(dict.fromkeys(str(r.get("cluster")) for r in result.get("cluster_gamma") or []))
-
-
-def sample_of(result: Mapping) -> dict | None:
-    """The quick run's ``sample`` (groups, of, fraction, seed, design, ...), or None for a full run."""
-    sample = result.get("sample")
-    if (
-        not isinstance(sample, Mapping)
-        or number(sample.get("groups")) is None
-        or number(sample.get("of")) is None
-    ):
-        return None
-    return dict(sample)
 
 
 def sample_line(result: Mapping) -> str | None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from unqover.report.charts import ranking_chart
-from unqover.report.diagnostics import listed_names
-from unqover.report.format import (
+from unqover.format import (
     MISSING,
     POINTS_DIGITS,
     fmt,
@@ -19,6 +17,8 @@ from unqover.report.format import (
     number,
     plural,
 )
+from unqover.report.charts import ranking_chart
+from unqover.report.diagnostics import listed_names
 from unqover.report.markdown import md_text, provenance_markdown, scope_notes
 from unqover.report.page import markdown_report_page
 

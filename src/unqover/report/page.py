@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 from markdown_it import MarkdownIt
 
+from unqover.format import fmt_count
 from unqover.report.charts import escape
-from unqover.report.format import fmt_count
 from unqover.report.provenance import provenance_items
 
 CSS = """

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from unqover.report.format import MISSING
+from unqover.format import MISSING
 
 
 def _scalar(value: object) -> str | None:

@@ -7,8 +7,8 @@ full run's values over all groups with the generalisation interval beside its ow
 
 from __future__ import annotations
 
+from unqover.format import MISSING, fmt_interval, fmt_signed
 from unqover.measure.unqover import UnqoverBias
-from unqover.report.format import MISSING, fmt_interval, fmt_signed
 from unqover.report.markdown import (
     HEADLINE_NAMES,
     bootstrap_line,

@@ -27,9 +27,9 @@ from pathlib import Path
 import pandas as pd
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt_count, fmt_size, plural
 from unqover.jobs.explore import example_rows, explorer_probe, word_lists_folder
 from unqover.jobs.run import user_cache_folder
-from unqover.report.format import fmt_count, fmt_size, plural
 from unqover.space import explore as explorer
 from unqover.space import inputs, live, render, results
 from unqover.space.models import (

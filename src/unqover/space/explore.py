@@ -9,8 +9,8 @@ probe definition's scorer, the library's measures) and the dataset rows are the 
 from __future__ import annotations
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt, fmt_count, fmt_signed
 from unqover.jobs.explore import Exploration, score_question
-from unqover.report.format import fmt, fmt_count, fmt_signed
 from unqover.space import inputs
 
 __all__ = ["EXAMPLES", "Exploration", "check_inputs", "explanation", "explore"]

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 
 from unqover.errors import UnqoverError
-from unqover.report.format import fmt_count
+from unqover.format import fmt_count
 
 #: the longest model id or model folder name typed in (Hub ids have at most 96 + 1 + 96 characters)
 MAX_MODEL_CHARS = 300

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
+from unqover.format import fmt_seconds
 from unqover.probes.base import QuickRunSize, RunOptions
 from unqover.probes.registry import PROBES, get_probe
-from unqover.report.format import fmt_seconds
 from unqover.space import inputs
 from unqover.space.models import ModelCheck
 

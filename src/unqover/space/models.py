@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
+from unqover.format import fmt_size
 from unqover.jobs.explore import explorable
 from unqover.jobs.models import family_of, hub_source, is_hub_id, model_source
 from unqover.probes.registry import PROBES
-from unqover.report.format import fmt_size
 from unqover.space import inputs
 
 CURATED_MODELS = (

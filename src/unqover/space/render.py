@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from unqover.format import fmt_count, fmt_interval, fmt_signed
 from unqover.report import charts
-from unqover.report.format import fmt_count, fmt_interval, fmt_signed
 from unqover.report.markdown import (
     attribute_label_map,
     bootstrap_line,
@@ -26,9 +26,9 @@ from unqover.report.markdown import (
     ranking_rows,
     sample_warning,
     scope_notes,
-    split_results,
     unit_line,
 )
+from unqover.results import attribute_key, split_results
 from unqover.space import live
 
 MAX_CHART_ROWS = 60  # larger subject sets show their top and bottom 30
@@ -104,7 +104,7 @@ def pairs_frame(results: Mapping, k: int = MOST_BIASED_ROWS) -> pd.DataFrame:
         [
             {
                 "subject": r.get("subject"),
-                "attribute": labels.get(charts.attribute_key(r), r.get("attribute")),
+                "attribute": labels.get(attribute_key(r), r.get("attribute")),
                 "γ(x, a)": fmt_signed(r.get("gamma")),
                 "interval": fmt_interval(charts.interval_of(r), signed=True),
                 "η(x, a)": fmt_signed(r.get("eta")),

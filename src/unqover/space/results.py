@@ -35,11 +35,11 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 import pandas as pd
 
 from unqover.errors import UnqoverError, first_line
+from unqover.format import fmt_count, fmt_size, plural
 from unqover.probes.base import ProbeDefinition
 from unqover.probes.registry import PROBES, results_probe
 from unqover.probes.unqover import INTERVAL_ESTIMATE
-from unqover.report.format import fmt_count, fmt_size, plural
-from unqover.report.markdown import split_results
+from unqover.results import split_results
 from unqover.space import inputs, live
 from unqover.space.live import RESULTS
 
@@ -615,7 +615,7 @@ def rankable_runs(
 def _distinct_comparable(runs: Runs, names: Sequence[str], where: Location, notes: list[str]) -> list[str]:
     """``names`` less the runs whose predictions cannot be read, those that are an earlier run again, and those
     a leaderboard cannot rank beside the largest group of comparable runs (another dataset, config, split or
-    mode: :func:`unqover.report.compare_checks.check_comparable`); each left out with its reason in ``notes``."""
+    mode: :func:`unqover.results.check_comparable`); each left out with its reason in ``notes``."""
     from unqover.jobs.verify import run_identity
 
     seen: dict = {}
@@ -652,7 +652,7 @@ def _distinct_comparable(runs: Runs, names: Sequence[str], where: Location, note
 
 def _comparable(runs: Runs, first: str, other: str) -> None:
     """Raise when a leaderboard would refuse to rank the run ``other`` beside the run ``first``."""
-    from unqover.report.compare_checks import check_comparable
+    from unqover.results import check_comparable
 
     (ra, pa), (rb, pb) = (split_results(source_as_text(runs[n])) for n in (first, other))
     check_comparable(ra, pa, rb, pb, (first, other))
@@ -670,7 +670,7 @@ def _reason(runs: Runs, first: str, other: str) -> str:
 def _board_names(runs: Mapping[str, Mapping], names: Sequence[str]) -> list[str]:
     """Each run's name in the table: the model it records, or its run's name where the model is a path (no path
     of the server is shown); repeated names get the run's name beside them, as the CLI does."""
-    from unqover.report.compare_checks import model_of
+    from unqover.results import model_of
 
     shown = []
     for name in names:

@@ -1,6 +1,7 @@
-"""Intervals and p-values for the shifts B − A between two UnQover runs: from both runs' scores over the dataset
-rows (:mod:`unqover.measure.shifts`), paired over the groups both runs scored when they share nearly all of the
-smaller sample, unpaired otherwise."""
+"""Intervals and p-values for the shifts B − A between two UnQover runs (``unqover compare``): from both runs' scores
+over the dataset rows (the formulas are :mod:`unqover.measure.shifts`'s), paired over the groups both runs scored
+when they share nearly all of the smaller sample, unpaired otherwise. The data is the comparison's; its words are
+:mod:`unqover.report.compare` and :mod:`unqover.report.compare_text`'s."""
 
 from __future__ import annotations
 
@@ -10,13 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from unqover.errors import UnqoverError
+from unqover.format import fmt_count, number
 from unqover.measure.pairing import PairedScores
 from unqover.measure.shifts import cell_shifts, headline_shifts, samples
 from unqover.measure.unqover import pair_dataset_rows
-from unqover.report.charts import attribute_labels
-from unqover.report.compare_checks import predictions_of
-from unqover.report.format import fmt_count, fmt_declined, number
-from unqover.report.markdown import sample_of, split_results
+from unqover.results import attribute_labels, predictions_of, sample_of, split_results
 
 
 def paired_runs(
@@ -141,70 +140,3 @@ def shifts_between(
         return shift_analysis(rows, scored, a, b, names, top=top), None
     except (UnqoverError, ValueError) as err:  # scores that do not reproduce the runs' groups
         return None, str(err)
-
-
-def leaderboard_analysis(
-    rows,
-    scored: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
-    results: Sequence[Mapping],
-    names: Sequence[str],
-    metric: str,
-    *,
-    each: float,
-    pairs: float,
-) -> tuple[list[dict], dict[tuple[int, int], dict]]:
-    """``unqover leaderboard``'s numbers of K UnQover runs. A quick run: its estimate of ``metric`` with its interval
-    recomputed at the confidence ``each`` (:func:`unqover.measure.unqover.sample_headline`). A full run: its value
-    over every group, exact for its model on this dataset (the value quick runs estimate), so its interval is
-    [value, value]. For every pair i < j the shift run j − run i: two quick runs by
-    :func:`unqover.measure.shifts.headline_shifts` at the confidence ``pairs`` (paired where they share a sample);
-    two full runs exactly (:func:`unqover.measure.ranking.exact_shift`); a full and a quick run from the quick run's
-    interval at ``pairs`` and its test against the exact value (:func:`unqover.measure.unqover.sample_p_value`).
-    Raises :class:`UnqoverError` for a declined value or predictions that do not reproduce a run's groups."""
-    from unqover.measure.ranking import exact_shift, shift_against_exact
-    from unqover.measure.unqover import sample_headline, sample_p_value
-
-    plain = [split_results(r)[0] for r in results]
-    full = [sample_of(result) is None for result in plain]
-    mode = plain[0].get("mode", "default")
-    runs = paired_runs(rows, scored, plain, names, mode)
-    seeds = [int(number((r.get("bootstrap") or {}).get("seed")) or 0) for r in plain]
-    models = []
-    for (paired, observed), seed, name, result, exact in zip(runs, seeds, names, plain, full, strict=True):
-        if exact:
-            value = number(result.get(metric))
-            if value is None:
-                raise UnqoverError(
-                    f"{metric} of {name} has no value (the full run declined it): rank by another --metric"
-                )
-            models.append({"value": value, "interval": [value, value], "groups": int(observed.sum())})
-            continue
-        estimate = sample_headline(paired, observed, mode=mode, confidence=each, seed=seed)[metric]
-        if estimate.value is None or estimate.interval is None:
-            raise UnqoverError(
-                f"{metric} of {name} has no estimate ({fmt_declined(estimate.declined)}): rank by another --metric, "
-                "or rank quick runs of more groups"
-            )
-        models.append(
-            {"value": estimate.value, "interval": list(estimate.interval), "groups": int(observed.sum())}
-        )
-    shifts = {}
-    for i in range(len(runs)):
-        for j in range(i + 1, len(runs)):
-            (pa_, oa), (pb_, ob) = runs[i], runs[j]
-            if full[i] and full[j]:
-                shifts[i, j] = exact_shift(models[i]["value"], models[j]["value"])
-            elif full[i] or full[j]:
-                exact, (quick, observed), seed = (i, runs[j], seeds[j]) if full[i] else (j, runs[i], seeds[i])
-                value = models[exact]["value"]
-                estimate = sample_headline(quick, observed, mode=mode, confidence=pairs, seed=seed)[metric]
-                p_value = sample_p_value(quick, observed, metric, value, mode=mode, seed=seed)
-                shifts[i, j] = shift_against_exact(
-                    value, estimate.value, estimate.interval, p_value, exact_first=full[i]
-                )
-            else:
-                shift = headline_shifts(
-                    pa_, pb_, oa, ob, mode=mode, confidence=pairs, seeds=(seeds[i], seeds[j])
-                )
-                shifts[i, j] = shift[metric].to_dict()
-    return models, shifts

@@ -1,24 +1,68 @@
-"""What ``unqover compare`` reads and whether two runs can be compared: a run's results and predictions files,
-the dataset, model and selection it records, and the checks that refuse runs whose numbers are not comparable
-(different datasets, configs, splits or modes) or warn about what cannot be verified."""
+"""The results file: what ``unqover measure`` and ``unqover probe`` write as ``results.json``, ``{"probe",
+"provenance", "result"}``, and what every surface reads back (the reports, ``unqover compare``, ``unqover
+leaderboard``, ``unqover verify``, the Space). Reading and writing it, splitting it into its result and its
+provenance, checking its numbers, the predictions file it names, the dataset, model and selection it records, and
+whether two runs' numbers are comparable (different datasets, configs, splits or modes are refused; what cannot be
+verified is a warning). The predictions file is :mod:`unqover.predictions`'s."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.report.format import fmt, fmt_count, fmt_level, fmt_percent, number
-from unqover.report.markdown import split_results
+from unqover.files import write_json_atomic
+from unqover.format import fmt, fmt_count, fmt_level, fmt_percent, number
 
 RESULTS_FILE = "results.json"
 PREDICTIONS_FILE = "predictions.parquet"
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# loading
+# reading, writing, splitting
+
+
+def results_of(probe: str, provenance: Mapping, result: Mapping, extra: Mapping | None = None) -> dict:
+    """The results dict of a run: ``{"probe", "provenance", **extra, "result"}`` (``extra``: a probe's own
+    top-level fields)."""
+    return {"probe": probe, "provenance": provenance, **(extra or {}), "result": result}
+
+
+def write_results(path: str | os.PathLike, results: Mapping) -> Path:
+    """Write a results dict (:func:`results_of`) as JSON, atomically: a crash never leaves half a file."""
+    return write_json_atomic(path, results)
+
+
+def split_results(results: Mapping) -> tuple[dict, dict]:
+    """(result, provenance) of a results dict ``{"provenance", "result"}`` or of a bare ``to_dict()``."""
+    if not isinstance(results, Mapping):
+        raise UnqoverError(f"expected a results dict, got {type(results).__name__}")
+    if isinstance(results.get("result"), Mapping):
+        result, provenance = results["result"], results.get("provenance") or {}
+    elif "mu" in results and "subject_gamma" in results:
+        result, provenance = results, {}
+    else:
+        raise UnqoverError(
+            "not an UnQover results dict: expected {'provenance': ..., 'result': ...} as written by "
+            f"`unqover measure` (keys found: {sorted(results)[:8]})"
+        )
+    if not isinstance(provenance, Mapping):
+        provenance = {}
+    return dict(result), dict(provenance)
+
+
+def sample_of(result: Mapping) -> dict | None:
+    """The quick run's ``sample`` (groups, of, fraction, seed, design, ...), or None for a full run."""
+    sample = result.get("sample")
+    if (
+        not isinstance(sample, Mapping)
+        or number(sample.get("groups")) is None
+        or number(sample.get("of")) is None
+    ):
+        return None
+    return dict(sample)
 
 
 def load_results(path: str | os.PathLike) -> dict:
@@ -262,3 +306,27 @@ def selection_text(selection: object) -> str:
     if number(selection.get("seed")) is not None:
         parts.append(f"seed {fmt_count(selection['seed'])}")
     return ", ".join(parts) or "all rows"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a result's records
+
+
+def attribute_key(record: Mapping) -> tuple[str, str | None]:
+    """The identity of an attribute: its text and, when recorded, its slot type (nationality has two kinds)."""
+    kind = record.get("attribute_type")
+    return str(record.get("attribute")), (None if kind is None else str(kind))
+
+
+def attribute_labels(keys: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
+    """Display labels: the attribute text, with its type in brackets only where the text alone is ambiguous."""
+    keys = list(dict.fromkeys(keys))
+    kinds: dict[str, set[str]] = {}
+    for text, kind in keys:
+        kinds.setdefault(text, set())
+        if kind is not None:
+            kinds[text].add(kind)
+    return {
+        key: f"{key[0]} [{key[1]}]" if key[1] is not None and len(kinds[key[0]]) > 1 else key[0]
+        for key in keys
+    }
