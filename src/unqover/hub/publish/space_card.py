@@ -56,16 +56,8 @@ class SpacePlan:
     ) -> SpacePlan:
         """The plan that sends every file of a checked ``folder`` (``meta``: its Space front matter)."""
         files, ignored = _folder_files(folder)
-        return cls(
-            repo_id=repo_id,
-            folder=folder,
-            files=files,
-            kind=kind,
-            sdk_version=meta["sdk_version"],
-            short_description=meta["short_description"],
-            details=tuple(details),
-            ignored=ignored,
-        )
+        sdk_version, short_description = meta["sdk_version"], meta["short_description"]
+        return cls(repo_id, folder, files, kind, sdk_version, short_description, tuple(details), ignored)
 
 
 def _space_hardware() -> frozenset[str]:
