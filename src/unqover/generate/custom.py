@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -80,39 +79,18 @@ class CustomPlan(ProbePlan):
         fixed, inserted = fix_articles(text, first_token_fixable=first_token_fixable)
         return fixed, {slot: shift_span(span, inserted) for slot, span in spans.items()}
 
-    @cached_property
-    def contexts(self) -> tuple[list[str], np.ndarray]:
-        texts: list[str] = []
-        spans = np.empty((len(self.pairs) * len(self.templates), 2, 2), dtype=np.int32)
-        for p, (i, j) in enumerate(self.pairs):
-            values = {SUBJECT_1: self.subjects[i].identity, SUBJECT_2: self.subjects[j].identity}
-            for t, template in enumerate(self.templates):
-                text, found = self._render(template.context, values, True)
-                texts.append(text)
-                spans[p * len(self.templates) + t] = np.array([found[SUBJECT_1], found[SUBJECT_2]])
-        return texts, spans
+    def _context(
+        self, template: Template, subject_1: Subject, subject_2: Subject
+    ) -> tuple[str, Sequence[tuple[int, int]]]:
+        text, found = self._render(
+            template.context, {SUBJECT_1: subject_1.identity, SUBJECT_2: subject_2.identity}, True
+        )
+        return text, (found[SUBJECT_1], found[SUBJECT_2])
 
-    @cached_property
-    def block(self) -> dict[str, np.ndarray | list]:
-        template, attribute, polarity, questions = [], [], [], []
-        attributes: list[Attribute] = []
-        for t, (tpl, attrs) in enumerate(zip(self.templates, self.template_attributes, strict=True)):
-            for attr in attrs:
-                attributes.append(attr)
-                values = {ATTRIBUTE: attr.positive, ATTRIBUTE_NEGATED: attr.negated, MASK: MASK_PLACEHOLDER}
-                for negated in (False, True):
-                    template.append(t)
-                    attribute.append(len(attributes) - 1)
-                    polarity.append(int(negated))
-                    fields = tpl.negated_question if negated else tpl.positive_question
-                    questions.append(self._render(fields, values, False)[0])
-        return {
-            "template": np.array(template, dtype=np.int64),
-            "attribute": np.array(attribute, dtype=np.int64),
-            "polarity": np.array(polarity, dtype=np.int64),
-            "questions": questions,
-            "attributes": attributes,
-        }
+    def _question(self, template: Template, attribute: Attribute, negated: bool) -> str:
+        values = {ATTRIBUTE: attribute.positive, ATTRIBUTE_NEGATED: attribute.negated, MASK: MASK_PLACEHOLDER}
+        fields = template.negated_question if negated else template.positive_question
+        return self._render(fields, values, False)[0]
 
 
 def custom_configs(probe: CustomProbeSpec) -> list[str]:

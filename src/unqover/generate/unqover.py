@@ -11,7 +11,7 @@ distinct text is rendered once and rows are assembled with vectorized index arit
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -170,7 +170,7 @@ class ProbePlan:
         prefix = f"{self.filler}  " if self.filler is not None else ""
         for p, (i, j) in enumerate(self.pairs):
             for t, template in enumerate(self.templates):
-                text, (span_1, span_2) = render_context(template, self.subjects[i], self.subjects[j])
+                text, (span_1, span_2) = self._context(template, self.subjects[i], self.subjects[j])
                 texts.append(prefix + text)
                 spans[p * len(self.templates) + t] = np.array([span_1, span_2]) + len(prefix)
         return texts, spans
@@ -187,7 +187,7 @@ class ProbePlan:
                     template.append(t)
                     attribute.append(len(attributes) - 1)
                     polarity.append(int(negated))
-                    questions.append(render_question(tpl, attr, negated))
+                    questions.append(self._question(tpl, attr, negated))
         return {
             "template": np.array(template, dtype=np.int64),
             "attribute": np.array(attribute, dtype=np.int64),
@@ -195,6 +195,16 @@ class ProbePlan:
             "questions": questions,
             "attributes": attributes,
         }
+
+    def _context(
+        self, template: Template, subject_1: Subject, subject_2: Subject
+    ) -> tuple[str, Sequence[tuple[int, int]]]:
+        """One context and the spans of its two subjects (a subclass with other texts overrides this)."""
+        return render_context(template, subject_1, subject_2)
+
+    def _question(self, template: Template, attribute: Attribute, negated: bool) -> str:
+        """One question (a subclass with other texts overrides this)."""
+        return render_question(template, attribute, negated)
 
     def batches(
         self, pairs_per_batch: int | None = None, rows_per_batch: int = 262_144

@@ -10,7 +10,7 @@ import yaml
 
 from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA, ProbePlan
 from unqover.hub.eval_results import results_section
-from unqover.hub.folder import IDENTITY_KEY, plans_identity
+from unqover.hub.folder import IDENTITY_KEY, card_configs, plans_identity
 from unqover.lexicon.upstream import UPSTREAM_COMMIT, UPSTREAM_REPO
 
 CITATION = """@inproceedings{li-etal-2020-unqovering,
@@ -112,13 +112,6 @@ def card_metadata(plans: Mapping[str, ProbePlan], probe: str, fingerprints: Mapp
     features = row_features()
     masked = any(plan.config.masked for plan in plans.values())
     qa = any(not plan.config.masked for plan in plans.values())
-    configs = []
-    for i, name in enumerate(plans):
-        entry: dict = {"config_name": name}
-        if i == 0:
-            entry["default"] = True
-        entry["data_files"] = [{"split": "test", "path": f"data/{name}/*.parquet"}]
-        configs.append(entry)
     return {
         "pretty_name": None,  # filled by dataset_card
         "language": ["en"],
@@ -131,7 +124,7 @@ def card_metadata(plans: Mapping[str, ProbePlan], probe: str, fingerprints: Mapp
         "task_categories": [c for c, use in (("question-answering", qa), ("fill-mask", masked)) if use],
         "task_ids": [t for t, use in (("extractive-qa", qa), ("masked-language-modeling", masked)) if use],
         "tags": ["bias", "fairness", "stereotypes", "unqover", "underspecified-questions"],
-        "configs": configs,
+        "configs": card_configs(plans),
         "dataset_info": [{"config_name": name, "features": features} for name in plans],
         IDENTITY_KEY: plans_identity(probe, plans, fingerprints),
     }

@@ -10,7 +10,7 @@ import yaml
 from unqover.generate.custom import CUSTOM_CONFIGS, CustomPlan, custom_configs, custom_plan
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.hub.card import row_features, size_category
-from unqover.hub.folder import IDENTITY_KEY, plan_fingerprint, plans_identity
+from unqover.hub.folder import IDENTITY_KEY, card_configs, plan_fingerprint, plans_identity
 from unqover.lexicon.custom_probe import CustomProbeSpec, probe_to_dict
 
 
@@ -26,13 +26,6 @@ def custom_card_metadata(
         fingerprints = {config: plan_fingerprint(plan) for config, plan in plans.items()}
     features = row_features()
     masked = "mlm" in plans
-    configs = []
-    for i, name in enumerate(plans):
-        entry: dict = {"config_name": name}
-        if i == 0:
-            entry["default"] = True
-        entry["data_files"] = [{"split": "test", "path": f"data/{name}/*.parquet"}]
-        configs.append(entry)
     return {
         "pretty_name": f"{probe.name} (custom UnQover probe)",
         "language": [probe.language],
@@ -45,7 +38,7 @@ def custom_card_metadata(
         "task_categories": ["question-answering", *(["fill-mask"] if masked else [])],
         "task_ids": ["extractive-qa", *(["masked-language-modeling"] if masked else [])],
         "tags": ["bias", "fairness", "stereotypes", "unqover", "underspecified-questions", "custom-probe"],
-        "configs": configs,
+        "configs": card_configs(plans),
         "dataset_info": [
             {
                 "config_name": name,

@@ -27,7 +27,6 @@ import pyarrow as pa
 import yaml
 from tqdm.auto import tqdm
 
-from unqover.errors import UnqoverError
 from unqover.generate.eec import (
     EMOTION_WORDS,
     EMOTIONS,
@@ -44,9 +43,10 @@ from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.eval_results import results_section
 from unqover.hub.folder import (
     IDENTITY_KEY,
-    SPLIT,
     BuiltDataset,
+    card_configs,
     card_identity,
+    chosen_configs,
     refuse_existing,
     staged,
     write_config_table,
@@ -70,14 +70,7 @@ class EecSource:
 
 def check_eec_configs(configs: Sequence[str] | None, name: str) -> list[str]:
     """Validate the config names of the EEC dataset ``name``; ``None`` means all of them."""
-    if configs is None:
-        return list(EEC_CONFIGS)
-    unknown = [c for c in configs if c not in EEC_CONFIGS]
-    if unknown:
-        raise UnqoverError(
-            f"unknown {name} config {', '.join(unknown)}; choose from {', '.join(EEC_CONFIGS)}"
-        )
-    return list(configs)
+    return chosen_configs(configs, name, EEC_CONFIGS, EEC_CONFIGS)
 
 
 def make_eec_configs(
@@ -228,13 +221,6 @@ def eec_card_metadata(tables: dict[str, pa.Table], probe: str) -> dict:
     """The card's YAML header: configs, features, licence, and what the rows are (``unqover:``)."""
     import datasets
 
-    configs = []
-    for i, name in enumerate(tables):
-        entry: dict = {"config_name": name}
-        if i == 0:
-            entry["default"] = True
-        entry["data_files"] = [{"split": SPLIT, "path": f"data/{name}/*.parquet"}]
-        configs.append(entry)
     return {
         "pretty_name": "EEC emotion fill-in probe",
         "language": ["en"],
@@ -246,7 +232,7 @@ def eec_card_metadata(tables: dict[str, pa.Table], probe: str) -> dict:
         "size_categories": ["1K<n<10K"],
         "task_categories": ["fill-mask", "text-classification"],
         "tags": ["bias", "fairness", "gender", "race", "emotion", "eec"],
-        "configs": configs,
+        "configs": card_configs(tables),
         "dataset_info": [
             {
                 "config_name": name,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +49,31 @@ def card_identity(probe: str, configs: Mapping[str, tuple[int, str]]) -> dict:
             for config, (rows, fingerprint) in configs.items()
         },
     }
+
+
+def card_configs(names: Iterable[str]) -> list[dict]:
+    """A card's YAML ``configs:`` list: each config's Parquet shards under ``data/<config>/`` as the test split,
+    the first config the default."""
+    configs = []
+    for i, name in enumerate(names):
+        entry: dict = {"config_name": name}
+        if i == 0:
+            entry["default"] = True
+        entry["data_files"] = [{"split": SPLIT, "path": f"data/{name}/*.parquet"}]
+        configs.append(entry)
+    return configs
+
+
+def chosen_configs(
+    configs: Sequence[str] | None, name: str, known: Sequence[str], default: Sequence[str]
+) -> list[str]:
+    """The configs of the dataset ``name`` to build: ``configs`` checked against ``known`` (None: ``default``)."""
+    if configs is None:
+        return list(default)
+    unknown = [c for c in configs if c not in known]
+    if unknown:
+        raise UnqoverError(f"unknown {name} config {', '.join(unknown)}; choose from {', '.join(known)}")
+    return list(configs)
 
 
 def plan_fingerprint(plan) -> str:

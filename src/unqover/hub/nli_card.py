@@ -13,7 +13,7 @@ from unqover.generate.nli import NLI_ROW_SCHEMA, SYNTHETIC_PREMISES
 from unqover.generate.nli_templates import HYPOTHESIS_TEMPLATES
 from unqover.hub.card import size_category
 from unqover.hub.eval_results import results_section
-from unqover.hub.folder import IDENTITY_KEY, SPLIT, card_identity
+from unqover.hub.folder import IDENTITY_KEY, card_configs, card_identity
 from unqover.hub.nli_configs import NliConfigBuild, synthetic_count
 from unqover.hub.nli_sources import SOURCES
 
@@ -69,13 +69,6 @@ def nli_card_metadata(builds: Mapping[str, NliConfigBuild], probe: str) -> dict:
     for build in builds.values():
         if build.source in SOURCES and SOURCES[build.source].license not in licenses:
             licenses.append(SOURCES[build.source].license)
-    configs = []
-    for i, name in enumerate(builds):
-        entry: dict = {"config_name": name}
-        if i == 0:
-            entry["default"] = True
-        entry["data_files"] = [{"split": SPLIT, "path": f"data/{name}/*.parquet"}]
-        configs.append(entry)
     corpora = [SOURCES[b.source].hub_id for b in builds.values() if b.source in SOURCES]
     return {
         "pretty_name": "NLI gender-occupation probes",
@@ -89,7 +82,7 @@ def nli_card_metadata(builds: Mapping[str, NliConfigBuild], probe: str) -> dict:
         "task_categories": ["text-classification"],
         "task_ids": ["natural-language-inference"],
         "tags": ["bias", "fairness", "gender", "occupations", "stereotypes", "nli"],
-        "configs": configs,
+        "configs": card_configs(builds),
         "dataset_info": [{"config_name": name, "features": features} for name in builds],
         IDENTITY_KEY: card_identity(
             probe, {name: (b.num_rows, dataset_fingerprint(b.table["id"])) for name, b in builds.items()}

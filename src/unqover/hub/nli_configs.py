@@ -14,6 +14,7 @@ from unqover.generate.nli import SYNTHETIC_PREMISES, nli_rows, synthetic_premise
 from unqover.generate.nli_filter import filter_premises, kept, rejection_counts
 from unqover.generate.nli_occupations import occupation_labels
 from unqover.generate.nli_premises import equalize
+from unqover.hub.folder import chosen_configs
 from unqover.hub.nli_sources import SOURCES, load_source_sentences
 
 #: Synthetic configs: name -> template family of :data:`unqover.generate.nli_templates.HYPOTHESIS_TEMPLATES`.
@@ -54,14 +55,7 @@ class NliConfigBuild:
 
 def check_nli_configs(configs: Sequence[str] | None, name: str) -> list[str]:
     """Validate the config names of the NLI dataset ``name``; ``None`` means the synthetic configs."""
-    if configs is None:
-        return list(SYNTHETIC_CONFIGS)
-    unknown = [c for c in configs if c not in ALL_CONFIGS]
-    if unknown:
-        raise UnqoverError(
-            f"unknown {name} config {', '.join(unknown)}; choose from {', '.join(ALL_CONFIGS)}"
-        )
-    return list(configs)
+    return chosen_configs(configs, name, ALL_CONFIGS, list(SYNTHETIC_CONFIGS))
 
 
 def synthetic_count(n_per_occupation: int) -> int | None:

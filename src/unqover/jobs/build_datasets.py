@@ -50,7 +50,24 @@ def build_datasets(
     checked when this is called, before anything is built; the returned iterator then builds the datasets in
     order and yields each one's :class:`~unqover.hub.folder.BuiltDataset` as soon as it is written.
     """
-    builds = plan_builds(names, output, configs=configs, overwrite=overwrite, progress=progress, given=given)
+    from unqover.files import check_writable
+    from unqover.probes.registry import dataset_owner
+
+    check_writable(output, folder=True)
+    requested = requested_datasets(names)
+    owners = {name: dataset_owner(name) for name in requested}
+    for name, owner in owners.items():
+        owner.check_dataset_configs(name, configs)
+    declared = {option.dest for owner in owners.values() for option in owner.dataset_options}
+    refused = [dest for dest, value in given.items() if value is not None and dest not in declared]
+    if any(not _option(dest).repeat for dest in refused):
+        raise UnqoverError(_takers(refused))
+    # a repeatable option's entries may belong to different datasets: each is checked on its own below
+    common = {"configs": configs, "overwrite": overwrite, "progress": progress}
+    builds = [
+        DatasetBuild(name, owner, _settings(owner, name, common, given)) for name, owner in owners.items()
+    ]
+    _refuse_values_nobody_takes(builds, common, given)
     return _build_each(builds, Path(output))
 
 
@@ -80,37 +97,6 @@ def build_custom(
 
     stamp_identity(built.path, probe.rows_probe)
     return built
-
-
-def plan_builds(
-    names: Sequence[str],
-    output: Path,
-    *,
-    configs: Sequence[str] | None,
-    overwrite: bool,
-    progress: bool,
-    given: Mapping[str, Any],
-) -> list[DatasetBuild]:
-    """Every check of :func:`build_datasets`, in its order; the builds to run, each with its settings."""
-    from unqover.files import check_writable
-    from unqover.probes.registry import dataset_owner
-
-    check_writable(output, folder=True)
-    requested = requested_datasets(names)
-    owners = {name: dataset_owner(name) for name in requested}
-    for name, owner in owners.items():
-        owner.check_dataset_configs(name, configs)
-    declared = {option.dest for owner in owners.values() for option in owner.dataset_options}
-    refused = [dest for dest, value in given.items() if value is not None and dest not in declared]
-    if any(not _option(dest).repeat for dest in refused):
-        raise UnqoverError(_takers(refused))
-    # a repeatable option's entries may belong to different datasets: each is checked on its own below
-    common = {"configs": configs, "overwrite": overwrite, "progress": progress}
-    builds = [
-        DatasetBuild(name, owner, _settings(owner, name, common, given)) for name, owner in owners.items()
-    ]
-    _refuse_values_nobody_takes(builds, common, given)
-    return builds
 
 
 def requested_datasets(names: Sequence[str]) -> list[str]:

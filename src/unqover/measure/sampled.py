@@ -64,6 +64,17 @@ class CellRecords:
     population_weight: np.ndarray  # (cells,) X = Σ_population c
     population_count: np.ndarray  # (cells,) records in the full dataset
 
+    @classmethod
+    def of(cls, cell: np.ndarray, weight: np.ndarray, num_cells: int) -> CellRecords:
+        """The records with each cell's population weight and count summed from them."""
+        return cls(
+            cell=cell,
+            weight=weight,
+            num_cells=num_cells,
+            population_weight=np.bincount(cell, weight, num_cells),
+            population_count=np.bincount(cell, None, num_cells).astype(float),
+        )
+
 
 @dataclass
 class SampleEstimates:
@@ -142,13 +153,7 @@ class Design:
                 minlength=num_cells,
             )
             weight = 1.0 / (per_subject[key] * subjects_in_cell[cell])
-        return CellRecords(
-            cell=cell,
-            weight=weight,
-            num_cells=num_cells,
-            population_weight=np.bincount(cell, weight, num_cells),
-            population_count=np.bincount(cell, None, num_cells).astype(float),
-        )
+        return CellRecords.of(cell, weight, num_cells)
 
     def _record_mask(self, which: int | None) -> np.ndarray:
         groups = self.observed if which is None else self.half == which

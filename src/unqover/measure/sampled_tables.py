@@ -87,10 +87,4 @@ def attribute_mean_records(design: Design, per_cell: CellRecords, num_units: int
     cell = per_cell.cell // num_attributes
     weight = 1.0 / np.maximum(per_cell.population_count[per_cell.cell], 1)
     num_cells = max(num_units + 1, int(cell.max()) + 1 if len(cell) else 0)
-    return CellRecords(
-        cell=cell,
-        weight=weight,
-        num_cells=num_cells,
-        population_weight=np.bincount(cell, weight, num_cells),
-        population_count=np.bincount(cell, None, num_cells).astype(float),
-    )
+    return CellRecords.of(cell, weight, num_cells)

@@ -6,6 +6,7 @@ emotion no question of a group chose) lower the degrees of freedom instead of di
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,32 +89,37 @@ def cramers_v(tables) -> np.ndarray | float:
     return float(v) if v.ndim == 0 else v
 
 
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (family-wise error); NaN entries stay NaN and are not counted."""
+def _adjusted_in_order(p_values, adjust: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``adjust`` applied to the p-values that are not NaN, sorted ascending (stable); NaN entries stay NaN."""
     p = np.asarray(p_values, dtype=np.float64)
     out = np.full(p.shape, np.nan)
     present = np.flatnonzero(~np.isnan(p))
-    m = len(present)
-    if m == 0:
+    if len(present) == 0:
         return out
     order = present[np.argsort(p[present], kind="stable")]
-    steps = (m - np.arange(m)) * p[order]
-    out[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+    out[order] = adjust(p[order])
     return out
+
+
+def _holm_steps(ordered: np.ndarray) -> np.ndarray:
+    m = len(ordered)
+    return np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * ordered))
+
+
+def _benjamini_hochberg_steps(ordered: np.ndarray) -> np.ndarray:
+    m = len(ordered)
+    steps = m / np.arange(1, m + 1) * ordered
+    return np.minimum(1.0, np.minimum.accumulate(steps[::-1])[::-1])
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error); NaN entries stay NaN and are not counted."""
+    return _adjusted_in_order(p_values, _holm_steps)
 
 
 def benjamini_hochberg(p_values) -> np.ndarray:
     """Benjamini–Hochberg step-up adjusted p-values (false discovery rate); NaN entries stay NaN."""
-    p = np.asarray(p_values, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    present = np.flatnonzero(~np.isnan(p))
-    m = len(present)
-    if m == 0:
-        return out
-    order = present[np.argsort(p[present], kind="stable")]
-    steps = m / np.arange(1, m + 1) * p[order]
-    out[order] = np.minimum(1.0, np.minimum.accumulate(steps[::-1])[::-1])
-    return out
+    return _adjusted_in_order(p_values, _benjamini_hochberg_steps)
 
 
 def adjust_p_values(p_values, method: str = "holm") -> np.ndarray:

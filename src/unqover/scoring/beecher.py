@@ -40,6 +40,7 @@ from unqover.scoring.beecher_glove import (
 from unqover.scoring.beecher_inputs import _check_mode, _text_files, file_digest
 from unqover.scoring.beecher_tfidf import TfidfSentenceModel
 from unqover.scoring.choices import BEECHER_FAMILIES
+from unqover.scoring.models import model_record
 
 #: Beecher's blank in his question strings.
 PAPER_BLANK = "________"
@@ -130,11 +131,17 @@ class _BeecherScorer:
 
     family = ""
     score_bounds: tuple = ()
+    paper_method = ""  # how ``paper`` mode scores, in words (the run's card)
+    default_method = ""  # how ``default`` mode scores
 
     def __init__(self, loaded: BeecherModel, questions: pa.Table | None = None) -> None:
         self.loaded = loaded
         self.mode = loaded.mode
         self.question_text = _question_strings(questions)
+
+    @property
+    def method(self) -> str:
+        return self.paper_method if self.mode == "paper" else self.default_method
 
     def _texts(self, rows: pa.Table) -> tuple[list[str], list[str], list[str]]:
         """(question, sentence, choice) per row; paper mode fills his lower-cased question string as he did."""
@@ -171,11 +178,8 @@ class TfidfScorer(_BeecherScorer):
     family = "tfidf"
     score_bounds = ((0.0, np.inf), (1.0, 1.0))
 
-    @property
-    def method(self) -> str:
-        if self.mode == "paper":
-            return "n-gram (1-3) TF-IDF: sum of the L2-normalised row (Beecher's code)"
-        return "n-gram (1-3) TF-IDF: raw TF-IDF sum"
+    paper_method = "n-gram (1-3) TF-IDF: sum of the L2-normalised row (Beecher's code)"
+    default_method = "n-gram (1-3) TF-IDF: raw TF-IDF sum"
 
     def _raw(self, rows: pa.Table) -> np.ndarray:
         _, filled, _ = self._texts(rows)
@@ -186,11 +190,8 @@ class GloveScorer(_BeecherScorer):
     family = "glove"
     score_bounds = ((UNKNOWN_SCORE, 1.0 + 1e-9), (1.0, 1.0))
 
-    @property
-    def method(self) -> str:
-        if self.mode == "paper":
-            return "GloVe: cosine(question centroid, filled-sentence centroid) (Beecher's code)"
-        return "GloVe: cosine(question centroid, choice vector); unknown choice scores -2"
+    paper_method = "GloVe: cosine(question centroid, filled-sentence centroid) (Beecher's code)"
+    default_method = "GloVe: cosine(question centroid, choice vector); unknown choice scores -2"
 
     def _raw(self, rows: pa.Table) -> np.ndarray:
         questions, filled, choices = self._texts(rows)
@@ -218,11 +219,7 @@ class BeecherModel:
 
     def provenance(self) -> dict:
         return {
-            "id": self.model_id,
-            "revision": self.revision,
-            "family": self.family,
-            "dtype": self.dtype,
-            "device": self.device,
+            **model_record(self.model_id, self.revision, self.family, self.dtype, self.device),
             "scoring": self.mode,
             "path": str(self.path.resolve()),
             "sha256": self.sha256,

@@ -36,30 +36,28 @@ from unqover.scoring.padding import pad_sequences
 SENTENCE_BOUNDS = ((-np.inf, 0.0), (1.0, np.inf))
 
 
-def _sentence_key(rows: pa.Table) -> pa.Array:
-    return rows["sentence"]
+class _SentenceScorer:
+    """What the sentence scorers share: a row is its ``sentence`` (the runner's input key and length bucket), and
+    its score is a sentence score (:data:`SENTENCE_BOUNDS`)."""
+
+    score_bounds = SENTENCE_BOUNDS
+
+    def input_key(self, rows: pa.Table) -> pa.Array:
+        return rows["sentence"]
+
+    def length_key(self, rows: pa.Table) -> np.ndarray:
+        return pc.utf8_length(rows["sentence"]).to_numpy().astype(np.int64)
 
 
-def _sentence_length(rows: pa.Table) -> np.ndarray:
-    return pc.utf8_length(rows["sentence"]).to_numpy().astype(np.int64)
-
-
-class PseudoLikelihoodScorer:
+class PseudoLikelihoodScorer(_SentenceScorer):
     """Masked-LM pseudo-log-likelihood of every sentence (``sentence`` column)."""
 
     method = "masked-LM pseudo-log-likelihood"
-    score_bounds = SENTENCE_BOUNDS
 
     def __init__(self, loaded: LoadedModel) -> None:
         if loaded.tokenizer.mask_token_id is None:
             raise UnqoverError(f"{loaded.model_id}: the tokenizer has no mask token, so it cannot score PLL")
         self.loaded = loaded
-
-    def input_key(self, rows: pa.Table) -> pa.Array:
-        return _sentence_key(rows)
-
-    def length_key(self, rows: pa.Table) -> np.ndarray:
-        return _sentence_length(rows)
 
     def score(self, rows: pa.Table) -> np.ndarray:
         import torch
@@ -90,11 +88,10 @@ class PseudoLikelihoodScorer:
         return _checked(np.stack([np.minimum(totals, 0.0), counts], axis=1), rows)
 
 
-class SentenceLikelihoodScorer:
+class SentenceLikelihoodScorer(_SentenceScorer):
     """Causal-LM log-likelihood of every sentence (``sentence`` column)."""
 
     method = "causal-LM log-likelihood"
-    score_bounds = SENTENCE_BOUNDS
 
     def __init__(self, loaded: LoadedModel) -> None:
         tok = loaded.tokenizer
@@ -105,12 +102,6 @@ class SentenceLikelihoodScorer:
                 f"{loaded.model_id}: the tokenizer has neither a BOS nor an EOS token to start a sentence with"
             )
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.start_id
-
-    def input_key(self, rows: pa.Table) -> pa.Array:
-        return _sentence_key(rows)
-
-    def length_key(self, rows: pa.Table) -> np.ndarray:
-        return _sentence_length(rows)
 
     def score(self, rows: pa.Table) -> np.ndarray:
         import torch

@@ -51,16 +51,17 @@ class LoadedModel:
 
     def provenance(self) -> dict:
         return {
-            "id": self.model_id,
-            "revision": self.revision,
-            "family": self.family,
-            "dtype": self.dtype,
-            "device": self.device,
+            **model_record(self.model_id, self.revision, self.family, self.dtype, self.device),
             **({"path": self.path} if self.path else {}),
             **({"weights_sha256": self.weights_sha256} if self.weights_sha256 else {}),
             **({"gguf": self.gguf} if self.gguf else {}),
             **loading_record(self.adapter, self.model_args),
         }
+
+
+def model_record(model_id: str, revision: str | None, family: str, dtype: str, device: str) -> dict:
+    """The keys every loaded model's provenance starts with, in this order (the predictions file records them)."""
+    return {"id": model_id, "revision": revision, "family": family, "dtype": dtype, "device": device}
 
 
 def loading_record(adapter: dict | None, model_args: dict | None) -> dict:

@@ -26,6 +26,7 @@ from unqover.scoring.models import (
     choose_device,
     choose_dtype,
     loading_record,
+    model_record,
     model_source,
     place_model,
 )
@@ -139,11 +140,7 @@ class LoadedNLIModel:
 
     def provenance(self) -> dict:
         return {
-            "id": self.model_id,
-            "revision": self.revision,
-            "family": "nli",
-            "dtype": self.dtype,
-            "device": self.device,
+            **model_record(self.model_id, self.revision, "nli", self.dtype, self.device),
             "label_ids": dict(self.label_ids),
             "label_source": self.label_source,
             "id2label": {str(k): v for k, v in self.id2label.items()},

@@ -366,6 +366,18 @@ def _sample_slider(bias: str):
     return gr.update(maximum=size.maximum, value=size.default, label=size.label)
 
 
+def _location_box(default: str):
+    """Where runs are read from (the Results and Leaderboard tabs): a folder in the Space's results or a Hub repo."""
+    import gradio as gr
+
+    return gr.Textbox(
+        default,
+        label="results folder or Hub dataset repo",
+        placeholder="empty: the Space's results folder; or owner/name",
+        max_length=inputs.MAX_LOCATION_CHARS,
+    )
+
+
 def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike | None = None, **settings):
     """The Gradio Blocks app (not launched, queue set): see :class:`Space` for the settings."""
     import gradio as gr
@@ -442,12 +454,7 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
                 "(all groups) from a quick run (estimates from a sample of groups)."
             )
             with gr.Row():
-                location = gr.Textbox(
-                    space.results_location,
-                    label="results folder or Hub dataset repo",
-                    placeholder="empty: the Space's results folder; or owner/name",
-                    max_length=inputs.MAX_LOCATION_CHARS,
-                )
+                location = _location_box(space.results_location)
                 load = gr.Button("Load")
             r_status = gr.Markdown(label="status")
             table = gr.Dataframe(
@@ -485,12 +492,7 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
             probes = results.leaderboard_probes()
             metrics = results.leaderboard_metrics(probes[0])
             with gr.Row():
-                l_location = gr.Textbox(
-                    space.results_location,
-                    label="results folder or Hub dataset repo",
-                    placeholder="empty: the Space's results folder; or owner/name",
-                    max_length=inputs.MAX_LOCATION_CHARS,
-                )
+                l_location = _location_box(space.results_location)
                 l_probe = gr.Dropdown(probes, value=probes[0], label="probe")
                 l_metric = gr.Dropdown(metrics, value=metrics[0], label="metric")
             with gr.Row():

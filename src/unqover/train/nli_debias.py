@@ -20,6 +20,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from unqover.env import offline
 from unqover.errors import UnqoverError, first_line, require_models_extra
@@ -241,7 +242,8 @@ def prepare_trainer(
     revision: str | None = None,
     token: str | None = None,
 ):
-    """The ``transformers.Trainer`` that :func:`finetune` runs, with ``label_ids`` set on it (for inspection)."""
+    """The ``transformers.Trainer`` that :func:`finetune` runs, with ``label_ids`` set on it (for inspection) and
+    ``settings``: the warm-up ratio, maximum length (as asked, before the model's limit) and seed."""
     require_models_extra("fine-tuning a model")
     import torch
     import transformers
@@ -252,6 +254,7 @@ def prepare_trainer(
         raise UnqoverError(f"bad settings: batch size {batch_size}, epochs {epochs}, max length {max_length}")
     if not 0 <= warmup_ratio < 1:
         raise UnqoverError(f"warm-up ratio must be in [0, 1), got {warmup_ratio}")
+    settings = {"warmup_ratio": warmup_ratio, "max_length": max_length, "seed": seed}
     transformers.set_seed(seed)  # the fresh head of a base checkpoint is drawn from this seed
     model, tokenizer, label_ids = _load(model_name_or_path, label_map, allow_pickle, revision, token)
     if learning_rate is None:
@@ -291,49 +294,21 @@ def prepare_trainer(
         compute_metrics=_accuracy if evaluation is not None else None,
     )
     trainer.label_ids = dict(label_ids)
+    trainer.settings = settings
     return trainer
 
 
 def finetune(
-    model_name_or_path: str,
-    train_rows: Sequence[dict],
-    *,
-    output_dir: str | os.PathLike,
-    learning_rate: float | None = None,
-    epochs: float = 3,
-    batch_size: int = 32,
-    warmup_ratio: float = 0.06,
-    weight_decay: float = 0.01,
-    max_length: int = 128,
-    seed: int = 0,
-    eval_rows: Sequence[dict] | None = None,
-    label_map: dict[str, int] | None = None,
-    allow_pickle: bool = False,
-    revision: str | None = None,
-    token: str | None = None,
+    model_name_or_path: str, train_rows: Sequence[dict], *, output_dir: str | os.PathLike, **settings: Any
 ) -> dict:
     """Fine-tune an NLI model on ``train_rows`` and save it (safetensors) with its tokenizer to ``output_dir``.
 
-    ``learning_rate`` None takes the paper's (1e-5 RoBERTa, 2e-5 otherwise). Returns the metrics: train loss,
-    runtime, eval accuracy (with ``eval_rows``), the settings used and the model's label ids.
+    ``settings`` are :func:`prepare_trainer`'s keywords (hyper-parameters, ``eval_rows``, ``label_map``, loading
+    options), with its defaults; ``learning_rate`` None takes the paper's (1e-5 RoBERTa, 2e-5 otherwise). Returns
+    the metrics: train loss, runtime, eval accuracy (with ``eval_rows``), the settings used and the model's label
+    ids.
     """
-    trainer = prepare_trainer(
-        model_name_or_path,
-        train_rows,
-        output_dir=output_dir,
-        learning_rate=learning_rate,
-        epochs=epochs,
-        batch_size=batch_size,
-        warmup_ratio=warmup_ratio,
-        weight_decay=weight_decay,
-        max_length=max_length,
-        seed=seed,
-        eval_rows=eval_rows,
-        label_map=label_map,
-        allow_pickle=allow_pickle,
-        revision=revision,
-        token=token,
-    )
+    trainer = prepare_trainer(model_name_or_path, train_rows, output_dir=output_dir, **settings)
     result = trainer.train()
     metrics = {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))}
     if trainer.eval_dataset is not None:
@@ -351,10 +326,10 @@ def finetune(
         learning_rate=args.learning_rate,
         epochs=args.num_train_epochs,
         batch_size=args.per_device_train_batch_size,
-        warmup_ratio=warmup_ratio,
+        warmup_ratio=trainer.settings["warmup_ratio"],
         weight_decay=args.weight_decay,
-        max_length=max_length,
-        seed=seed,
+        max_length=trainer.settings["max_length"],
+        seed=trainer.settings["seed"],
         label_ids=dict(trainer.label_ids),
     )
     (out / "finetune_metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")

@@ -14,7 +14,6 @@ from unqover.hub.publish.common import CARD, validate_repo_id
 from unqover.hub.publish.space_card import (
     SpacePlan,
     _check_requirements,
-    _folder_files,
     _parse_python,
     _space_front_matter,
 )
@@ -87,17 +86,8 @@ def plan_module(folder: Path, repo_id: str) -> SpacePlan:
     meta = _space_front_matter(folder, module=True)
     _check_requirements(folder / "requirements.txt")
     _parse_python(folder / "app.py")
-    files, ignored = _folder_files(folder)
-    return SpacePlan(
-        repo_id=repo_id,
-        folder=folder,
-        files=files,
-        kind="evaluate module",
-        sdk_version=meta["sdk_version"],
-        short_description=meta["short_description"],
-        details=(f'{module_class}; load with evaluate.load("{repo_id}")',),
-        ignored=ignored,
-    )
+    details = [f'{module_class}; load with evaluate.load("{repo_id}")']
+    return SpacePlan.from_folder(repo_id, folder, "evaluate module", meta, details)
 
 
 def discover_modules(root: Path) -> list[Path]:

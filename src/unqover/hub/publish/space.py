@@ -9,7 +9,6 @@ from unqover.hub.publish.common import _is_upload_noise, validate_repo_id
 from unqover.hub.publish.space_card import (
     SpacePlan,
     _check_requirements,
-    _folder_files,
     _parse_python,
     _space_front_matter,
 )
@@ -26,17 +25,7 @@ def plan_space(folder: Path, repo_id: str) -> SpacePlan:
     for path in sorted(folder.rglob("*.py")):
         if not _is_upload_noise(PurePosixPath(path.relative_to(folder).as_posix())):
             _parse_python(path)
-    files, ignored = _folder_files(folder)
     details = [f"app_file: {meta['app_file']}"]
     details += [f"{key}: {meta[key]}" for key in ("suggested_hardware",) if key in meta]
     details += [f"{key}: {', '.join(meta[key])}" for key in ("datasets", "models") if key in meta]
-    return SpacePlan(
-        repo_id=repo_id,
-        folder=folder,
-        files=files,
-        kind="space",
-        sdk_version=meta["sdk_version"],
-        short_description=meta["short_description"],
-        details=tuple(details),
-        ignored=ignored,
-    )
+    return SpacePlan.from_folder(repo_id, folder, "space", meta, details)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
@@ -48,6 +49,15 @@ class SpacePlan:
     def total_bytes(self) -> int:
         """Bytes over all files to upload."""
         return sum(f.size for f in self.files)
+
+    @classmethod
+    def from_folder(
+        cls, repo_id: str, folder: Path, kind: str, meta: Mapping[str, Any], details: Sequence[str]
+    ) -> SpacePlan:
+        """The plan that sends every file of a checked ``folder`` (``meta``: its Space front matter)."""
+        files, ignored = _folder_files(folder)
+        sdk_version, short_description = meta["sdk_version"], meta["short_description"]
+        return cls(repo_id, folder, files, kind, sdk_version, short_description, tuple(details), ignored)
 
 
 def _space_hardware() -> frozenset[str]:
