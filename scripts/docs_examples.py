@@ -1,7 +1,7 @@
 """The real model's output in the README and the docs: runs kept in docs/examples/, blocks re-rendered from them.
 
     python scripts/docs_examples.py runs --model SmolLM2-135M-Instruct.Q4_1.gguf \\
-        --word-lists ../shared/data/unqover_word_lists          # scores the runs: about 20 minutes on 2 cores
+        --word-lists ../shared/data/unqover_word_lists [--run NAME ...]  # scores the runs: about 15 minutes on 2 cores
     python scripts/docs_examples.py write --word-lists ../shared/data/unqover_word_lists
 
 ``runs`` runs ``unqover probe`` on the model for each of :data:`RUNS` (religion, the 1,375-group quick run) and
@@ -148,14 +148,14 @@ def write(word_lists: Path) -> None:
         print(f"{page.relative_to(REPO)}: {name}")
 
 
-def runs(model: Path, word_lists: Path) -> None:
-    """Score every run (in a temporary folder holding the model file) and keep its small files."""
+def runs(model: Path, word_lists: Path, names: list[str]) -> None:
+    """Score the runs ``names`` (in a temporary folder holding the model file) and keep their small files."""
     with tempfile.TemporaryDirectory(prefix="unqover-docs-") as tmp:
         work = Path(tmp)
         shutil.copy(model, work / MODEL_FILE)
         unqover = str(Path(sys.executable).parent / "unqover")
-        for name, options in RUNS.items():
-            argv = [unqover, "probe", MODEL_FILE, *QUICK_RUN, *options]
+        for name in names:
+            argv = [unqover, "probe", MODEL_FILE, *QUICK_RUN, *RUNS[name]]
             argv += ["--word-lists", str(word_lists.resolve()), "--output", f"runs/{name}", "--quiet"]
             print("$", " ".join(argv[1:]), flush=True)
             subprocess.run(argv, cwd=work, check=True)
@@ -173,11 +173,14 @@ def main() -> int:
     parser.add_argument("what", choices=("runs", "write"))
     parser.add_argument("--model", type=Path, help=f"the {MODEL_FILE} file (for runs)")
     parser.add_argument("--word-lists", type=Path, required=True)
+    parser.add_argument(
+        "--run", action="append", choices=tuple(RUNS), help="score only this run (repeatable; default: all)"
+    )
     args = parser.parse_args()
     if args.what == "runs":
         if args.model is None:
             parser.error("runs needs --model")
-        runs(args.model, args.word_lists)
+        runs(args.model, args.word_lists, args.run or list(RUNS))
     write(args.word_lists)
     return 0
 

@@ -254,6 +254,29 @@ def test_bfloat16_keeps_the_softmax_in_float32(model_dirs, rows):
     assert np.abs(np.log(shared) - np.log(full)).max() < 0.5
 
 
+@pytest.mark.parametrize("name", ["gpt2", "llama", "qwen2", "mistral-window-8"])
+def test_bfloat16_on_a_cpu_runs_the_products_in_bf16_and_the_residual_stream_in_float32(model_dirs, rows, name):
+    from transformers.pytorch_utils import Conv1D
+
+    loaded = load_model(str(model_dirs[name]), device="cpu", dtype="bfloat16")
+    model, head = loaded.model, loaded.model.get_output_embeddings()
+    products = [m for m in model.modules() if type(m) in (torch.nn.Linear, Conv1D) and m is not head]
+    assert products and all(p.dtype == torch.bfloat16 for m in products for p in m.parameters())
+    in_products = {id(p) for m in products for p in m.parameters()}
+    rest = [p for p in model.parameters() if id(p) not in in_products]
+    assert rest and all(p.dtype == torch.float32 for p in rest)  # embeddings, norms, output head
+    assert loaded.dtype == "bfloat16"
+
+    ids = torch.tensor([[1, 5, 6, 7, 8]])
+    with torch.no_grad():
+        out = model(input_ids=ids, output_hidden_states=True)
+    assert all(h.dtype == torch.float32 for h in out.hidden_states) and out.logits.dtype == torch.float32
+
+    fp32 = np.log(CausalScorer(load_model(str(model_dirs[name]), device="cpu", dtype="float32")).score(rows))
+    gap = np.abs(np.log(CausalScorer(loaded).score(rows)) - fp32)
+    assert 0 < gap.mean() < 0.05  # bf16 products, not fp32 ones; close to fp32
+
+
 def test_the_runner_keeps_each_context_together(model_dirs, rows):
     scorer = CausalScorer(load_model(str(model_dirs["gpt2"]), device="cpu", dtype="float32"))
     plan = plan_chunks(rows, scorer, chunk_rows=1000)

@@ -25,6 +25,7 @@ from unqover.scoring.gguf import (
     readable_architectures,
     require_gguf,
 )
+from unqover.scoring.precision import bfloat16_products
 from unqover.scoring.weights import hub_snapshot, weights_sha256
 
 FAMILIES = ("qa", "mlm", "causal")
@@ -474,6 +475,7 @@ def load_model(
             )
         device = choose_device(device)
         dtype = choose_dtype(dtype, device)
+        bf16_products = dtype == "bfloat16" and device == "cpu" and family == "causal"
         auto = {
             "qa": transformers.AutoModelForQuestionAnswering,
             "mlm": transformers.AutoModelForMaskedLM,
@@ -481,10 +483,12 @@ def load_model(
         }[family]
         # a GGUF file's config is built from the same header the weights are read from: not parsed twice
         given = {"config": config} if source.gguf_file and not model_args else {}
-        model = source.weights(auto, dtype, allow_pickle, model_args, **given)
+        model = source.weights(auto, "float32" if bf16_products else dtype, allow_pickle, model_args, **given)
     if found is not None:
         model = apply_adapter(model, found, model_id)
     device = place_model(model, device)
+    if bf16_products and device == "cpu":
+        bfloat16_products(model)
     gguf = source.gguf()
     commit = getattr(config, "_commit_hash", None) or hub_commit(source)
     return LoadedModel(
