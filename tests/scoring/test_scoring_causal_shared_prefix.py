@@ -255,7 +255,9 @@ def test_bfloat16_keeps_the_softmax_in_float32(model_dirs, rows):
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama", "qwen2", "mistral-window-8"])
-def test_bfloat16_on_a_cpu_runs_the_products_in_bf16_and_the_residual_stream_in_float32(model_dirs, rows, name):
+def test_bfloat16_on_a_cpu_runs_the_products_in_bf16_and_the_residual_stream_in_float32(
+    model_dirs, rows, name
+):
     from transformers.pytorch_utils import Conv1D
 
     loaded = load_model(str(model_dirs[name]), device="cpu", dtype="bfloat16")

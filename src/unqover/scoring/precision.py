@@ -25,7 +25,8 @@ def bfloat16_products(model) -> int:
     head = model.get_output_embeddings()
     changed = 0
     for module in model.modules():
-        if type(module) in (torch.nn.Linear, Conv1D) and module is not head:  # not a quantized or adapter layer
+        # the exact types: a quantized or adapter layer subclasses them and stays as it is
+        if type(module) in (torch.nn.Linear, Conv1D) and module is not head:
             module.to(torch.bfloat16)
             module.register_forward_pre_hook(_to_bfloat16)
             changed += 1
