@@ -16,7 +16,7 @@ from unqover.errors import UnqoverError
 from unqover.generate.nli import NLI_ROW_SCHEMA
 from unqover.generate.nli_occupations import PROBE_OCCUPATIONS
 from unqover.hub.nli_card import nli_dataset_card
-from unqover.hub.nli_configs import make_nli_configs
+from unqover.hub.nli_configs import NliRequest, make_nli_configs
 from unqover.hub.nli_dataset import build_nli_dataset
 from unqover.hub.nli_sources import load_source_sentences, split_sentences
 from unqover.hub.publish import plan_upload
@@ -200,7 +200,7 @@ def test_committed_card_matches_the_generator():
     """datasets/unqover/nli-gender/README.md is the offline (synthetic-only) build's card."""
     committed = REPO_ROOT / "datasets" / "unqover" / "nli-gender" / "README.md"
     assert committed.read_text(encoding="utf-8") == nli_dataset_card(
-        make_nli_configs(name=NAME), name=NAME
+        make_nli_configs(NliRequest(NAME)), NliRequest(NAME)
     ), f"regenerate {committed}"
 
 

@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from unqover.errors import UnqoverError
+from unqover.generate.text import BE_FORMS
 
 # (male, female): one-to-one pairs. The pronouns him/his/her/hers are handled by rule (see the module docstring).
 GENDER_PAIRS: tuple[tuple[str, str], ...] = (
@@ -238,14 +239,8 @@ FUNCTION_WORDS = frozenset(
         "whether",
         "once",
         "unless",
-        "is",
         "am",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
+        *BE_FORMS,
         "do",
         "does",
         "did",

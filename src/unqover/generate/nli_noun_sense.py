@@ -20,6 +20,7 @@ available offline, so :func:`non_noun_sense` looks at the single word directly b
 from __future__ import annotations
 
 from unqover.generate.nli_occupations import _WORD_RE
+from unqover.generate.text import BE_FORMS
 
 _VERB_OCCUPATIONS = frozenset({"cook", "guard", "tailor", "nurse"})
 _VERB_BEFORE = frozenset(
@@ -179,13 +180,7 @@ _COMPOUND_AFTER = {
 _ADJECTIVE_BEFORE = {
     "cleaner": frozenset(
         [
-            "is",
-            "are",
-            "was",
-            "were",
-            "be",
-            "been",
-            "being",
+            *BE_FORMS,
             "much",
             "even",
             "far",

@@ -8,6 +8,9 @@ from unqover.lexicon.wordlists import Segment, Slot
 
 VOWELS = frozenset("aeiouAEIOU")
 
+BE_FORMS = ("is", "are", "was", "were", "be", "been", "being")
+"""The forms of *be* but the first person's ``am``: word lists of auxiliaries and linking verbs start from them."""
+
 
 def render(
     segments: tuple[Segment, ...], values: Mapping[Slot, str]

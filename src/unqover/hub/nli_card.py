@@ -14,7 +14,7 @@ from unqover.generate.nli_templates import HYPOTHESIS_TEMPLATES
 from unqover.hub.card import size_category
 from unqover.hub.eval_results import results_section
 from unqover.hub.folder import IDENTITY_KEY, card_configs, card_identity
-from unqover.hub.nli_configs import NliConfigBuild, synthetic_count
+from unqover.hub.nli_configs import NliConfigBuild, NliRequest, synthetic_count
 from unqover.hub.nli_sources import SOURCES
 
 NLI_CITATION = """@misc{sharma2021evaluating,
@@ -145,16 +145,16 @@ def _license_lines(builds: Mapping[str, NliConfigBuild]) -> str:
 
 
 def nli_dataset_card(
-    builds: Mapping[str, NliConfigBuild],
-    *,
-    name: str,
-    labels: str = "paper",
-    n_per_occupation: int = 50,
-    seed: int = 0,
-    probe: str | None = None,
+    builds: Mapping[str, NliConfigBuild], request: NliRequest, *, probe: str | None = None
 ) -> str:
-    """The full Markdown card (YAML header + prose) of the NLI dataset ``name`` (its folder and Hub repo name),
-    whose rows are ``probe``'s (default: ``name``)."""
+    """The full Markdown card (YAML header + prose) of the NLI dataset ``request`` asked for (``request.name``: its
+    folder and Hub repo name), whose rows are ``probe``'s (default: that name)."""
+    name, labels, n_per_occupation, seed = (
+        request.name,
+        request.labels,
+        request.n_per_occupation,
+        request.seed,
+    )
     metadata = nli_card_metadata(builds, probe or name)
     header = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)
     columns = "\n".join(f"| `{column}` | {dtype} | {text} |" for column, dtype, text in NLI_CARD_COLUMNS)

@@ -65,17 +65,26 @@ def synthetic_count(n_per_occupation: int) -> int | None:
     return None if n_per_occupation >= len(SYNTHETIC_PREMISES) else n_per_occupation
 
 
-def make_nli_configs(
-    *,
-    name: str,
-    sources: Mapping[str, str | os.PathLike | None] | None = None,
-    configs: Sequence[str] | None = None,
-    n_per_occupation: int = 50,
-    labels: str = "paper",
-    seed: int = 0,
-) -> dict[str, NliConfigBuild]:
-    """Generate the rows of every requested config of the dataset ``name`` in memory (see :func:`build_nli_dataset`)."""
-    sources = dict(sources or {})
+@dataclass(frozen=True)
+class NliRequest:
+    """What an NLI dataset build asks for: the dataset's ``name``, its premise ``sources``, ``configs``, premises
+    per occupation, label scheme and seed (meanings: :func:`unqover.hub.nli_dataset.build_nli_dataset`); the
+    configs are made from it, and the card describes it."""
+
+    name: str
+    sources: Mapping[str, str | os.PathLike | None] | None = None
+    configs: Sequence[str] | None = None
+    n_per_occupation: int = 50
+    labels: str = "paper"
+    seed: int = 0
+
+
+def make_nli_configs(request: NliRequest) -> dict[str, NliConfigBuild]:
+    """Generate the rows of every requested config of the dataset ``request.name`` in memory (see
+    :func:`unqover.hub.nli_dataset.build_nli_dataset`)."""
+    name, configs, labels = request.name, request.configs, request.labels
+    n_per_occupation, seed = request.n_per_occupation, request.seed
+    sources = dict(request.sources or {})
     for source in sources:
         if source not in SOURCES:
             raise UnqoverError(f"unknown premise source {source!r}: use one of {', '.join(SOURCES)}")

@@ -25,29 +25,24 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.folder import BuiltDataset, refuse_existing, staged, write_config_table
 from unqover.hub.nli_card import nli_dataset_card
-from unqover.hub.nli_configs import make_nli_configs
+from unqover.hub.nli_configs import NliRequest, make_nli_configs
 
 
 def build_nli_dataset(
     root: str | os.PathLike,
     *,
-    name: str,
-    sources: Mapping[str, str | os.PathLike | None] | None = None,
-    configs: Sequence[str] | None = None,
-    n_per_occupation: int = 50,
-    labels: str = "paper",
-    seed: int = 0,
     overwrite: bool = False,
     progress: bool = True,
     probe: str | None = None,
+    **request: Any,
 ) -> BuiltDataset:
     """Write ``root/name`` (card + one Parquet shard per config), atomically; card and files record the rows as
     ``probe``'s (default: ``name``).
@@ -56,27 +51,22 @@ def build_nli_dataset(
     corpus from the Hub; without it only the synthetic configs are built. ``n_per_occupation`` premises per
     occupation for corpus configs (synthetic configs use all 40 frames unless fewer are asked); ``labels`` is
     ``"paper"`` (default) or ``"data"`` (:func:`unqover.generate.nli_occupations.occupation_labels`). An existing
-    ``data/`` folder is an error unless ``overwrite``.
+    ``data/`` folder is an error unless ``overwrite``. ``request``: the fields of
+    :class:`unqover.hub.nli_configs.NliRequest` (``name``, ``sources``, ``configs``, ``n_per_occupation``,
+    ``labels``, ``seed``), as keywords.
     """
     started = time.perf_counter()
+    asked = NliRequest(**request)
+    name = asked.name
     target = Path(root) / name
     refuse_existing(target, overwrite)
-    builds = make_nli_configs(
-        name=name,
-        sources=sources,
-        configs=configs,
-        n_per_occupation=n_per_occupation,
-        labels=labels,
-        seed=seed,
-    )
+    builds = make_nli_configs(asked)
     probe = probe or name
     with staged(Path(root), name) as staging:
         for build in tqdm(builds.values(), desc=name, unit="config", disable=not progress):
             fingerprint = dataset_fingerprint(build.table["id"])
             write_config_table(build.table, staging / "data" / build.name, probe, build.name, fingerprint)
-        card = nli_dataset_card(
-            builds, name=name, labels=labels, n_per_occupation=n_per_occupation, seed=seed, probe=probe
-        )
+        card = nli_dataset_card(builds, asked, probe=probe)
         (staging / "README.md").write_text(card, encoding="utf-8")
     return BuiltDataset(
         target, {config: b.num_rows for config, b in builds.items()}, time.perf_counter() - started

@@ -14,18 +14,8 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.format import fmt_size
-from unqover.hub.publish.common import (
-    BUILD_HINT,
-    CARD,
-    DEFAULT_METRICS_ROOT,
-    DEFAULT_NAMESPACE,
-    DEFAULT_ROOT,
-    DEFAULT_SPACE_FOLDER,
-    DEFAULT_SPACE_NAME,
-    DEFAULT_TIMEOUT,
-    PlannedFile,
-    is_repo_name,
-)
+from unqover.hub.publish import common
+from unqover.hub.publish.common import PlannedFile, is_repo_name
 from unqover.hub.publish.datasets import UploadPlan, discover_datasets, plan_upload
 from unqover.hub.publish.modules import discover_modules, plan_module
 from unqover.hub.publish.space import plan_space
@@ -70,27 +60,32 @@ def _parser() -> argparse.ArgumentParser:
         help="what to publish, comma-separated (default: all)",
     )
     parser.add_argument(
-        "--root", type=Path, default=DEFAULT_ROOT, help=f"built datasets (default: {DEFAULT_ROOT})"
+        "--root",
+        type=Path,
+        default=common.DEFAULT_ROOT,
+        help=f"built datasets (default: {common.DEFAULT_ROOT})",
     )
     parser.add_argument(
         "--metrics",
         type=Path,
-        default=DEFAULT_METRICS_ROOT,
-        help=f"evaluate module folders (default: {DEFAULT_METRICS_ROOT})",
+        default=common.DEFAULT_METRICS_ROOT,
+        help=f"evaluate module folders (default: {common.DEFAULT_METRICS_ROOT})",
     )
     parser.add_argument(
         "--space",
         type=Path,
-        default=DEFAULT_SPACE_FOLDER,
-        help=f"the Space's folder (default: {DEFAULT_SPACE_FOLDER})",
+        default=common.DEFAULT_SPACE_FOLDER,
+        help=f"the Space's folder (default: {common.DEFAULT_SPACE_FOLDER})",
     )
     parser.add_argument(
         "--space-name",
-        default=DEFAULT_SPACE_NAME,
-        help=f"the Space's repo name under --namespace (default: {DEFAULT_SPACE_NAME})",
+        default=common.DEFAULT_SPACE_NAME,
+        help=f"the Space's repo name under --namespace (default: {common.DEFAULT_SPACE_NAME})",
     )
     parser.add_argument(
-        "--namespace", default=DEFAULT_NAMESPACE, help=f"Hub user or org (default: {DEFAULT_NAMESPACE})"
+        "--namespace",
+        default=common.DEFAULT_NAMESPACE,
+        help=f"Hub user or org (default: {common.DEFAULT_NAMESPACE})",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="validate and print what would be uploaded; upload nothing"
@@ -102,8 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT,
-        help=f"seconds per network read/write (default: {DEFAULT_TIMEOUT:g})",
+        default=common.DEFAULT_TIMEOUT,
+        help=f"seconds per network read/write (default: {common.DEFAULT_TIMEOUT:g})",
     )
     return parser
 
@@ -133,7 +128,7 @@ def _select(args: argparse.Namespace) -> tuple[list[tuple[str, Path]], list[str]
                 problems.append(str(exc))
                 continue
             if not folders:
-                where = f"dataset folders with a card under {args.root}; {BUILD_HINT}"
+                where = f"dataset folders with a card under {args.root}; {common.BUILD_HINT}"
                 problems.append(
                     f"no {where}" if kind == "datasets" else f"no evaluate modules under {args.metrics}"
                 )
@@ -142,7 +137,7 @@ def _select(args: argparse.Namespace) -> tuple[list[tuple[str, Path]], list[str]
 
     for name in args.names:
         matches = []
-        if "datasets" in args.what and (args.root / name / CARD).is_file():
+        if "datasets" in args.what and (args.root / name / common.CARD).is_file():
             matches.append(("datasets", args.root / name))
         if "modules" in args.what and not name.startswith((".", "_")) and (args.metrics / name).is_dir():
             matches.append(("modules", args.metrics / name))
@@ -154,7 +149,9 @@ def _select(args: argparse.Namespace) -> tuple[list[tuple[str, Path]], list[str]
         available = []
         if "datasets" in args.what:
             built = [p.name for p in discover_datasets(args.root)] if args.root.is_dir() else []
-            available.append(f"datasets built under {args.root}: {', '.join(built) or f'none; {BUILD_HINT}'}")
+            available.append(
+                f"datasets built under {args.root}: {', '.join(built) or f'none; {common.BUILD_HINT}'}"
+            )
         if "modules" in args.what:
             modules = [p.name for p in discover_modules(args.metrics)] if args.metrics.is_dir() else []
             available.append(f"evaluate modules under {args.metrics}: {', '.join(modules) or 'none'}")

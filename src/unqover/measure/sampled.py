@@ -334,14 +334,23 @@ def _bounded(design: Design, bounds: Bounds) -> Estimate:
     return Estimate(min(max(bounds.midpoint, interval[0]), interval[1]), interval)
 
 
-def max_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
-    """μ-like: Σ_u ω_u max_a |θ(u, a)| with ω equal over units."""
-    declined = declined_estimate(design, rec, name, "mean of maxima")
-    return declined if declined is not None else _bounded(design, max_abs_bounds(design, rec, values))
+def abs_mean_estimate(
+    design: Design,
+    rec: CellRecords,
+    values: np.ndarray,
+    name: str,
+    bounds_of: Callable[[Design, CellRecords, np.ndarray], Bounds],
+    what: str,
+) -> Estimate:
+    """The estimate of ``name`` (a ``what`` over cells) inside the bounds ``bounds_of`` gives (:func:`max_abs_bounds`
+    or :func:`mean_abs_bounds`), or its declined form when the cells expect too few sampled values."""
+    declined = declined_estimate(design, rec, name, what)
+    return declined if declined is not None else _bounded(design, bounds_of(design, rec, values))
 
 
 def max_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Bounds:
-    """The pieces of :func:`max_abs_estimate` (whether or not the cells are large enough for it)."""
+    """The pieces of a μ-like estimate, Σ_u ω_u max_a |θ(u, a)| with ω equal over units (whether or not the cells
+    are large enough for it)."""
     unit, units = _units(design, rec)
     present = rec.population_count > 0
     omega = np.zeros(int(unit.max()) + 1)
@@ -380,14 +389,9 @@ def max_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Boun
     )
 
 
-def mean_abs_estimate(design: Design, rec: CellRecords, values: np.ndarray, name: str) -> Estimate:
-    """η-like: Σ_u ω_u mean_a |θ(u, a)| with ω equal over units and attributes equal within a unit."""
-    declined = declined_estimate(design, rec, name, "mean of absolute cell means")
-    return declined if declined is not None else _bounded(design, mean_abs_bounds(design, rec, values))
-
-
 def mean_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Bounds:
-    """The pieces of :func:`mean_abs_estimate` (whether or not the cells are large enough for it)."""
+    """The pieces of an η-like estimate, Σ_u ω_u mean_a |θ(u, a)| with ω equal over units and attributes equal
+    within a unit (whether or not the cells are large enough for it)."""
     unit, units = _units(design, rec)
     present = rec.population_count > 0
     cells_per_unit = np.bincount(unit[present], minlength=int(unit.max()) + 1)
@@ -444,17 +448,22 @@ def estimate_from_sample(
     rec = design.records(unit_of, num_units, subject_weighted)
     value = np.concatenate([design.c, -design.c])
     out = SampleEstimates(design.n, design.M)
+
+    def mu_and_eta(records: CellRecords, prefix: str) -> dict[str, Estimate]:
+        return {
+            "mu": abs_mean_estimate(design, records, value, f"{prefix}μ", max_abs_bounds, "mean of maxima"),
+            "eta": abs_mean_estimate(
+                design, records, np.sign(value), f"{prefix}η", mean_abs_bounds, "mean of absolute cell means"
+            ),
+        }
+
     out.headline = {
         "positional_error": _mean_estimate(design, positional),
         "attributive_error": _mean_estimate(design, attributive),
-        "mu": max_abs_estimate(design, rec, value, "μ"),
-        "eta": mean_abs_estimate(design, rec, np.sign(value), "η"),
+        **mu_and_eta(rec, ""),
     }
     if subject_unit_too:
         subjects = len(population.subjects)
         per_subject = design.records(np.arange(subjects), subjects, False)
-        out.extra = {
-            "subject_mu": max_abs_estimate(design, per_subject, value, "per-subject μ"),
-            "subject_eta": mean_abs_estimate(design, per_subject, np.sign(value), "per-subject η"),
-        }
+        out.extra = {f"subject_{k}": v for k, v in mu_and_eta(per_subject, "per-subject ").items()}
     return design, out

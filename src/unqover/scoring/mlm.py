@@ -77,10 +77,15 @@ def _encoder_layers(base):
     return None
 
 
-def _attend(query, key, value, key_mask, heads: int, scaling: float):
-    """Multi-head attention of one query per row over all of that row's (unpadded) keys: (n, D)."""
+def _attend(projections, here, states, key_mask, heads: int, scaling: float):
+    """Multi-head attention of one query per row (``here``) over all of that row's (unpadded) ``states``: (n, D).
+
+    ``projections``: the layer's query, key and value projections, applied to ``here``, ``states`` and ``states``.
+    """
     import torch.nn.functional as F
 
+    to_query, to_key, to_value = projections
+    query, key, value = to_query(here), to_key(states), to_value(states)
     n, length, dim = key.shape
     q = query.view(n, 1, heads, dim // heads).transpose(1, 2)
     k = key.view(n, length, heads, dim // heads).transpose(1, 2)
@@ -99,25 +104,15 @@ def _last_layer_at(layer, hidden, key_mask, rows_idx, positions):
     attention = getattr(layer, "attention", None)
     inner = getattr(attention, "self", None)
     if inner is not None and all(hasattr(inner, n) for n in ("query", "key", "value", "num_attention_heads")):
-        context = _attend(
-            inner.query(here),
-            inner.key(states),
-            inner.value(states),
-            mask,
-            inner.num_attention_heads,
-            inner.attention_head_size**-0.5,
-        )
+        projections = (inner.query, inner.key, inner.value)
+        scaling = inner.attention_head_size**-0.5
+        context = _attend(projections, here, states, mask, inner.num_attention_heads, scaling)
         attended = attention.output(context, here)
         return layer.output(layer.intermediate(attended), attended)
     if attention is not None and all(hasattr(attention, n) for n in ("q_lin", "k_lin", "v_lin", "out_lin")):
-        context = _attend(
-            attention.q_lin(here),
-            attention.k_lin(states),
-            attention.v_lin(states),
-            mask,
-            attention.n_heads,
-            (attention.dim // attention.n_heads) ** -0.5,
-        )
+        projections = (attention.q_lin, attention.k_lin, attention.v_lin)
+        scaling = (attention.dim // attention.n_heads) ** -0.5
+        context = _attend(projections, here, states, mask, attention.n_heads, scaling)
         attended = layer.sa_layer_norm(attention.out_lin(context) + here)
         return layer.output_layer_norm(layer.ffn(attended) + attended)
     return None
