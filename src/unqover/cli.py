@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,12 @@ DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 def _given(args: argparse.Namespace, options: Sequence[Option]) -> dict:
     """The values of probe-owned options as given on the command line (None where not given)."""
     return {option.dest: getattr(args, option.dest, None) for option in options}
+
+
+def _as_parsed(args: argparse.Namespace, options: type) -> dict:
+    """The fields of the dataclass ``options`` that the command line gives under the same names, as parsed (the
+    shared options of ``unqover probe`` are named as :class:`~unqover.probes.base.RunOptions` names them)."""
+    return {field.name: getattr(args, field.name) for field in fields(options) if hasattr(args, field.name)}
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
@@ -173,24 +179,9 @@ def _probe(args: argparse.Namespace) -> int:
     probes = [get_probe(name) for name in args.bias] if args.bias else [get_probe(probe_file=args.probe)]
     probe = probes[0]
     run = RunOptions(
-        dataset=args.dataset,
-        config=args.config,
-        output=args.output,
-        batch_size=args.batch_size,
-        device=args.device,
-        dtype=args.dtype,
-        shard=args.shard,
-        limit=args.limit,
-        seed=args.seed,
-        resamples=args.resamples,
+        **_as_parsed(args, RunOptions),
         progress=not args.quiet,
-        revision=args.revision,
-        token=args.token,
-        allow_pickle=args.allow_pickle,
-        adapter=args.adapter,
         model_args=parse.model_args(args.model_arg),
-        gguf_file=args.gguf_file,
-        started=getattr(args, "started", None),
         settings=_given(args, args.probe_options),
     )
     if args.models is not None or len(args.model) > 1 or args.ray is not None:
