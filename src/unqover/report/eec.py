@@ -114,17 +114,23 @@ def v_interval_reason(note: Mapping | str) -> str:
     return f"{code} ({per_group})"
 
 
+def few_arrangements_text(note: Mapping, shuffled: str) -> str:
+    """A test's note that its permutations are too few to reach a small p-value (``shuffled``: what they
+    rearrange, and how)."""
+    return (
+        f"{note.get('test')}: its {shuffled} in only {fmt_count(note.get('arrangements'))} ways within "
+        f"{note.get('stratified_by')}, so the permutation p-value cannot fall below "
+        f"{fmt_p(note.get('smallest_p'))}: this test cannot detect a bias"
+    )
+
+
 def note_text(note: Mapping) -> str:
     """One of a result's ``notes`` (what too few persons prevent, :mod:`unqover.measure.emotion`) in words,
     naming its test."""
     name = note.get("test")
     if note.get("code") == "few_arrangements":
         everyone, per_group = _persons(note)
-        return (
-            f"{name}: its {everyone} ({per_group}) can be regrouped in only {fmt_count(note.get('arrangements'))} "
-            f"ways within {note.get('stratified_by')}, so the permutation p-value cannot fall below "
-            f"{fmt_p(note.get('smallest_p'))}: this test cannot detect a bias"
-        )
+        return few_arrangements_text(note, f"{everyone} ({per_group}) can be regrouped")
     return f"{name}: no interval for Cramér's V ({v_interval_reason(note)})"
 
 

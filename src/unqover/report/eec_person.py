@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from unqover.format import MISSING, fmt, fmt_count, fmt_p, fmt_p_clause, fmt_percent, plural
 from unqover.measure.emotion_person import NA, PAPER_EMOTIONS
 from unqover.report.charts import share_bars
-from unqover.report.eec import BEECHER_DIGITS, count_table, headline_words, model_notes, ranking_words
+from unqover.report.eec import (
+    BEECHER_DIGITS,
+    count_table,
+    few_arrangements_text,
+    headline_words,
+    model_notes,
+    ranking_words,
+)
 from unqover.report.markdown import md, provenance_markdown, quick_run_text, scope_notes
 from unqover.report.page import markdown_report_page
 
@@ -65,11 +72,7 @@ def note_text(note: Mapping) -> str:
             "least two of each"
         )
     if code == "few_arrangements":
-        return (
-            f"{name}: its emotion labels can be rearranged in only {fmt_count(note.get('arrangements'))} ways within "
-            f"{note.get('stratified_by')}, so the permutation p-value cannot fall below "
-            f"{fmt_p(note.get('smallest_p'))}: this test cannot detect a bias"
-        )
+        return few_arrangements_text(note, "emotion labels can be rearranged")
     return f"{name}: {code}"
 
 
