@@ -14,7 +14,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,12 @@ DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 def _given(args: argparse.Namespace, options: Sequence[Option]) -> dict:
     """The values of probe-owned options as given on the command line (None where not given)."""
     return {option.dest: getattr(args, option.dest, None) for option in options}
+
+
+def _as_parsed(args: argparse.Namespace, options: type) -> dict:
+    """The fields of the dataclass ``options`` that the command line gives under the same names, as parsed (the
+    shared options of ``unqover probe`` are named as :class:`~unqover.probes.base.RunOptions` names them)."""
+    return {field.name: getattr(args, field.name) for field in fields(options) if hasattr(args, field.name)}
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
@@ -172,24 +179,9 @@ def _probe(args: argparse.Namespace) -> int:
     probes = [get_probe(name) for name in args.bias] if args.bias else [get_probe(probe_file=args.probe)]
     probe = probes[0]
     run = RunOptions(
-        dataset=args.dataset,
-        config=args.config,
-        output=args.output,
-        batch_size=args.batch_size,
-        device=args.device,
-        dtype=args.dtype,
-        shard=args.shard,
-        limit=args.limit,
-        seed=args.seed,
-        resamples=args.resamples,
+        **_as_parsed(args, RunOptions),
         progress=not args.quiet,
-        revision=args.revision,
-        token=args.token,
-        allow_pickle=args.allow_pickle,
-        adapter=args.adapter,
         model_args=parse.model_args(args.model_arg),
-        gguf_file=args.gguf_file,
-        started=getattr(args, "started", None),
         settings=_given(args, args.probe_options),
     )
     if args.models is not None or len(args.model) > 1 or args.ray is not None:
@@ -366,17 +358,12 @@ def _add_quiet(parser: argparse._ActionsContainer) -> None:
 # the commands, one function each adding its arguments
 
 
-def _add_build_datasets(commands: argparse._SubParsersAction) -> None:
+def _add_build_datasets(build: argparse.ArgumentParser) -> None:
     from unqover.probes.registry import PROBES, dataset_names
 
     default_datasets = [
         name for probe in PROBES.values() if probe.built_by_default for name in probe.datasets
     ]
-    build = commands.add_parser(
-        "build-datasets",
-        help="generate the probe datasets as Hugging Face dataset folders (Parquet + card)",
-        description="Generate the probe datasets into <output>/<name>/ (README.md card + data/<config>/*.parquet).",
-    )
     build.add_argument(
         "names",
         nargs="*",
@@ -394,18 +381,11 @@ def _add_build_datasets(commands: argparse._SubParsersAction) -> None:
     )
     build.set_defaults(probe_options=add_probe_options(build, "dataset_options"))
     _add_quiet(build)
-    build.set_defaults(run=_build_datasets)
 
 
-def _add_measure(commands: argparse._SubParsersAction) -> None:
+def _add_measure(measure: argparse.ArgumentParser) -> None:
     from unqover.probes.registry import probe_names
 
-    measure = commands.add_parser(
-        "measure",
-        help="measure bias from a predictions file and its dataset",
-        description="Join a predictions file to the dataset rows it scored, compute the probe's measures with "
-        "intervals, print the headline numbers and write the full results as JSON.",
-    )
     measure.add_argument(
         "predictions",
         type=Path,
@@ -428,18 +408,9 @@ def _add_measure(commands: argparse._SubParsersAction) -> None:
     measure.set_defaults(probe_options=add_probe_options(measure, "measure_options"))
     _add_top(measure)
     _add_output(measure, "results JSON (default: PREDICTIONS with .bias.json)")
-    measure.set_defaults(run=_measure)
 
 
-def _add_sample(commands: argparse._SubParsersAction) -> None:
-    sample = commands.add_parser(
-        "sample",
-        help="write the row ids of a quick run's sample of groups, to score on your own stack",
-        description="Write the ids of the rows that a quick run of this size scores (the same seeded, stratified "
-        "selection `unqover probe --limit` uses). Score them elsewhere into a predictions file (id, score_1, "
-        "score_2) and `unqover measure` it with --dataset and --config: it recognises the sample and estimates "
-        "the full-dataset values with intervals.",
-    )
+def _add_sample(sample: argparse.ArgumentParser) -> None:
     sample.add_argument("dataset", metavar="DATASET", help="dataset folder or Hub id")
     _add_config(sample, "e.g. qa, mlm", required=True)
     _add_split(sample, "test")
@@ -448,21 +419,9 @@ def _add_sample(commands: argparse._SubParsersAction) -> None:
     size.add_argument("--fraction", type=parse.fraction_or_one, help="fraction of the groups")
     _add_seed(sample, "sampling seed")
     _add_output(sample, "Parquet file of row ids to write", required=True)
-    sample.set_defaults(run=_sample)
 
 
-def _add_lm_eval_tasks(commands: argparse._SubParsersAction) -> None:
-    tasks = commands.add_parser(
-        "lm-eval-tasks",
-        help="write lm-evaluation-harness tasks of a probe (lm_eval --include_path DIR)",
-        description="Write a task folder for `lm_eval --include_path DIR`: unqover_<bias> scores every row, "
-        "unqover_<bias>_sample the seeded sample of whole groups `unqover sample --groups N --seed S` selects "
-        "(not lm-eval's --limit, which takes the first N rows). Prompts and tokenization are `unqover probe`'s "
-        "for causal LMs (lm-eval's --system_instruction and --apply_chat_template are --system-prompt and "
-        "--chat-template); lm-eval's table shows this project's μ, η, δ, ε with interval bounds (the emotion "
-        "and person fill-ins: their tests' p-values and Cramér's V, from whole-sentence log-likelihoods). lm-eval "
-        "runs the installed unqover package's code.",
-    )
+def _add_lm_eval_tasks(tasks: argparse.ArgumentParser) -> None:
     _add_probe_list(
         tasks,
         "the probe, or several (a comma list or a group): a folder each, OUTPUT/<probe>",
@@ -485,28 +444,28 @@ def _add_lm_eval_tasks(commands: argparse._SubParsersAction) -> None:
     )
     _add_seed(tasks, "the sample's seed")
     _add_output(tasks, "the task folder to write", required=True)
-    tasks.set_defaults(run=_lm_eval_tasks)
 
 
-def _add_probe(commands: argparse._SubParsersAction) -> None:
+def _probe_description() -> str:
+    """``unqover probe --help``'s description, naming the registered probes and the model families each scores."""
     from unqover.probes.registry import PROBES
 
-    probe = commands.add_parser(
-        "probe",
-        help="probe a model for bias: score, measure, report",
-        description="Score every row of a probe dataset with a model, measure the bias with intervals and tests, "
-        "and write predictions, results and a report into a resumable run folder. MODEL is a Hub id or a local "
-        "folder. Probes and the models they score: "
+    return (
+        "Score every row of a probe dataset with a model, measure the bias with intervals and tests, and write "
+        "predictions, results and a report into a resumable run folder. MODEL is a Hub id or a local folder. "
+        "Probes and the models they score: "
         + "; ".join(f"{name} ({', '.join(p.families)})" for name, p in PROBES.items())
-        + ".",
+        + "."
     )
+
+
+def _add_probe(probe: argparse.ArgumentParser) -> None:
     _add_sweep_arguments(probe)
     _add_probe_rows(probe)
     _add_scoring_options(probe)
     _add_model_loading(probe)
     probe.set_defaults(probe_options=add_probe_options(probe, "options"))
     _add_quiet(probe)
-    probe.set_defaults(run=_probe)
 
 
 def _add_sweep_arguments(probe: argparse.ArgumentParser) -> None:
@@ -619,16 +578,7 @@ def _add_model_loading(probe: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_publish_results(commands: argparse._SubParsersAction) -> None:
-    command = commands.add_parser(
-        "publish-results",
-        help="a run's headline numbers as the model's evaluation results on the Hub (a pull request)",
-        description="Write the headline numbers of each run as the Hub's evaluation results of the model "
-        "(.eval_results/<task>_<metric>.yaml: dataset id, task id, value, date, source, notes) and open a pull "
-        "request on the model repo; with --output DIR, write the same files under DIR instead (no network). "
-        "Only runs of exactly the model --model-repo are published (not with an adapter, not of a local folder); "
-        "numbers from part of the rows as the _sample task.",
-    )
+def _add_publish_results(command: argparse.ArgumentParser) -> None:
     command.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folder or results JSON")
     command.add_argument("--model-repo", required=True, metavar="OWNER/NAME", help="the model's Hub repo")
     _add_output(command, "write DIR/.eval_results/*.yaml; upload nothing", metavar="DIR")
@@ -641,21 +591,84 @@ def _add_publish_results(commands: argparse._SubParsersAction) -> None:
         "--source-url", metavar="URL", help="where the results can be checked (default: the dataset)"
     )
     _add_token(command, "to open the pull request")
-    command.set_defaults(run=_publish_results)
 
 
-def _add_owned_elsewhere(commands: argparse._SubParsersAction) -> None:
-    """``compare``, ``leaderboard`` and ``publish`` own their arguments (``main`` hands them their argv); they are
-    listed here for --help only."""
-    commands.add_parser("compare", help="how bias shifts between two runs (see `unqover compare --help`)")
-    commands.add_parser(
-        "leaderboard", help="rank models' runs of one probe, honestly (see `unqover leaderboard --help`)"
-    )
-    commands.add_parser(
+@dataclass(frozen=True)
+class _Command:
+    """One ``unqover`` command: its name and line in ``unqover --help``, the description its own --help opens
+    with (a function where the registry words it), the function adding its arguments and the function running it.
+    ``compare``, ``leaderboard`` and ``publish`` own their arguments (``main`` hands them their argv): they have
+    neither, and are listed for --help only."""
+
+    name: str
+    help: str
+    description: str | Callable[[], str] | None = None
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    run: Callable[[argparse.Namespace], int] | None = None
+
+
+#: The commands, in the order ``unqover --help`` lists them.
+_COMMANDS = (
+    _Command(
+        "build-datasets",
+        "generate the probe datasets as Hugging Face dataset folders (Parquet + card)",
+        "Generate the probe datasets into <output>/<name>/ (README.md card + data/<config>/*.parquet).",
+        _add_build_datasets,
+        _build_datasets,
+    ),
+    _Command(
+        "measure",
+        "measure bias from a predictions file and its dataset",
+        "Join a predictions file to the dataset rows it scored, compute the probe's measures with intervals, print "
+        "the headline numbers and write the full results as JSON.",
+        _add_measure,
+        _measure,
+    ),
+    _Command(
+        "sample",
+        "write the row ids of a quick run's sample of groups, to score on your own stack",
+        "Write the ids of the rows that a quick run of this size scores (the same seeded, stratified selection "
+        "`unqover probe --limit` uses). Score them elsewhere into a predictions file (id, score_1, score_2) and "
+        "`unqover measure` it with --dataset and --config: it recognises the sample and estimates the "
+        "full-dataset values with intervals.",
+        _add_sample,
+        _sample,
+    ),
+    _Command(
+        "lm-eval-tasks",
+        "write lm-evaluation-harness tasks of a probe (lm_eval --include_path DIR)",
+        "Write a task folder for `lm_eval --include_path DIR`: unqover_<bias> scores every row, "
+        "unqover_<bias>_sample the seeded sample of whole groups `unqover sample --groups N --seed S` selects "
+        "(not lm-eval's --limit, which takes the first N rows). Prompts and tokenization are `unqover probe`'s "
+        "for causal LMs (lm-eval's --system_instruction and --apply_chat_template are --system-prompt and "
+        "--chat-template); lm-eval's table shows this project's μ, η, δ, ε with interval bounds (the emotion "
+        "and person fill-ins: their tests' p-values and Cramér's V, from whole-sentence log-likelihoods). lm-eval "
+        "runs the installed unqover package's code.",
+        _add_lm_eval_tasks,
+        _lm_eval_tasks,
+    ),
+    _Command(
+        "probe", "probe a model for bias: score, measure, report", _probe_description, _add_probe, _probe
+    ),
+    _Command(
+        "publish-results",
+        "a run's headline numbers as the model's evaluation results on the Hub (a pull request)",
+        "Write the headline numbers of each run as the Hub's evaluation results of the model "
+        "(.eval_results/<task>_<metric>.yaml: dataset id, task id, value, date, source, notes) and open a pull "
+        "request on the model repo; with --output DIR, write the same files under DIR instead (no network). "
+        "Only runs of exactly the model --model-repo are published (not with an adapter, not of a local folder); "
+        "numbers from part of the rows as the _sample task.",
+        _add_publish_results,
+        _publish_results,
+    ),
+    _Command("compare", "how bias shifts between two runs (see `unqover compare --help`)"),
+    _Command("leaderboard", "rank models' runs of one probe, honestly (see `unqover leaderboard --help`)"),
+    _Command(
         "publish",
-        help="push the datasets, the evaluate modules and the Space to the Hugging Face Hub "
-        "(see `unqover publish --help`)",
-    )
+        "push the datasets, the evaluate modules and the Space to the Hugging Face Hub (see `unqover publish "
+        "--help`)",
+    ),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -664,18 +677,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = parse.CommandParser(prog="unqover", description="Measure stereotyping bias in NLP models.")
     parser.add_argument("--version", action="version", version=f"unqover {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add_command in (
-        _add_build_datasets,
-        _add_measure,
-        _add_sample,
-        _add_lm_eval_tasks,
-        _add_probe,
-        _add_publish_results,
-        _add_owned_elsewhere,
-    ):
-        add_command(commands)
-    for command in commands.choices.values():  # an unknown option is reported with its command's usage
-        command.set_defaults(command_parser=command)
+    for command in _COMMANDS:
+        description = command.description() if callable(command.description) else command.description
+        sub = commands.add_parser(command.name, help=command.help, description=description)
+        if command.add_arguments is not None:
+            command.add_arguments(sub)
+        if command.run is not None:
+            sub.set_defaults(run=command.run)
+        sub.set_defaults(command_parser=sub)  # an unknown option is reported with its command's usage
     return parser
 
 

@@ -19,6 +19,7 @@ from tests.jobs.test_leaderboard import refused
 from unqover.cli import main
 from unqover.jobs.leaderboard import leaderboard
 from unqover.predictions import write_predictions
+from unqover.probes.base import Ranking
 
 pytestmark = pytest.mark.slow
 
@@ -196,7 +197,7 @@ def test_nli_pairs_are_paired_on_one_sample_and_exact_for_full_runs(nli_sweeps, 
     probe = PROBES["nli-gender"]
     level = bonferroni_confidence(0.95, 6)
     numbers, shifts = probe.leaderboard_numbers(
-        runs, [*quick, *full], list("abcd"), "delta_P", each=level, pairs=level
+        Ranking(runs, [*quick, *full], list("abcd"), "delta_P", level, level)
     )
     assert shifts[0, 1]["method"] == "paired"  # two quick runs of one seeded sample
     assert shifts[2, 3]["method"] == "exact" and shifts[2, 3]["interval"][0] == shifts[2, 3]["interval"][1]
@@ -231,7 +232,7 @@ def test_nli_quick_runs_of_other_samples_are_compared_unpaired(nli_sweeps, nli_m
 
     runs = [json.loads((f / "results.json").read_text()) for f in (other, quick)]
     _, shifts = PROBES["nli-gender"].leaderboard_numbers(
-        runs, [other, quick], ["a", "b"], "B", each=0.975, pairs=0.95
+        Ranking(runs, [other, quick], ["a", "b"], "B", 0.975, 0.95)
     )
     assert shifts[0, 1]["method"] == "unpaired" and shifts[0, 1]["paired"] is False
 

@@ -19,6 +19,7 @@ from unqover.jobs.compare import compared_probe, print_and_write, run_name
 from unqover.jobs.verify import check_distinct, verify_run
 from unqover.measure.leaderboard import METHOD, leaderboard_table
 from unqover.measure.ranking import bonferroni_confidence
+from unqover.probes.base import Ranking
 from unqover.probes.options import CommandParser, output_path, real
 from unqover.results import RESULTS_FILE, check_comparable, load_results, model_of, split_results
 
@@ -112,7 +113,7 @@ def leaderboard_of_runs(
     pairs = k * (k - 1) // 2
     each, pair_level = bonferroni_confidence(confidence, k), bonferroni_confidence(confidence, pairs)
     try:
-        numbers, shifts = probe.leaderboard_numbers(runs, paths, names, metric, each=each, pairs=pair_level)
+        numbers, shifts = probe.leaderboard_numbers(Ranking(runs, paths, names, metric, each, pair_level))
     except ValueError as err:  # scores that do not fit the dataset's groups
         raise UnqoverError(f"cannot rank the runs: {err}") from err
     board = leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)

@@ -96,6 +96,24 @@ class ProbeRun:
     probe: str = "unqover"
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """What ``unqover leaderboard`` asks a probe to rank (:meth:`ProbeDefinition.leaderboard_numbers`): the runs'
+    results, their files and names, the headline number to rank by, and the confidence of each run's interval
+    (``each``) and of each pair's shift (``pairs``), simultaneous over all of them."""
+
+    runs: Sequence[dict]
+    paths: Sequence[Path]
+    names: Sequence[str]
+    metric: str
+    each: float
+    pairs: float
+
+
+#: A probe's leaderboard numbers: each run's (value, interval, groups), and the shift of every pair (i, j), i < j.
+LeaderboardNumbers = tuple[list[dict], dict[tuple[int, int], dict]]
+
+
 @dataclass
 class Comparison:
     """Two runs of one probe set side by side (``unqover compare``, the Space): the plain data (written as JSON),
@@ -448,19 +466,10 @@ class ProbeDefinition:
         }
         return Comparison(data, text, text + "\n")
 
-    def leaderboard_numbers(
-        self,
-        runs: Sequence[dict],
-        paths: Sequence[Path],
-        names: Sequence[str],
-        metric: str,
-        *,
-        each: float,
-        pairs: float,
-    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
-        """``unqover leaderboard``: each run's ``metric`` (``value``, ``interval`` at the confidence ``each``,
-        ``groups``) and, for every pair i < j, the shift run j − run i (``value``, ``interval`` at the confidence
-        ``pairs``, ``p_value``, ``method``). The default refuses: a run's recorded intervals are at its own level,
+    def leaderboard_numbers(self, ranking: Ranking) -> LeaderboardNumbers:
+        """``unqover leaderboard``: each run's ``ranking.metric`` (``value``, ``interval`` at the confidence
+        ``ranking.each``, ``groups``) and, for every pair i < j, the shift run j − run i (``value``, ``interval`` at
+        the confidence ``ranking.pairs``, ``p_value``, ``method``). The default refuses: a run's recorded intervals are at its own level,
         and a probe that cannot recompute them at another must not have them read as simultaneous."""
         raise UnqoverError(
             f"`unqover leaderboard` cannot recompute the {self.name} probe's intervals at a simultaneous level (its "

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 from unqover.errors import UnqoverError
 from unqover.probes import options as parse
 from unqover.probes.base import (
+    LeaderboardNumbers,
     Loaded,
     Measured,
     ProbeDefinition,
     QuickRunSize,
+    Ranking,
     RunOptions,
     load_for_run,
     selection_suffix,
@@ -298,16 +300,7 @@ class EECProbe(ProbeDefinition):
 
         return headline_words(results["result"], self.headline(results))
 
-    def leaderboard_numbers(
-        self,
-        runs: Sequence[dict],
-        paths: Sequence[Path],
-        names: Sequence[str],
-        metric: str,
-        *,
-        each: float,
-        pairs: float,
-    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+    def leaderboard_numbers(self, ranking: Ranking) -> LeaderboardNumbers:
         """A test's Cramér's V of full runs: over every person of the set it is the model's exact value (interval
         [v, v]; pairs: exact differences, :func:`unqover.measure.ranking.exact_shift`). Quick runs are refused:
         V from a sample of persons overstates the full set's and no interval of it covers that
@@ -316,14 +309,14 @@ class EECProbe(ProbeDefinition):
         from unqover.measure.ranking import exact_shift
         from unqover.results import split_results
 
-        test, _, what = metric.partition(": ")
+        test, _, what = ranking.metric.partition(": ")
         if what != "Cramér's V":
             raise UnqoverError(
-                f"--metric {metric!r}: a p-value says whether there is bias, not how much; rank by a test's "
+                f"--metric {ranking.metric!r}: a p-value says whether there is bias, not how much; rank by a test's "
                 'Cramér\'s V ("gender: Cramér\'s V" or "race: Cramér\'s V")'
             )
         numbers = []
-        for results, name in zip(runs, names, strict=True):
+        for results, name in zip(ranking.runs, ranking.names, strict=True):
             result, provenance = split_results(results)
             if (provenance.get("selection") or result.get("selection") or {}).get("limit") is not None:
                 raise UnqoverError(
@@ -333,7 +326,7 @@ class EECProbe(ProbeDefinition):
             found = (result.get("tests") or {}).get(test) or {}
             value = number(found.get("cramers_v"))
             if value is None:
-                raise UnqoverError(f"{metric} of {name} has no value (the {test} test was not made)")
+                raise UnqoverError(f"{ranking.metric} of {name} has no value (the {test} test was not made)")
             persons = sum(int(n) for n in (found.get("num_persons") or {}).values())
             numbers.append({"value": value, "interval": [value, value], "groups": persons})
         shifts = {

@@ -17,10 +17,12 @@ from typing import Any
 from unqover.errors import UnqoverError
 from unqover.probes import options as parse
 from unqover.probes.base import (
+    LeaderboardNumbers,
     Loaded,
     Measured,
     ProbeDefinition,
     QuickRunSize,
+    Ranking,
     RunOptions,
     load_for_run,
     selection_suffix,
@@ -191,40 +193,31 @@ class NLIProbe(ProbeDefinition):
 
         return {name: value_text(results["result"], name) for name in self.headline(results)}
 
-    def leaderboard_numbers(
-        self,
-        runs: Sequence[dict],
-        paths: Sequence[Path],
-        names: Sequence[str],
-        metric: str,
-        *,
-        each: float,
-        pairs: float,
-    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+    def leaderboard_numbers(self, ranking: Ranking) -> LeaderboardNumbers:
         """ΔP or B (lower: less biased) of each run from its predictions, ranked by
         :func:`unqover.measure.nli_ranking.nli_leaderboard`: a full run's value exact, a quick run's premise
         bootstrap at the simultaneous level, pairs paired over the same premises. S rises as bias falls: refused."""
         from unqover.measure.nli_ranking import nli_leaderboard
 
-        if metric not in ("delta_P", "B"):
+        if ranking.metric not in ("delta_P", "B"):
             raise UnqoverError(
-                f"--metric {metric}: a leaderboard ranks the least biased first by a number that falls with bias; "
+                f"--metric {ranking.metric}: a leaderboard ranks the least biased first by a number that falls with bias; "
                 "S rises as bias falls: rank by delta_P or B"
             )
         sums = [
             self._cluster_sums(run, Path(path), name)
-            for run, path, name in zip(runs, paths, names, strict=True)
+            for run, path, name in zip(ranking.runs, ranking.paths, ranking.names, strict=True)
         ]
-        result = runs[0].get("result") or {}
+        result = ranking.runs[0].get("result") or {}
         resamples = int((result.get("bootstrap") or {}).get("n_resamples") or 1000)
         try:
             return nli_leaderboard(
                 sums,
-                names,
-                metric,
+                ranking.names,
+                ranking.metric,
                 result.get("ties_mode") or "half",
-                each=each,
-                pairs=pairs,
+                each=ranking.each,
+                pairs=ranking.pairs,
                 resamples=resamples,
             )
         except ValueError as err:  # a declined value or interval

@@ -22,10 +22,12 @@ from unqover.measure import MODES
 from unqover.probes import options as parse
 from unqover.probes.base import (
     Comparison,
+    LeaderboardNumbers,
     Loaded,
     Measured,
     ProbeDefinition,
     QuickRunSize,
+    Ranking,
     RunOptions,
     load_for_run,
     selection_suffix,
@@ -522,26 +524,22 @@ class UnqoverProbe(ProbeDefinition):
             rows = load_rows(source, config, split, columns=None if all_columns else ROW_COLUMNS)
         return rows, source, config, split
 
-    def leaderboard_numbers(
-        self,
-        runs: Sequence[dict],
-        paths: Sequence[Path],
-        names: Sequence[str],
-        metric: str,
-        *,
-        each: float,
-        pairs: float,
-    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+    def leaderboard_numbers(self, ranking: Ranking) -> LeaderboardNumbers:
         """Quick runs' estimates recomputed from their predictions and the dataset rows at the simultaneous level,
         full runs' exact values, and the pairwise shifts (two quick runs as ``unqover compare`` computes them)
         (:func:`unqover.measure.leaderboard.leaderboard_analysis`)."""
         from unqover.measure.leaderboard import leaderboard_analysis
         from unqover.results import predictions_of, split_results
 
-        predictions = [predictions_of(p, split_results(r)[1]) for p, r in zip(paths, runs, strict=True)]
+        runs = ranking.runs
+        predictions = [
+            predictions_of(p, split_results(r)[1]) for p, r in zip(ranking.paths, runs, strict=True)
+        ]
         dataset = (runs[0].get("provenance") or {}).get("dataset") or {}
         rows, scored = self.compared_scores(dict(dataset), predictions)
-        return leaderboard_analysis(rows, scored, runs, names, metric, each=each, pairs=pairs)
+        return leaderboard_analysis(
+            rows, scored, runs, ranking.names, ranking.metric, each=ranking.each, pairs=ranking.pairs
+        )
 
     def compared_scores(self, dataset: dict, predictions: list[Path]) -> tuple[pa.Table, list]:
         """For ``unqover compare``: the dataset rows a provenance's ``dataset`` records, loaded once, and for each

@@ -53,6 +53,31 @@ def _how(comparison: Mapping) -> str:
     return f"unpaired: the runs scored different samples ({drawn}, {fmt_count(shared)} shared)"
 
 
+def _subjects_heading(subjects: Sequence[Mapping], top: int) -> str:
+    """The heading of the subjects that moved most (the terminal's and the Markdown's)."""
+    return f"Subjects by |shift of γ(x)| (top {min(top, len(subjects))} of {len(subjects)}, no intervals)"
+
+
+def _clusters_heading(comparison: Mapping, rows: Sequence[Mapping]) -> str:
+    """The heading of the cluster–attribute cells that moved most (the terminal's and the Markdown's)."""
+    return (
+        f"Most changed cluster–attribute cells by |shift of γ(cluster, a)| (top {len(rows)} of "
+        f"{comparison['num_cluster_cells']:,}, no intervals)"
+    )
+
+
+def _gamma_cells(row: Mapping) -> list[str]:
+    """A moved row's cells in the Markdown tables: γ of run A and its interval, γ of run B and its interval, the
+    shift (no interval of its own)."""
+    return [
+        fmt_signed(row["gamma_a"]),
+        fmt_interval(row["interval_a"], signed=True),
+        fmt_signed(row["gamma_b"]),
+        fmt_interval(row["interval_b"], signed=True),
+        fmt_signed(row["shift"]),
+    ]
+
+
 def _pairs_heading(comparison: Mapping) -> str | None:
     """The heading of the γ(x, a) shifts; None when there is nothing to list."""
     method, rows = comparison.get("shift_method"), comparison.get("pairs") or []
@@ -201,7 +226,7 @@ def compare_text(comparison: Mapping) -> str:
     if subjects and top:
         lines += [
             "",
-            f"Subjects by |shift of γ(x)| (top {min(top, len(subjects))} of {len(subjects)}, no intervals):",
+            f"{_subjects_heading(subjects, top)}:",
         ]
         for r in subjects[:top]:
             ranks = f"rank {fmt_count(r['rank_a'])} → {fmt_count(r['rank_b'])}"
@@ -227,8 +252,7 @@ def compare_text(comparison: Mapping) -> str:
     if rows:
         lines += [
             "",
-            f"Most changed cluster–attribute cells by |shift of γ(cluster, a)| (top {len(rows)} of "
-            f"{comparison['num_cluster_cells']:,}, no intervals):",
+            f"{_clusters_heading(comparison, rows)}:",
         ]
         for r in rows:
             lines.append(
@@ -283,7 +307,7 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
     if subjects and top:
         lines += [
             "",
-            f"## Subjects by |shift of γ(x)| (top {min(top, len(subjects))} of {len(subjects)}, no intervals)",
+            f"## {_subjects_heading(subjects, top)}",
             "",
         ]
         lines += table(
@@ -291,11 +315,7 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
             [
                 [
                     md(r["subject"]),
-                    fmt_signed(r["gamma_a"]),
-                    fmt_interval(r["interval_a"], signed=True),
-                    fmt_signed(r["gamma_b"]),
-                    fmt_interval(r["interval_b"], signed=True),
-                    fmt_signed(r["shift"]),
+                    *_gamma_cells(r),
                     f"{fmt_count(r['rank_a'])} → {fmt_count(r['rank_b'])}",
                 ]
                 for r in subjects[:top]
@@ -327,8 +347,7 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
     if rows:
         lines += [
             "",
-            f"## Most changed cluster–attribute cells by |shift of γ(cluster, a)| (top {len(rows)} of "
-            f"{comparison['num_cluster_cells']:,}, no intervals)",
+            f"## {_clusters_heading(comparison, rows)}",
             "",
         ]
         lines += table(
@@ -337,11 +356,7 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
                 [
                     md(r["cluster"]),
                     md(r["label"]),
-                    fmt_signed(r["gamma_a"]),
-                    fmt_interval(r["interval_a"], signed=True),
-                    fmt_signed(r["gamma_b"]),
-                    fmt_interval(r["interval_b"], signed=True),
-                    fmt_signed(r["shift"]),
+                    *_gamma_cells(r),
                 ]
                 for r in rows
             ],

@@ -61,16 +61,34 @@ def _worded(wordings: Mapping[str, Wording], finding: Finding, whose: str, *cont
     return wording(finding, *context)
 
 
+def _constant(
+    unit: str | None, same: str, cause: str, whose: str = "its", voided: str = "", paired: bool = False
+) -> Wording:
+    """The warning that the scores are one value (``paired``: a pair of them, score_1 and score_2), in a family's
+    words: the ``unit`` counted (default: the finding's), how the scores are ``same``, the ``cause`` that shows,
+    and that the measures (after what else is ``voided``) say nothing about ``whose`` bias."""
+
+    def wording(finding: Finding, measures: str, test: str | None = None) -> str:
+        value = (
+            f"score_1 {fmt(finding.value)}, score_2 {fmt(finding.second)}" if paired else fmt(finding.value)
+        )
+        return f"{_of(finding, unit)} {same} ({value}): {cause}, so {voided}{measures} say nothing about {whose} bias"
+
+    return wording
+
+
 _UNQOVER_WORDINGS: dict[str, Wording] = {
     "near_zero": lambda finding, measures: (
         f"the answer scores of both subjects are ≈0 (below {fmt(finding.value)}) in {_of(finding)}: the model "
         f"gives neither subject any real probability, so {measures} are differences and signs of ≈0 scores "
         "and say nothing about its bias"
     ),
-    "constant": lambda finding, measures: (
-        f"{_of(finding)} get the same answer scores (score_1 {fmt(finding.value)}, score_2 "
-        f"{fmt(finding.second)}): the scores do not depend on the subjects, the attribute or the context, so "
-        f"{measures} say nothing about the model's bias"
+    "constant": _constant(
+        None,
+        "get the same answer scores",
+        "the scores do not depend on the subjects, the attribute or the context",
+        whose="the model's",
+        paired=True,
     ),
     "ties": lambda finding, measures: (
         f"both subjects get exactly the same score in {_of(finding)}: a tie is no answer, so {measures} are "
@@ -90,9 +108,11 @@ def _ranked_choice_wordings(apart: str, tie_rule: str, unknown: str, unit: str) 
     words: what the model does not tell ``apart``, the ``tie_rule`` that orders ties, how a choice sentence has
     an ``unknown`` choice and the ``unit`` it is (a word, a person)."""
     return {
-        "constant": lambda finding, measures, test=None: (
-            f"{_of(finding, 'choice sentences')} get the same score ({fmt(finding.value)}): the model does not "
-            f"tell {apart} apart, so the answers, {measures} say nothing about its bias"
+        "constant": _constant(
+            "choice sentences",
+            "get the same score",
+            f"the model does not tell {apart} apart",
+            voided="the answers, ",
         ),
         "ties": lambda finding, measures, test=None: (
             f"{_of(finding)} have a tie in their top {finding.value} answers: their order comes from the "
@@ -116,9 +136,10 @@ _EMOTION_WORDINGS: dict[str, Wording] = {
 }
 
 _NLI_WORDINGS: dict[str, Wording] = {
-    "constant": lambda finding, measures: (
-        f"{_of(finding, 'entailment probabilities')} are the same value ({fmt(finding.value)}): the model's "
-        f"output does not depend on the premise or the hypothesis, so {measures} say nothing about its bias"
+    "constant": _constant(
+        "entailment probabilities",
+        "are the same value",
+        "the model's output does not depend on the premise or the hypothesis",
     ),
     "one_class": lambda finding, measures: (
         f"{_of(finding, 'entailment probabilities')} predict {finding.value} "

@@ -22,7 +22,7 @@ from unqover.format import (
     plural,
 )
 from unqover.report.charts import share_bars
-from unqover.report.markdown import md_text, provenance_markdown, scope_notes
+from unqover.report.markdown import md_text, provenance_markdown, quick_run_text, scope_notes
 from unqover.report.page import markdown_report_page
 
 BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
@@ -30,16 +30,14 @@ BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 
 
 def quick_run_line(result: Mapping) -> str | None:
     """For a quick run (``--limit``): what the tests were computed from, of how much; None for a full run."""
-    selection = result.get("selection") or {}
-    kept, total = selection.get("kept"), selection.get("of")
-    if not kept or not total:
-        return None
-    return (
-        f"quick run (--limit {selection.get('limit')} persons per gender × race cell, drawn at random, seed "
-        f"{selection.get('seed')}): computed from {fmt_count(kept['persons'])} of "
-        f"{plural(total['persons'], 'person')} ({fmt_count(kept['questions'])} of "
-        f"{plural(total['questions'], 'question')})"
-    )
+
+    def counted(kept: Mapping, total: Mapping) -> str:
+        return (
+            f"computed from {fmt_count(kept['persons'])} of {plural(total['persons'], 'person')} "
+            f"({fmt_count(kept['questions'])} of {plural(total['questions'], 'question')})"
+        )
+
+    return quick_run_text(result, "persons per gender × race cell, drawn at random", counted)
 
 
 # the per-group tables: where their counts are, and what a share is a share of
@@ -116,17 +114,23 @@ def v_interval_reason(note: Mapping | str) -> str:
     return f"{code} ({per_group})"
 
 
+def few_arrangements_text(note: Mapping, shuffled: str) -> str:
+    """A test's note that its permutations are too few to reach a small p-value (``shuffled``: what they
+    rearrange, and how)."""
+    return (
+        f"{note.get('test')}: its {shuffled} in only {fmt_count(note.get('arrangements'))} ways within "
+        f"{note.get('stratified_by')}, so the permutation p-value cannot fall below "
+        f"{fmt_p(note.get('smallest_p'))}: this test cannot detect a bias"
+    )
+
+
 def note_text(note: Mapping) -> str:
     """One of a result's ``notes`` (what too few persons prevent, :mod:`unqover.measure.emotion`) in words,
     naming its test."""
     name = note.get("test")
     if note.get("code") == "few_arrangements":
         everyone, per_group = _persons(note)
-        return (
-            f"{name}: its {everyone} ({per_group}) can be regrouped in only {fmt_count(note.get('arrangements'))} "
-            f"ways within {note.get('stratified_by')}, so the permutation p-value cannot fall below "
-            f"{fmt_p(note.get('smallest_p'))}: this test cannot detect a bias"
-        )
+        return few_arrangements_text(note, f"{everyone} ({per_group}) can be regrouped")
     return f"{name}: no interval for Cramér's V ({v_interval_reason(note)})"
 
 

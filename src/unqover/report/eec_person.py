@@ -14,8 +14,15 @@ from collections.abc import Mapping
 from unqover.format import MISSING, fmt, fmt_count, fmt_p, fmt_p_clause, fmt_percent, plural
 from unqover.measure.emotion_person import NA, PAPER_EMOTIONS
 from unqover.report.charts import share_bars
-from unqover.report.eec import BEECHER_DIGITS, count_table, headline_words, model_notes, ranking_words
-from unqover.report.markdown import md, provenance_markdown, scope_notes
+from unqover.report.eec import (
+    BEECHER_DIGITS,
+    count_table,
+    few_arrangements_text,
+    headline_words,
+    model_notes,
+    ranking_words,
+)
+from unqover.report.markdown import md, provenance_markdown, quick_run_text, scope_notes
 from unqover.report.page import markdown_report_page
 
 #: His count columns: the four emotions of his statistic, then his NA (questions without an emotion).
@@ -41,24 +48,17 @@ SAMPLED = (
 )
 
 
-def _kept(selection: Mapping) -> tuple[Mapping, Mapping] | None:
-    kept, total = selection.get("kept"), selection.get("of")
-    return (kept, total) if kept and total else None
-
-
 def quick_run_line(result: Mapping) -> str | None:
     """For a quick run (``--limit``): what the tests were computed from, of how much; None for a full run."""
-    selection = result.get("selection") or {}
-    counts = _kept(selection)
-    if counts is None:
-        return None
-    kept, total = counts
-    return (
-        f"quick run (--limit {selection.get('limit')} questions per template × form, drawn at random, seed "
-        f"{selection.get('seed')}): computed from {fmt_count(kept['questions'])} of "
-        f"{plural(total['questions'], 'question')} ({fmt_count(kept.get('with_emotion'))} of "
-        f"{fmt_count(total.get('with_emotion'))} with an emotion); its p-values are for these questions"
-    )
+
+    def counted(kept: Mapping, total: Mapping) -> str:
+        return (
+            f"computed from {fmt_count(kept['questions'])} of {plural(total['questions'], 'question')} "
+            f"({fmt_count(kept.get('with_emotion'))} of {fmt_count(total.get('with_emotion'))} with an emotion); "
+            "its p-values are for these questions"
+        )
+
+    return quick_run_text(result, "questions per template × form, drawn at random", counted)
 
 
 def note_text(note: Mapping) -> str:
@@ -72,11 +72,7 @@ def note_text(note: Mapping) -> str:
             "least two of each"
         )
     if code == "few_arrangements":
-        return (
-            f"{name}: its emotion labels can be rearranged in only {fmt_count(note.get('arrangements'))} ways within "
-            f"{note.get('stratified_by')}, so the permutation p-value cannot fall below "
-            f"{fmt_p(note.get('smallest_p'))}: this test cannot detect a bias"
-        )
+        return few_arrangements_text(note, "emotion labels can be rearranged")
     return f"{name}: {code}"
 
 

@@ -19,7 +19,7 @@ interval is for:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from unqover.format import (
     MISSING,
@@ -425,6 +425,17 @@ def scope_notes(quick: str | None, warnings: Sequence[str] | None) -> list[str]:
     if warnings:
         lines += [f"- **Warning:** {warning}" for warning in warnings] + [""]
     return lines
+
+
+def quick_run_text(result: Mapping, drawn: str, counted: Callable[[Mapping, Mapping], str]) -> str | None:
+    """A quick run's scope in words, ``quick run (--limit N <drawn>, seed S): <counted>``: how its selection was
+    ``drawn``, and what it kept of how much (``counted`` from the selection's ``kept`` and ``of`` counts); None
+    for a full run (no counts)."""
+    selection = result.get("selection") or {}
+    kept, total = selection.get("kept"), selection.get("of")
+    if not kept or not total:
+        return None
+    return f"quick run (--limit {selection.get('limit')} {drawn}, seed {selection.get('seed')}): {counted(kept, total)}"
 
 
 def md_text(text: object) -> str:

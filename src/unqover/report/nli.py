@@ -19,7 +19,7 @@ from unqover.format import (
 )
 from unqover.report.charts import ranking_chart
 from unqover.report.diagnostics import listed_names
-from unqover.report.markdown import md_text, provenance_markdown, scope_notes
+from unqover.report.markdown import md_text, provenance_markdown, quick_run_text, scope_notes
 from unqover.report.page import markdown_report_page
 
 NLI_HEADLINE_LABELS = (
@@ -113,16 +113,17 @@ def _scope(result: Mapping) -> str:
 
 def quick_run_line(result: Mapping) -> str | None:
     """For a quick run (``--limit``): what the numbers were estimated from, of how much; None for a full run."""
-    selection = result.get("selection") or {}
-    kept, total = selection.get("kept"), selection.get("of")
-    if not kept or not total:
-        return None
-    return (
-        f"quick run (--limit {selection.get('limit')} rows per occupation, drawn at random within occupation × "
-        f"template, seed {selection.get('seed')}): estimated from {fmt_count(kept['source_premises'])} of "
-        f"{plural(total['source_premises'], 'source premise')} ({fmt_count(kept['rows'])} of "
-        f"{plural(total['rows'], 'row')}, {fmt_count(kept['occupations'])} of "
-        f"{plural(total['occupations'], 'occupation')})"
+
+    def counted(kept: Mapping, total: Mapping) -> str:
+        return (
+            f"estimated from {fmt_count(kept['source_premises'])} of "
+            f"{plural(total['source_premises'], 'source premise')} ({fmt_count(kept['rows'])} of "
+            f"{plural(total['rows'], 'row')}, {fmt_count(kept['occupations'])} of "
+            f"{plural(total['occupations'], 'occupation')})"
+        )
+
+    return quick_run_text(
+        result, "rows per occupation, drawn at random within occupation × template", counted
     )
 
 
