@@ -24,6 +24,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM_WORD_LISTS = REPO_ROOT.parent / "shared" / "data" / "unqover_word_lists"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _transformers_logs_to_the_session_stderr() -> None:
+    """transformers binds its log handler to ``sys.stderr`` when it first logs: bind it before any test runs, not
+    inside a test whose ``capsys`` stream closes with it (a later warning would print a "Logging error" traceback
+    into another test's captured output)."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:  # the light core's tests run without the models extra
+        return
+    transformers_logging.get_verbosity()
+
+
 @pytest.fixture(scope="session")
 def upstream_word_lists_path() -> Path:
     """The upstream word lists (read-only reference data beside the repository, never committed)."""
