@@ -228,18 +228,19 @@ def sample_documents(record: dict, documents):
 
 
 def write_task_folders(
-    names: list[str],
+    bias: list[str],
     output: Path,
     *,
     dataset: str | None,
     word_lists: Path | None = None,
-    size: int | None,
+    groups: int | None,
     seed: int,
 ) -> list[WrittenTasks]:
-    """``unqover lm-eval-tasks``: one probe's tasks in ``output``, several probes' in ``output/<probe>``."""
+    """``unqover lm-eval-tasks``: one probe's tasks in ``output``, several probes' (``bias``: their names) in
+    ``output/<probe>``; ``groups``: the sample task's size (:func:`write_tasks`' ``size``)."""
     from unqover.probes.registry import get_probe
 
-    probes = [get_probe(name) for name in names]
+    probes = [get_probe(name) for name in bias]
     unfit = [p for p in probes if p.lm_eval_unfit]
     if unfit:
         raise UnqoverError(f"the {unfit[0].name} probe has no lm-eval tasks: {unfit[0].lm_eval_unfit}")
@@ -251,7 +252,7 @@ def write_task_folders(
             output / p.name if len(probes) > 1 else output,
             dataset=dataset,
             word_lists=word_lists,
-            size=size,
+            size=groups,
             seed=seed,
         )
         for p in probes
