@@ -342,9 +342,9 @@ class UnqoverProbe(ProbeDefinition):
     def checked_identity(self, rows: pa.Table, dataset: dict, config: str, model, settings: dict) -> dict:
         """Refuse rows the model cannot score (missing columns, another family's rows, a prompt option of
         another family); the run identity's ``coverage`` (None) and, for causal LMs, ``prompt`` records."""
-        from unqover.probes.unqover_rows import check_columns, check_rows_fit_family
+        from unqover.probes.unqover_rows import check_rows_fit_family, check_unqover_columns
 
-        check_columns(rows, dataset["source"])
+        check_unqover_columns(rows, dataset["source"])
         check_rows_fit_family(rows, model.family, config)
         check_prompt_family(settings, model.family, model.model_id)
         identity = {"coverage": None}
