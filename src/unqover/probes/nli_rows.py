@@ -79,7 +79,7 @@ def load_nli_rows(name: str, dataset: str | None, config: str) -> tuple[pa.Table
     """--dataset, else a local build in datasets/unqover/<name>, else synthetic premises made in memory."""
     check_nli_source(name, dataset, config)
     found = given_or_built(name, dataset, config, Path("datasets/unqover") / name)
-    # else the synthetic config (checked above)
+    # neither: the synthetic config (checked above), its premises made in memory
     rows, source = found or (nli_rows(synthetic_premises(), family="main"), "generated synthetic premises")
     check_columns(rows, NLI_COLUMNS, source, f"an {name} dataset")
     return rows, {"source": source, "config": config, "split": "test"}
