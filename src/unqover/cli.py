@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,10 +36,12 @@ def _given(args: argparse.Namespace, options: Sequence[Option]) -> dict:
     return {option.dest: getattr(args, option.dest, None) for option in options}
 
 
-def _as_parsed(args: argparse.Namespace, options: type) -> dict:
-    """The fields of the dataclass ``options`` that the command line gives under the same names, as parsed (the
-    shared options of ``unqover probe`` are named as :class:`~unqover.probes.base.RunOptions` names them)."""
-    return {field.name: getattr(args, field.name) for field in fields(options) if hasattr(args, field.name)}
+def _as_parsed(args: argparse.Namespace, takes: Callable) -> dict:
+    """The parameters of ``takes`` that the command line gives under the same names, as parsed: a command's
+    options are named as its job's parameters (``write_sample``), the shared options of ``unqover probe`` as
+    :class:`~unqover.probes.base.RunOptions` names its fields."""
+    parameters = inspect.signature(takes).parameters
+    return {name: getattr(args, name) for name in parameters if hasattr(args, name)}
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
@@ -90,15 +93,7 @@ def _sample(args: argparse.Namespace) -> int:
     from unqover.format import fmt_count, fmt_percent
     from unqover.jobs.sample import write_sample
 
-    written = write_sample(
-        args.dataset,
-        args.config,
-        args.split,
-        groups=args.groups,
-        fraction=args.fraction,
-        seed=args.seed,
-        output=args.output,
-    )
+    written = write_sample(**_as_parsed(args, write_sample))
     print(
         f"{written.path}: {fmt_count(written.rows)} row ids of {fmt_count(written.groups)} of "
         f"{fmt_count(written.of)} groups ({fmt_percent(written.groups / written.of)}, seed {args.seed}). Score "
@@ -121,15 +116,7 @@ def _lm_eval_tasks(args: argparse.Namespace) -> int:
     from unqover.format import fmt_count
     from unqover.jobs.lm_eval_tasks import write_task_folders
 
-    written_folders = write_task_folders(
-        args.bias,
-        args.output,
-        dataset=args.dataset,
-        word_lists=args.word_lists,
-        size=args.groups,
-        seed=args.seed,
-    )
-    for written in written_folders:
+    for written in write_task_folders(**_as_parsed(args, write_task_folders)):
         print(
             f"{written.folder}: {written.tasks['full']} ({fmt_count(written.documents)} documents) and "
             f"{written.tasks['sample']} ({fmt_count(written.sample_documents)} documents: {written.sample})"
@@ -145,14 +132,7 @@ def _publish_results(args: argparse.Namespace) -> int:
     from unqover.jobs.publish_results import publish_results
 
     try:
-        published = publish_results(
-            args.runs,
-            args.model_repo,
-            output=args.output,
-            dataset_id=args.dataset_id,
-            source_url=args.source_url,
-            token=args.token,
-        )
+        published = publish_results(**_as_parsed(args, publish_results))
     except (UnqoverError, OSError) as err:
         print(f"unqover: error: {err}", file=sys.stderr)
         return 2

@@ -31,7 +31,7 @@ from unqover.jobs.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
 from unqover.jobs.multi import summary_markdown, summary_text
 from unqover.jobs.publish_results import results_entries, run_results
 from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions, write_predictions
-from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.probes.base import ComparedRuns, ProbeDefinition, RunOptions
 from unqover.probes.registry import PROBES
 from unqover.probes.result_identity import full_selection
 from unqover.probes.unqover_rows import ROW_COLUMNS, measure_scores
@@ -501,7 +501,7 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
     check_published(
         run.probe, tmp_path / "results.json", shown, checked=False
     )  # no predictions give a whole set
-    comparison = run.probe.compare(results, results, ("A", "B"))
+    comparison = run.probe.compare(ComparedRuns(results, results, ("A", "B")))
     assert_compared("compare (text)", comparison.text, run.probe, results)
     assert_compared("compare (Markdown)", comparison.markdown, run.probe, results)
     if run.probe.lm_eval_kind == "subjects":  # the full task of these rows
@@ -604,6 +604,6 @@ def assert_compared(surface: str, text: str, probe: ProbeDefinition, results: di
 def test_compare_shows_each_runs_numbers(quick_runs, name):
     """`unqover compare` of a run with itself (no shifts from predictions)."""
     run = quick_runs(name)
-    comparison = run.probe.compare(run.results, run.results, ("A", "B"))
+    comparison = run.probe.compare(ComparedRuns(run.results, run.results, ("A", "B")))
     assert_compared("compare (text)", comparison.text, run.probe, run.results)
     assert_compared("compare (Markdown)", comparison.markdown, run.probe, run.results)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.jobs.verify import verify_found
-from unqover.probes.base import Comparison, ProbeDefinition
+from unqover.probes.base import ComparedRuns, Comparison, ProbeDefinition
 from unqover.probes.options import CommandParser, non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
 from unqover.results import RESULTS_FILE, check_numbers, load_results
@@ -74,7 +74,7 @@ def compare_runs(
     if paths is not None:  # the numbers shown are the predictions' (a results file alone: as it stands)
         verify_found(probe_a, a, paths[0], name_a)
         verify_found(probe_b, b, paths[1], name_b)
-    return probe_a.compare(a, b, (name_a, name_b), paths, top, no_shifts=no_shifts)
+    return probe_a.compare(ComparedRuns(a, b, (name_a, name_b), paths, top, no_shifts))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -93,18 +93,22 @@ def run_name(path: str | os.PathLike) -> str:
     return name or str(path)
 
 
+def add_run_argument(parser: argparse.ArgumentParser, dest: str, metavar: str, **keywords) -> None:
+    """A run that ``unqover compare`` or ``unqover leaderboard`` reads: its run folder or its results file
+    (``keywords``: argparse's others, such as ``nargs``)."""
+    parser.add_argument(
+        dest, type=Path, metavar=metavar, help="run folder (with results.json) or results JSON", **keywords
+    )
+
+
 def compare_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="unqover compare",
         description="Compare two UnQover runs measured on the same dataset, config and mode: shifts of μ, η, δ, ε "
         "with both intervals, and the subjects and subject–attribute pairs that changed most (B − A).",
     )
-    parser.add_argument(
-        "run_a", type=Path, metavar="RUN_A", help="run folder (with results.json) or results JSON"
-    )
-    parser.add_argument(
-        "run_b", type=Path, metavar="RUN_B", help="run folder (with results.json) or results JSON"
-    )
+    add_run_argument(parser, "run_a", "RUN_A")
+    add_run_argument(parser, "run_b", "RUN_B")
     parser.add_argument("--top", type=non_negative, default=10, help="rows per table (default: %(default)s)")
     parser.add_argument(
         "--output",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.jobs.compare import compared_probe, print_and_write, run_name
+from unqover.jobs.compare import add_run_argument, compared_probe, print_and_write, run_name
 from unqover.jobs.verify import check_distinct, verify_run
 from unqover.measure.leaderboard import METHOD, leaderboard_table
 from unqover.measure.ranking import bonferroni_confidence
@@ -130,9 +130,7 @@ def leaderboard_parser() -> argparse.ArgumentParser:
         description="Rank several models' runs of one probe: each value with an interval that holds for all models "
         "at once, its rank and rank interval, and the pairs whose difference is distinguishable from zero.",
     )
-    parser.add_argument(
-        "runs", type=Path, nargs="+", metavar="RUN", help="run folder (with results.json) or results JSON"
-    )
+    add_run_argument(parser, "runs", "RUN", nargs="+")
     parser.add_argument(
         "--metric",
         help="the headline number to rank by (default: the probe's; UnQover: mu, also eta, positional_error, "

@@ -167,7 +167,7 @@ def _documents(probe: ProbeDefinition, record: dict):
     """The full task's documents (every column) and where they came from: an UnQover dataset's rows, or the
     emotion/person questions with their choice sentences."""
     from unqover.probes.eec_rows import with_sentences
-    from unqover.probes.unqover_rows import check_columns, check_rows_fit_family
+    from unqover.probes.unqover_rows import check_rows_fit_family, check_unqover_columns
 
     if record["kind"] == "subjects":
         if "dataset" in record:  # a folder written before: the rows it recorded, wherever lm-eval runs
@@ -176,7 +176,7 @@ def _documents(probe: ProbeDefinition, record: dict):
         run = RunOptions(dataset=record["given_dataset"])
         settings = probe.check_settings({"word_lists": record["word_lists"]})
         rows, about = probe.rows(run, settings, CAUSAL_CONFIG)
-        check_columns(rows, about["source"])
+        check_unqover_columns(rows, about["source"])
         check_rows_fit_family(rows, "causal", CAUSAL_CONFIG)
         return rows, about
     source = (record.get("dataset") or {}).get("source")
@@ -228,18 +228,19 @@ def sample_documents(record: dict, documents):
 
 
 def write_task_folders(
-    names: list[str],
+    bias: list[str],
     output: Path,
     *,
     dataset: str | None,
     word_lists: Path | None = None,
-    size: int | None,
+    groups: int | None,
     seed: int,
 ) -> list[WrittenTasks]:
-    """``unqover lm-eval-tasks``: one probe's tasks in ``output``, several probes' in ``output/<probe>``."""
+    """``unqover lm-eval-tasks``: one probe's tasks in ``output``, several probes' (``bias``: their names) in
+    ``output/<probe>``; ``groups``: the sample task's size (:func:`write_tasks`' ``size``)."""
     from unqover.probes.registry import get_probe
 
-    probes = [get_probe(name) for name in names]
+    probes = [get_probe(name) for name in bias]
     unfit = [p for p in probes if p.lm_eval_unfit]
     if unfit:
         raise UnqoverError(f"the {unfit[0].name} probe has no lm-eval tasks: {unfit[0].lm_eval_unfit}")
@@ -251,7 +252,7 @@ def write_task_folders(
             output / p.name if len(probes) > 1 else output,
             dataset=dataset,
             word_lists=word_lists,
-            size=size,
+            size=groups,
             seed=seed,
         )
         for p in probes

@@ -59,24 +59,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="{datasets,modules,space,all}[,...]",
         help="what to publish, comma-separated (default: all)",
     )
-    parser.add_argument(
-        "--root",
-        type=Path,
-        default=common.DEFAULT_ROOT,
-        help=f"built datasets (default: {common.DEFAULT_ROOT})",
-    )
-    parser.add_argument(
-        "--metrics",
-        type=Path,
-        default=common.DEFAULT_METRICS_ROOT,
-        help=f"evaluate module folders (default: {common.DEFAULT_METRICS_ROOT})",
-    )
-    parser.add_argument(
-        "--space",
-        type=Path,
-        default=common.DEFAULT_SPACE_FOLDER,
-        help=f"the Space's folder (default: {common.DEFAULT_SPACE_FOLDER})",
-    )
+    for flag, default, what in (  # the local folders of what is published
+        ("--root", common.DEFAULT_ROOT, "built datasets"),
+        ("--metrics", common.DEFAULT_METRICS_ROOT, "evaluate module folders"),
+        ("--space", common.DEFAULT_SPACE_FOLDER, "the Space's folder"),
+    ):
+        parser.add_argument(flag, type=Path, default=default, help=f"{what} (default: {default})")
     parser.add_argument(
         "--space-name",
         default=common.DEFAULT_SPACE_NAME,

@@ -37,13 +37,13 @@ from unqover.format import fmt_count, fmt_duration
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
 from unqover.predictions import write_predictions
-from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions
+from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, score_for_run
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.results import RESULTS_FILE, results_of, write_results
 from unqover.scoring.placement import Placement, check_device, torch_threads
 from unqover.scoring.run_folder import check_run_folder, claim
-from unqover.scoring.runner import merge_shards, recorded_batch_size, run_shard
+from unqover.scoring.runner import merge_shards, recorded_batch_size
 from unqover.scoring.sampling import check_seed
 from unqover.scoring.shard_files import holds_scores, in_use
 
@@ -131,14 +131,12 @@ def claim_and_score(
 
     timed = device == "cpu" and placement.is_main and rows.num_rows >= LARGE_CPU_RUN
     for name, scorer in scorers.items():
-        run_shard(
+        score_for_run(
             rows,
             scorer,
             folder / name if name else folder,
-            batch_size=run.batch_size,
+            run,
             shard=shard,
-            chunk_rows=run.chunk_rows,
-            checkpoint_seconds=run.checkpoint_seconds,
             progress=run.progress and placement.is_main,
             speed=speed if timed and name == "" else None,
         )

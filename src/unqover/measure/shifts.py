@@ -230,38 +230,38 @@ def _mean_shift(
     return Shift(value, [max(-1.0, value - t * se), min(1.0, value + t * se)], min(1.0, p), method)
 
 
-def _difference_upper(
-    designs: tuple[Design, Design],
-    rec: CellRecords,
-    values: tuple[np.ndarray, np.ndarray],
-    bounds_of: Callable[[Design, CellRecords, np.ndarray], Bounds],
-    z: float,
-) -> float:
+@dataclass(frozen=True)
+class _BoundedMeasure:
+    """A μ-like or η-like measure of both runs, as its shift needs it: the runs' designs, the records of the
+    measure's units, each run's per-record values and the function bounding the measure
+    (:func:`max_abs_bounds`, :func:`mean_abs_bounds`)."""
+
+    designs: tuple[Design, Design]
+    rec: CellRecords
+    values: tuple[np.ndarray, np.ndarray]
+    bounds_of: Callable[[Design, CellRecords, np.ndarray], Bounds]
+
+
+def _difference_upper(measure: _BoundedMeasure, z: float) -> float:
     """An upper bound at z on the μ-like (η-like) measure of the cell differences θ_B − θ_A, from the groups both
     runs scored (inf when they are too few): |Δ| is at most that measure."""
-    design_a, design_b = designs
+    design_a, design_b = measure.designs
+    rec, values = measure.rec, measure.values
     shared = design_a.observed & design_b.observed
     shared = Design(design_a.population, shared, 0, 1 - design_a.alpha)  # the seed splits L̃ only: unused
     if declined_estimate(shared, rec, "shift", "difference") is not None:
         return math.inf
-    bounds = bounds_of(
+    bounds = measure.bounds_of(
         shared, rec, 0.5 * (values[1] - values[0])
     )  # halved: in [−1, 1] as the measures expect
     return 2 * (bounds.upper + z * bounds.upper_se)
 
 
-def _bounds_shift(
-    designs: tuple[Design, Design],
-    rec: CellRecords,
-    values: tuple[np.ndarray, np.ndarray],
-    bounds_of: Callable[[Design, CellRecords, np.ndarray], Bounds],
-    paired: bool,
-    name: str,
-    what: str,
-) -> Shift:
+def _bounds_shift(measure: _BoundedMeasure, paired: bool, name: str, what: str) -> Shift:
     """μ-like and η-like shifts: each end the nearest of the difference of the runs' bounds, the other run's own
     upper bound and (paired) the bound on the cell differences' measure, at a Bonferroni split of α (module
     docstring)."""
+    designs, rec = measure.designs, measure.rec
     method = "paired" if paired else "unpaired"
     for design in designs:
         declined = declined_estimate(design, rec, name, what)
@@ -269,7 +269,7 @@ def _bounds_shift(
             why = dict(declined.declined or {})
             why.pop("groups_needed", None)  # one run's budget, not the comparison's
             return Shift(None, None, None, method, why)
-    a, b = (bounds_of(design, rec, v) for design, v in zip(designs, values, strict=True))
+    a, b = (measure.bounds_of(design, rec, v) for design, v in zip(designs, measure.values, strict=True))
     low_point, high_point = b.lower - a.upper, b.upper - a.lower
     if paired:
         se_low = _paired_se(designs, a.upper_influence, b.lower_influence)
@@ -279,7 +279,7 @@ def _bounds_shift(
     per_end = designs[0].alpha / 2  # half of α for each end; of it, half for the difference of bounds
     z = float(stats.norm.isf(per_end / 2))
     z_other = float(stats.norm.isf(per_end / 4 if paired else per_end / 2))  # the other bound(s)
-    difference = _difference_upper(designs, rec, values, bounds_of, z_other) if paired else math.inf
+    difference = _difference_upper(measure, z_other) if paired else math.inf
     low = max(-1.0, low_point - z * se_low, -min(1.0, a.upper + z_other * a.upper_se), -difference)
     high = min(1.0, high_point + z * se_high, min(1.0, b.upper + z_other * b.upper_se), difference)
     if low > high:  # the bounds disagree, so one of them missed: the gap between them
@@ -330,18 +330,10 @@ def headline_shifts(
     for prefix, unit_of, num_units, weighted in units:
         rec = designs[0].records(unit_of, num_units, weighted)
         label = "per-subject " if prefix else ""
-        out[prefix + "mu"] = _bounds_shift(
-            designs, rec, (c[0], c[1]), max_abs_bounds, sample.paired, f"{label}μ", "mean of maxima"
-        )
-        out[prefix + "eta"] = _bounds_shift(
-            designs,
-            rec,
-            (np.sign(c[0]), np.sign(c[1])),
-            mean_abs_bounds,
-            sample.paired,
-            f"{label}η",
-            "mean of absolute cell means",
-        )
+        mu = _BoundedMeasure(designs, rec, (c[0], c[1]), max_abs_bounds)
+        out[prefix + "mu"] = _bounds_shift(mu, sample.paired, f"{label}μ", "mean of maxima")
+        eta = _BoundedMeasure(designs, rec, (np.sign(c[0]), np.sign(c[1])), mean_abs_bounds)
+        out[prefix + "eta"] = _bounds_shift(eta, sample.paired, f"{label}η", "mean of absolute cell means")
     return out
 
 

@@ -110,6 +110,21 @@ class Ranking:
     pairs: float
 
 
+@dataclass(frozen=True)
+class ComparedRuns:
+    """What ``unqover compare`` asks a probe to set side by side (:meth:`ProbeDefinition.compare`): two runs'
+    results dicts (provenance and result), shifts B − A, and their names; ``paths`` are the run folders or results
+    files they were read from (None where the caller has none: no predictions are read; ``no_shifts`` then says
+    why, where a probe's shifts could have intervals), ``top`` the rows per table."""
+
+    a: dict
+    b: dict
+    names: tuple[str, str]
+    paths: tuple[Path, Path] | None = None
+    top: int = 10
+    no_shifts: str | None = None
+
+
 #: A probe's leaderboard numbers: each run's (value, interval, groups), and the shift of every pair (i, j), i < j.
 LeaderboardNumbers = tuple[list[dict], dict[tuple[int, int], dict]]
 
@@ -162,6 +177,24 @@ def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
         token=run.token,
         allow_pickle=run.allow_pickle,
         **extra,
+    )
+
+
+def score_for_run(rows: pa.Table, scorer, folder: Path, run: RunOptions, **keywords) -> None:
+    """Score ``rows`` with ``scorer`` into ``folder`` (:func:`unqover.scoring.runner.run_shard`) in the run's
+    batches, chunks and checkpoints, with its progress bar unless ``keywords`` say otherwise (``keywords``:
+    run_shard's others, such as ``shard`` and ``speed``)."""
+    from unqover.scoring.runner import run_shard
+
+    keywords.setdefault("progress", run.progress)
+    run_shard(
+        rows,
+        scorer,
+        folder,
+        batch_size=run.batch_size,
+        chunk_rows=run.chunk_rows,
+        checkpoint_seconds=run.checkpoint_seconds,
+        **keywords,
     )
 
 
@@ -316,8 +349,11 @@ class ProbeDefinition:
         return table_text(self.table_row(results), DIGITS)
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        """(placement, loaded model) for this process."""
-        raise NotImplementedError
+        """(placement, loaded model) for this process. The default: a transformers model of the language-model
+        families (:func:`unqover.scoring.models.load_model`) with the run's options."""
+        from unqover.scoring.models import load_model
+
+        return load_for_run(load_model, model_id, run)
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         """The rows to score (after a quick run's selection) and where they came from."""
@@ -363,8 +399,12 @@ class ProbeDefinition:
         return "default"
 
     def output_name(self, loaded: Loaded, settings: dict) -> str:
-        """The default run folder's last part."""
-        return f"{self.name}-{loaded.dataset.get('config')}" + selection_suffix(loaded.selection)
+        """The default run folder's last part: :meth:`output_stem`, then the mark of a quick run's selection."""
+        return self.output_stem(loaded, settings) + selection_suffix(loaded.selection)
+
+    def output_stem(self, loaded: Loaded, settings: dict) -> str:
+        """The default run folder's last part for a full run with seed 0 (default: PROBE-CONFIG)."""
+        return f"{self.name}-{loaded.dataset.get('config')}"
 
     def predictions(self, loaded: Loaded, scores: pa.Table) -> pa.Table:
         """What ``predictions.parquet`` holds (default: id, score_1, score_2)."""
@@ -416,19 +456,8 @@ class ProbeDefinition:
             name: fmt_estimate(value, interval) for name, (value, interval) in self.headline(results).items()
         }
 
-    def compare(
-        self,
-        a: dict,
-        b: dict,
-        names: tuple[str, str],
-        paths: tuple[Path, Path] | None = None,
-        top: int = 10,
-        no_shifts: str | None = None,
-    ) -> Comparison:
-        """``unqover compare``: two runs of this probe (results dicts: provenance and result), shifts B − A.
-        ``paths`` are the run folders or results files they were read from (None where the caller has none: no
-        predictions are read; ``no_shifts`` then says why, where a probe's shifts could have intervals), ``top``
-        the rows per table.
+    def compare(self, runs: ComparedRuns) -> Comparison:
+        """``unqover compare``: two runs of this probe (:class:`ComparedRuns`).
 
         The default sets :meth:`headline` of both runs side by side with the shifts of the values, without
         intervals; runs of different dataset configs are refused, different row selections get a warning.
@@ -437,7 +466,7 @@ class ProbeDefinition:
         from unqover.report.compare_text import compare_headlines
         from unqover.results import dataset_of, split_results
 
-        name_a, name_b = names
+        a, b, (name_a, name_b) = runs.a, runs.b, runs.names
         (_, prov_a), (_, prov_b) = split_results(a), split_results(b)
         if prov_a.get("probe") != prov_b.get("probe"):
             raise UnqoverError(f"{name_a} ran {prov_a.get('probe')} and {name_b} ran {prov_b.get('probe')}")

@@ -23,8 +23,6 @@ from unqover.probes.base import (
     QuickRunSize,
     Ranking,
     RunOptions,
-    load_for_run,
-    selection_suffix,
 )
 from unqover.probes.options import Option
 from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
@@ -136,7 +134,6 @@ class EECProbe(ProbeDefinition):
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
         from unqover.scoring.beecher import load_beecher_model
-        from unqover.scoring.models import load_model
         from unqover.scoring.placement import place
 
         if model_id.partition(":")[0] in BEECHER_FAMILIES:
@@ -153,7 +150,7 @@ class EECProbe(ProbeDefinition):
             loaded, factory = load_beecher_model(model_id, settings["scoring"], vocabulary=vocabulary)
             loaded.scorer = factory(None)
             return place(run.shard, "cpu")[0], loaded
-        return load_for_run(load_model, model_id, run)
+        return super().load_model(model_id, run, settings)
 
     # the rows of a run, as hooks a probe of the same kind (the person task) replaces
 
@@ -185,14 +182,17 @@ class EECProbe(ProbeDefinition):
 
         return rank_and_measure(questions, sentences, scores, run, settings, selection, paper, oov)
 
+    #: the questions' columns answers.parquet keeps beside each question's ranked choices and tie flag
+    answers_columns: tuple[str, ...] = ("text",)
+
     def answers_table(self, questions: pa.Table, ranked) -> pa.Table:
-        """answers.parquet: per question its ranked choices and tie flag."""
+        """answers.parquet: per question its id, its :attr:`answers_columns`, its ranked choices and tie flag."""
         import pyarrow as pa
 
         return pa.table(
             {
                 "question_id": ranked.question_id,
-                "text": questions["text"],
+                **{name: questions[name] for name in self.answers_columns},
                 "answers": pa.array(ranked.answers, type=pa.list_(pa.string())),
                 "tie": ranked.ties,
             }
@@ -223,8 +223,8 @@ class EECProbe(ProbeDefinition):
 
         return {"sentence": sentence_scorer(model).method, "length_rule": settings["length_rule"]}
 
-    def output_name(self, loaded: Loaded, settings: dict) -> str:
-        return f"{self.name}-questions" + selection_suffix(loaded.selection)
+    def output_stem(self, loaded: Loaded, settings: dict) -> str:
+        return f"{self.name}-questions"
 
     def predictions(self, loaded: Loaded, scores: pa.Table) -> pa.Table:
         import pyarrow as pa

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unqover.probes import options as parse
-from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, RunOptions, selection_suffix
+from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, RunOptions
 from unqover.probes.eec import NAME as EMOTION_PROBE
 from unqover.probes.eec import EECProbe
 from unqover.probes.options import Option
@@ -61,6 +61,11 @@ class EECPersonProbe(EECProbe):
 
     scored_config = "person_questions"
     dataset_options = ()
+    answers_columns = (
+        "question",
+        "text",
+        "emotion",
+    )  # answers.parquet: its question string, text and emotion
 
     def beecher_vocabulary(self, run: RunOptions, settings: dict) -> set[str] | None:
         from unqover.generate.eec_person import person_questions
@@ -90,23 +95,8 @@ class EECPersonProbe(EECProbe):
 
         return rank_and_measure_persons(questions, sentences, scores, run, settings, selection, paper, oov)
 
-    def answers_table(self, questions: pa.Table, ranked) -> pa.Table:
-        """answers.parquet: per question its string, text and emotion, its ranked persons and tie flag."""
-        import pyarrow as pa
-
-        return pa.table(
-            {
-                "question_id": ranked.question_id,
-                "question": questions["question"],
-                "text": questions["text"],
-                "emotion": questions["emotion"],
-                "answers": pa.array(ranked.answers, type=pa.list_(pa.string())),
-                "tie": ranked.ties,
-            }
-        )
-
-    def output_name(self, loaded: Loaded, settings: dict) -> str:
-        return self.name + selection_suffix(loaded.selection)
+    def output_stem(self, loaded: Loaded, settings: dict) -> str:
+        return self.name
 
     def reports(self, results: dict) -> dict[str, str]:
         from unqover.report.eec_person import person_html, person_markdown

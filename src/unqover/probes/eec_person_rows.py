@@ -12,11 +12,10 @@ import pyarrow as pa
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec_person import person_questions, question_sentences
-from unqover.hub.load import load_rows, source_name
 from unqover.measure.emotion_person import person_bias_inputs, person_task
 from unqover.probes.base import RunOptions
 from unqover.probes.eec_rows import quick_run_selection, rank_answers, tally
-from unqover.probes.row_identity import check_local_build
+from unqover.probes.row_identity import check_columns, given_or_built
 from unqover.report.diagnostics import person_warnings
 from unqover.scoring.sampling import seeded_keys
 
@@ -41,21 +40,13 @@ def load_person_questions(dataset: str | None, config: str | None, paper: bool) 
     config = config or CONFIG
     if config != CONFIG:
         raise UnqoverError(f"the person probe scores the {CONFIG!r} config, not {config!r}")
-    local = Path("datasets/unqover") / DATASET
     mode = "paper" if paper else "default"
-    if dataset:
-        rows, source = load_rows(dataset, config), source_name(dataset)
-    elif (local / "data" / config).is_dir():
-        check_local_build(DATASET, local)
-        rows, source = load_rows(local, config), str(local.resolve())
-    else:
+    found = given_or_built(DATASET, dataset, config, Path("datasets/unqover") / DATASET)
+    if found is None:
         generated = "generated from the EEC templates (Beecher's spelling)"
         return person_questions(mode=mode), {"source": generated, "config": config, "split": "test"}
-    missing = [c for c in PERSON_QUESTION_COLUMNS if c not in rows.column_names]
-    if missing:
-        raise UnqoverError(
-            f"dataset {source} lacks the columns {missing}; is it the {DATASET} {config} config?"
-        )
+    rows, source = found
+    check_columns(rows, PERSON_QUESTION_COLUMNS, source, f"the {DATASET} {config} config")
     questions = person_questions(question_sentences(rows), mode)
     return questions, {"source": source, "config": config, "split": "test"}
 

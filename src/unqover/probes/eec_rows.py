@@ -13,12 +13,11 @@ import pyarrow as pa
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec import EMOTION_LEXICON, eec_questions
-from unqover.hub.load import load_rows, source_name
 from unqover.measure.emotion import cell_label, emotion_bias
 from unqover.probes.base import (
     RunOptions,
 )
-from unqover.probes.row_identity import check_local_build
+from unqover.probes.row_identity import check_columns, given_or_built
 from unqover.report.diagnostics import emotion_warnings
 from unqover.scoring.beecher import (
     paper_ranking,
@@ -65,19 +64,9 @@ def load_eec_questions(name: str, dataset: str | None, config: str | None = None
     config = config or "questions"
     if config != "questions":
         raise UnqoverError(f"the emotion probe scores the 'questions' config, not {config!r}")
-    local = Path("datasets/unqover") / name
-    if dataset:
-        rows, source = load_rows(dataset, config), source_name(dataset)
-    elif (local / "data" / config).is_dir():
-        check_local_build(name, local)
-        rows, source = load_rows(local, config), str(local.resolve())
-    else:
-        rows, source = eec_questions(), "generated from the EEC templates (Beecher's spelling)"
-    missing = [c for c in QUESTION_COLUMNS if c not in rows.column_names]
-    if missing:
-        raise UnqoverError(
-            f"dataset {source} lacks the columns {missing}; is it the {name} questions config?"
-        )
+    found = given_or_built(name, dataset, config, Path("datasets/unqover") / name)
+    rows, source = found or (eec_questions(), "generated from the EEC templates (Beecher's spelling)")
+    check_columns(rows, QUESTION_COLUMNS, source, f"the {name} questions config")
     return rows, {"source": source, "config": config, "split": "test"}
 
 

@@ -25,7 +25,6 @@ from unqover.probes.base import (
     Ranking,
     RunOptions,
     load_for_run,
-    selection_suffix,
     table_text,
 )
 from unqover.probes.options import Option
@@ -136,9 +135,6 @@ class NLIProbe(ProbeDefinition):
         scorer = NLIScorer(model, batch_size=1 << 30)  # the runner chooses the batches
         extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in model.label_ids else {}
         return {"": NLIRowScorer(scorer), **extra}
-
-    def output_name(self, loaded: Loaded, settings: dict) -> str:
-        return f"{self.name}-{loaded.dataset['config']}" + selection_suffix(loaded.selection)
 
     def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         from unqover.probes.nli_rows import measure_nli

@@ -11,12 +11,11 @@ import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.nli import nli_rows, synthetic_premises
-from unqover.hub.load import load_rows, source_name
 from unqover.measure.nli import nli_gender_bias
 from unqover.probes.base import (
     RunOptions,
 )
-from unqover.probes.row_identity import check_local_build
+from unqover.probes.row_identity import check_columns, given_or_built
 from unqover.report.diagnostics import nli_warnings
 from unqover.scoring.sampling import seeded_keys
 
@@ -79,17 +78,10 @@ def check_nli_source(name: str, dataset: str | None, config: str) -> None:
 def load_nli_rows(name: str, dataset: str | None, config: str) -> tuple[pa.Table, dict]:
     """--dataset, else a local build in datasets/unqover/<name>, else synthetic premises made in memory."""
     check_nli_source(name, dataset, config)
-    if dataset:
-        rows, source = load_rows(dataset, config), source_name(dataset)
-    elif (Path("datasets/unqover") / name / "data" / config).is_dir():
-        check_local_build(name, Path("datasets/unqover") / name)
-        source = source_name(Path("datasets/unqover") / name)
-        rows = load_rows(source, config)
-    else:  # the synthetic config (checked above)
-        rows, source = nli_rows(synthetic_premises(), family="main"), "generated synthetic premises"
-    missing = [c for c in NLI_COLUMNS if c not in rows.column_names]
-    if missing:
-        raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an {name} dataset?")
+    found = given_or_built(name, dataset, config, Path("datasets/unqover") / name)
+    # neither: the synthetic config (checked above), its premises made in memory
+    rows, source = found or (nli_rows(synthetic_premises(), family="main"), "generated synthetic premises")
+    check_columns(rows, NLI_COLUMNS, source, f"an {name} dataset")
     return rows, {"source": source, "config": config, "split": "test"}
 
 

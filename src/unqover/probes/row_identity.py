@@ -13,10 +13,15 @@ The definitions import this module for its names only: the dataset readers load 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import REGISTERED, ProbeDefinition
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: what ends the card title (``pretty_name``) unqover.hub.custom_card gives every custom probe's dataset
 CUSTOM_CARD_SUFFIX = "(custom UnQover probe)"
@@ -120,3 +125,24 @@ def check_local_build(probe: ProbeDefinition | str, folder: Path) -> None:
     definition = REGISTERED.get(probe) if isinstance(probe, str) else probe
     if definition is not None:
         check_rows_of(definition, folder, f"build it again with `{definition.rebuild_command(folder)}`")
+
+
+def given_or_built(name: str, dataset: str | None, config: str, local: Path) -> tuple[pa.Table, str] | None:
+    """The rows of ``config`` from ``--dataset`` (a folder or Hub id), else from the local build ``local`` (checked
+    to hold the rows of ``name``, the probe that builds it), and their source as provenance names it; None when
+    there is neither (the probe makes its rows itself)."""
+    from unqover.hub.load import load_rows, source_name
+
+    if dataset:
+        return load_rows(dataset, config), source_name(dataset)
+    if (local / "data" / config).is_dir():
+        check_local_build(name, local)
+        return load_rows(local, config), str(local.resolve())
+    return None
+
+
+def check_columns(rows: pa.Table, columns: Sequence[str], source: str, what: str) -> None:
+    """Refuse rows that lack any of ``columns``: one line naming them and asking whether ``source`` is ``what``."""
+    missing = [c for c in columns if c not in rows.column_names]
+    if missing:
+        raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it {what}?")

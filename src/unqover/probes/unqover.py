@@ -21,6 +21,7 @@ from unqover.errors import UnqoverError
 from unqover.measure import MODES
 from unqover.probes import options as parse
 from unqover.probes.base import (
+    ComparedRuns,
     Comparison,
     LeaderboardNumbers,
     Loaded,
@@ -29,8 +30,6 @@ from unqover.probes.base import (
     QuickRunSize,
     Ranking,
     RunOptions,
-    load_for_run,
-    selection_suffix,
 )
 from unqover.probes.causal_prompt import check_prompt_family, prompt_options, prompt_record
 from unqover.probes.options import Option
@@ -222,8 +221,6 @@ class UnqoverProbe(ProbeDefinition):
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
 
     def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.scoring.models import load_model
-
         if prompt_options(settings):  # refused before the weights load: the config says the family
             from unqover.scoring.models import detect_family, model_source
 
@@ -232,7 +229,7 @@ class UnqoverProbe(ProbeDefinition):
                 getattr(config, "architectures", None), getattr(config, "model_type", None)
             )
             check_prompt_family(settings, family, model_id)
-        return load_for_run(load_model, model_id, run)
+        return super().load_model(model_id, run, settings)
 
     def config_for(self, model, run: RunOptions, settings: dict) -> str:
         if run.config:
@@ -345,9 +342,9 @@ class UnqoverProbe(ProbeDefinition):
     def checked_identity(self, rows: pa.Table, dataset: dict, config: str, model, settings: dict) -> dict:
         """Refuse rows the model cannot score (missing columns, another family's rows, a prompt option of
         another family); the run identity's ``coverage`` (None) and, for causal LMs, ``prompt`` records."""
-        from unqover.probes.unqover_rows import check_columns, check_rows_fit_family
+        from unqover.probes.unqover_rows import check_rows_fit_family, check_unqover_columns
 
-        check_columns(rows, dataset["source"])
+        check_unqover_columns(rows, dataset["source"])
         check_rows_fit_family(rows, model.family, config)
         check_prompt_family(settings, model.family, model.model_id)
         identity = {"coverage": None}
@@ -388,9 +385,9 @@ class UnqoverProbe(ProbeDefinition):
     def scoring(self, model, settings: dict) -> str:
         return settings["scoring"]
 
-    def output_name(self, loaded: Loaded, settings: dict) -> str:
+    def output_stem(self, loaded: Loaded, settings: dict) -> str:
         paper = "-paper" if settings["scoring"] == "paper" else ""
-        return f"{self.name}-{loaded.context['config']}{paper}" + selection_suffix(loaded.selection)
+        return f"{self.name}-{loaded.context['config']}{paper}"
 
     def score(self, loaded, model, folder, identity, run, settings, placement, claim_and_score):
         if settings["precision"] is None:
@@ -464,18 +461,10 @@ class UnqoverProbe(ProbeDefinition):
         texts = {row["key"]: row["text"] for row in headline(result)}
         return {name: texts[name] for name in self.headline(results)}
 
-    def compare(
-        self,
-        a: dict,
-        b: dict,
-        names: tuple[str, str],
-        paths: tuple[Path, Path] | None = None,
-        top: int = 10,
-        no_shifts: str | None = None,
-    ) -> Comparison:
+    def compare(self, runs: ComparedRuns) -> Comparison:
         """Two UnQover runs in full: the headline with both runs' intervals, the subjects and the subject–attribute
         and cluster cells that moved (:func:`unqover.report.compare.compare_results`, which refuses runs of
-        different datasets, configs, splits or modes). With ``paths``, a quick run's shifts get intervals and
+        different datasets, configs, splits or modes). With ``runs.paths``, a quick run's shifts get intervals and
         p-values from both runs' predictions (:func:`unqover.measure.run_shifts.shifts_between`)."""
         from unqover.measure.run_shifts import shifts_between
         from unqover.report.compare import compare_results
@@ -485,11 +474,11 @@ class UnqoverProbe(ProbeDefinition):
             dataset = (results.get("provenance") or {}).get("dataset") or {}
             return self.compared_scores(dict(dataset), [Path(p) for p in predictions])
 
-        name_a, name_b = names
+        a, b, (name_a, name_b), top = runs.a, runs.b, runs.names, runs.top
         # refuses runs that are not comparable
-        comparison = compare_results(a, b, name_a, name_b, top=top, no_shifts=no_shifts)
-        if paths is not None:
-            shifts, why = shifts_between(paths, a, b, tuple(comparison["names"]), scores_of, top=top)
+        comparison = compare_results(a, b, name_a, name_b, top=top, no_shifts=runs.no_shifts)
+        if runs.paths is not None:
+            shifts, why = shifts_between(runs.paths, a, b, tuple(comparison["names"]), scores_of, top=top)
             if shifts is not None or why is not None:
                 comparison = compare_results(a, b, name_a, name_b, top=top, shifts=shifts, no_shifts=why)
         return Comparison(comparison, compare_text(comparison), compare_markdown(comparison))

@@ -30,8 +30,9 @@ from unqover.errors import UnqoverError
 from unqover.format import DIGITS, fmt, fmt_count, fmt_interval, fmt_percent
 from unqover.measure.diagnostics import ROWS_PER_GROUP
 from unqover.measure.sampled import HEADLINE
+from unqover.probes.base import score_for_run
 from unqover.scoring.run_folder import claim
-from unqover.scoring.runner import merge_shards, run_shard
+from unqover.scoring.runner import merge_shards
 from unqover.scoring.sampling import find_groups, priorities
 
 FIRST_ROUND_GROUPS = 1000
@@ -184,15 +185,7 @@ def score_in_rounds(
         round_rows = population.filter(pa.array((row_rank >= done) & (row_rank < n)))
         round_folder = folder / "rounds" / f"{k:02d}"
         start = clock()
-        run_shard(
-            round_rows,
-            scorer,
-            round_folder,
-            batch_size=run.batch_size,
-            chunk_rows=run.chunk_rows,
-            checkpoint_seconds=run.checkpoint_seconds,
-            progress=run.progress,
-        )
+        score_for_run(round_rows, scorer, round_folder, run)
         scored.append(merge_shards(round_rows, round_folder, 1))
         spent = clock() - start
         if spent > 1:  # a round replayed from disk takes no time: it says nothing of the rate

@@ -19,6 +19,7 @@ from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.measure.pairing import PairingError
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.predictions import UNQOVER_ROW_FIELDS
+from unqover.probes.row_identity import check_columns
 from unqover.report.diagnostics import design_warning, unqover_warnings
 from unqover.scoring.sampling import DESIGN, budget, check_design, find_groups, selected_groups
 
@@ -56,10 +57,9 @@ def make_scorer(model, scoring: str, *, chat_template: str = "auto", system_prom
     return CausalScorer(model, chat_template=chat_template, system_prompt=system_prompt)
 
 
-def check_columns(rows: pa.Table, source: str) -> None:
-    missing = [c for c in REQUIRED_COLUMNS if c not in rows.column_names]
-    if missing:
-        raise UnqoverError(f"dataset {source} lacks the columns {missing}; is it an UnqOver dataset?")
+def check_unqover_columns(rows: pa.Table, source: str) -> None:
+    """Refuse rows without an UnQover dataset's columns (:data:`REQUIRED_COLUMNS`)."""
+    check_columns(rows, REQUIRED_COLUMNS, source, "an UnqOver dataset")
 
 
 FAMILY_NAMES = {"qa": "an extractive QA model", "mlm": "a masked LM", "causal": "a causal LM"}

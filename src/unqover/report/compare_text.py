@@ -266,6 +266,13 @@ def compare_text(comparison: Mapping) -> str:
     return "\n".join(lines)
 
 
+def _section(
+    heading: str, header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None
+) -> list[str]:
+    """A section of the Markdown comparison: its heading (Markdown already) and its table."""
+    return ["", f"## {heading}", "", *table(header, rows, align)]
+
+
 def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
     """The comparison as Markdown."""
     names, top = comparison["names"], comparison.get("top", 10)
@@ -273,8 +280,8 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
     lines = [f"# {md(title or f'UnQover comparison: {names[0]} vs {names[1]}')}", ""]
     lines += [f"- {md(line)}" for line in _describe(comparison)]
     lines += [f"- **warning**: {md(w)}" for w in comparison.get("warnings", [])]
-    lines += ["", "## Headline", ""]
-    lines += table(
+    lines += _section(
+        "Headline",
         [
             "measure",
             f"A: {md(names[0])}",
@@ -305,12 +312,8 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
         lines += ["", *(f"- {md_text(line)}" for line in declined)]
     subjects = comparison["subjects"]
     if subjects and top:
-        lines += [
-            "",
-            f"## {_subjects_heading(subjects, top)}",
-            "",
-        ]
-        lines += table(
+        lines += _section(
+            _subjects_heading(subjects, top),
             ["subject", "γ(x) A", "interval A", "γ(x) B", "interval B", "shift", "rank A → B"],
             [
                 [
@@ -325,8 +328,8 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
     if heading is not None and not comparison.get("pairs"):
         lines += ["", "## Subject–attribute shifts", "", md(heading)]
     elif heading is not None:
-        lines += ["", f"## {md(heading)}", ""]
-        lines += table(
+        lines += _section(
+            md(heading),
             ["subject", "attribute", "γ A", "γ B", "shift [interval]", "p", "values", "how"],
             [
                 [
@@ -345,12 +348,8 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
         )
     rows = comparison.get("clusters") or []
     if rows:
-        lines += [
-            "",
-            f"## {_clusters_heading(comparison, rows)}",
-            "",
-        ]
-        lines += table(
+        lines += _section(
+            _clusters_heading(comparison, rows),
             ["cluster", "attribute", "γ A", "interval A", "γ B", "interval B", "shift"],
             [
                 [

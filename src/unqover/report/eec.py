@@ -357,17 +357,22 @@ def eec_markdown(results: Mapping) -> str:
     return "\n".join(lines)
 
 
+def count_shares(counts: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, float | None]]:
+    """Each group's counts (group -> emotion -> count) as shares of the group's total, None where it has none:
+    what :func:`~unqover.report.charts.share_bars` draws."""
+    return {
+        group: {e: (v / sum(row.values()) if sum(row.values()) else None) for e, v in row.items()}
+        for group, row in counts.items()
+    }
+
+
 def eec_html(results: Mapping) -> str:
     """The report page (:mod:`unqover.report.page`): each test's p-value and Cramér's V in cards, the Markdown
     report's tables and, per test, each group's top-1 emotion shares."""
     result = results["result"]
     charts = []
     for name, test in _tests(result):
-        counts = test["top1"]["counts"]
-        shares = {
-            group: {e: (v / sum(row.values()) if sum(row.values()) else None) for e, v in row.items()}
-            for group, row in counts.items()
-        }
+        shares = count_shares(test["top1"]["counts"])
         charts.append(share_bars(shares, title=f"{name}: share of top-1 answers by emotion"))
     words = headline_words(result, emotion_headline(result))
     return markdown_report_page(eec_markdown(results), results, words, charts)

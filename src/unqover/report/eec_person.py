@@ -16,6 +16,7 @@ from unqover.measure.emotion_person import NA, PAPER_EMOTIONS
 from unqover.report.charts import share_bars
 from unqover.report.eec import (
     BEECHER_DIGITS,
+    count_shares,
     count_table,
     few_arrangements_text,
     headline_words,
@@ -246,11 +247,7 @@ def person_html(results: Mapping) -> str:
     result = results["result"]
     charts = []
     for name, test in _tests(result):
-        counts = test.get("counts") or {}
-        shares = {
-            group: {e: (v / sum(row.values()) if sum(row.values()) else None) for e, v in row.items()}
-            for group, row in counts.items()
-        }
+        shares = count_shares(test.get("counts") or {})
         charts.append(share_bars(shares, title=f"{name}: share of each group's top-1 answers by emotion"))
     words = headline_words(result, person_headline(result))
     return markdown_report_page(person_markdown(results), results, words, charts)

@@ -18,17 +18,17 @@ def read_manifest(folder: Path) -> dict | None:
     try:
         existing = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
-        reason = first_line(err)
-        raise UnqoverError(
-            f"{manifest} is unreadable ({reason}), so {folder} cannot be resumed: remove that folder or choose "
-            "another --output"
-        ) from None
+        raise _not_resumable(folder, f"{manifest} is unreadable ({first_line(err)})") from None
     if not isinstance(existing, dict):
-        raise UnqoverError(
-            f"{manifest} is not a run record, so {folder} cannot be resumed: remove that folder or choose "
-            "another --output"
-        )
+        raise _not_resumable(folder, f"{manifest} is not a run record")
     return existing
+
+
+def _not_resumable(folder: Path, why: str) -> UnqoverError:
+    """The error of a run folder whose run.json cannot be read (``why``), with what to do instead."""
+    return UnqoverError(
+        f"{why}, so {folder} cannot be resumed: remove that folder or choose another --output"
+    )
 
 
 def check_run_folder(folder: Path) -> None:
