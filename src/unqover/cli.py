@@ -514,7 +514,7 @@ def _add_scoring_options(probe: argparse.ArgumentParser) -> None:
         "--dtype",
         choices=("auto", "float32", "bfloat16", "float16"),
         default="auto",
-        help="auto: fp32 on CPU, bf16/fp16 on GPU",
+        help="auto: fp32 on CPU, bf16/fp16 on GPU; bfloat16 on a CPU: a causal LM's matrix products in bf16, the rest in fp32",
     )
     probe.add_argument(
         "--shard", type=parse.shard, metavar="I/N", help="score shard I of N (0-based) into a shared --output"
