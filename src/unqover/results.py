@@ -318,6 +318,12 @@ def attribute_key(record: Mapping) -> tuple[str, str | None]:
     return str(record.get("attribute")), (None if kind is None else str(kind))
 
 
+def interval_of(record: Mapping) -> tuple[float, float] | None:
+    """(gamma_low, gamma_high) of a record when both are present."""
+    low, high = number(record.get("gamma_low")), number(record.get("gamma_high"))
+    return None if low is None or high is None else (low, high)
+
+
 def attribute_labels(keys: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], str]:
     """Display labels: the attribute text, with its type in brackets only where the text alone is ambiguous."""
     keys = list(dict.fromkeys(keys))

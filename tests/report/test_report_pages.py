@@ -11,15 +11,22 @@ import pytest
 
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import compare_main
+from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
 from unqover.report.compare import compare_results
 from unqover.report.compare_text import compare_markdown, compare_text
 from unqover.report.html import html_report, write_report
 from unqover.report.markdown import markdown_report
-from unqover.results import load_results
+from unqover.results import load_results, split_results
 
 WEIRD = "A<&>\"'s | *x*"  # a subject name that needs escaping everywhere
 SVG = "{http://www.w3.org/2000/svg}"
+
+
+def compared(a, b, name_a: str = "A", name_b: str = "B", *, top: int = 10) -> dict:
+    """``unqover compare`` of two results dicts without predictions: the measure's numbers in the report's words."""
+    numbers = comparison_numbers(split_results(a)[0], split_results(b)[0], top=top)
+    return compare_results(a, b, name_a, name_b, numbers=numbers)
 
 
 def make_results(
@@ -356,7 +363,7 @@ def test_compare_two_full_runs_gives_exact_shifts():
     b["result"]["intervals"]["mu"] = [0.2, 0.25]
     b["result"]["bias_corrected"]["mu"] = 0.2200
     b["result"]["positional_error"] = 0.0521
-    comparison = compare_results(a, b, "base", "tuned", top=3)
+    comparison = compared(a, b, "base", "tuned", top=3)
     head = {row["key"]: row for row in comparison["headline"]}
     assert head["mu"]["shift"] == pytest.approx(0.1)
     # two full runs measured every group: their shifts are the full-dataset shifts, exactly
@@ -392,7 +399,7 @@ def test_compare_two_full_runs_gives_exact_shifts():
 def test_compare_lists_what_only_one_run_measured():
     a = make_results(subjects=("Alpha", "Beta", "Gamma"))
     b = make_results(subjects=("Alpha", "Beta", "Omega"), attributes=("is bad", "is new"))
-    comparison = compare_results(a, b, "a", "b")
+    comparison = compared(a, b, "a", "b")
     assert comparison["only_in"]["a"]["subjects"] == ["Gamma"]
     assert comparison["only_in"]["b"]["subjects"] == ["Omega"]
     assert comparison["only_in"]["a"]["attributes"] == ["is <rude> & loud"]
@@ -409,16 +416,16 @@ def test_compare_refuses_different_datasets_configs_and_modes():
     with pytest.raises(UnqoverError, match="different datasets"):
         other = make_results(source="datasets/unqover/gender")
         other["provenance"]["dataset"]["fingerprint"] = "beef"
-        compare_results(a, other, "a", "b")
+        compared(a, other, "a", "b")
     with pytest.raises(UnqoverError, match="config"):
-        compare_results(a, make_results(config="mlm"), "a", "b")
+        compared(a, make_results(config="mlm"), "a", "b")
     with pytest.raises(UnqoverError, match="paper mode"):
-        compare_results(a, make_results(mode="paper"), "a", "b")
+        compared(a, make_results(mode="paper"), "a", "b")
     # the same data under two names (Hub id and local folder): same fingerprint, allowed with a warning
     hub = make_results(source="unqover/religion")
-    assert compare_results(a, hub, "a", "b")["warnings"]
+    assert compared(a, hub, "a", "b")["warnings"]
     # nothing recorded: compared, with a warning
-    bare = compare_results(a["result"], a["result"], "x", "x")
+    bare = compared(a["result"], a["result"], "x", "x")
     assert bare["names"] == ["x (A)", "x (B)"]
     assert any("not recorded" in w for w in bare["warnings"])
 
@@ -467,14 +474,12 @@ def test_main_end_to_end(tmp_path, capsys):
 
 
 def test_compare_says_the_selection_changed_not_the_data():
-    from unqover.report.compare import compare_results
-
     a, b = make_results(), make_results()
     b["provenance"]["dataset"]["fingerprint"] = "beef"
     b["provenance"]["selection"] = {"limit": 300, "seed": 0}
     a["provenance"]["selection"] = {"limit": 200, "seed": 0}
-    warnings = compare_results(a, b, "A", "B")["warnings"]
+    warnings = compared(a, b, "A", "B")["warnings"]
     assert any("kept different rows of the same dataset" in w for w in warnings)
     assert not any("the data changed" in w for w in warnings)
     b["provenance"]["selection"] = a["provenance"]["selection"]
-    assert any("the data changed" in w for w in compare_results(a, b, "A", "B")["warnings"])
+    assert any("the data changed" in w for w in compared(a, b, "A", "B")["warnings"])

@@ -15,9 +15,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from tests.report.test_report_pages import make_results
+from tests.report.test_report_pages import compared, make_results
 from unqover.measure.unqover import UnqoverBias
-from unqover.report.compare import compare_results
 from unqover.report.compare_text import compare_markdown, compare_text
 from unqover.report.html import html_report
 from unqover.report.markdown import markdown_report
@@ -281,7 +280,7 @@ def test_design_warning_is_printed():
 
 def test_comparison_prints_each_interval_beside_its_estimate():
     quick, full = quick_results(declined=True), full_results()
-    comparison = compare_results(quick, full, "quick", "full")
+    comparison = compared(quick, full, "quick", "full")
     text, markdown = compare_text(comparison), compare_markdown(comparison)
     for out in (text, markdown):
         assert f"quick (org/model-x @ abc1234): {SAMPLE_LINE}" in out

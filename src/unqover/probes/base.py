@@ -462,7 +462,7 @@ class ProbeDefinition:
         The default sets :meth:`headline` of both runs side by side with the shifts of the values, without
         intervals; runs of different dataset configs are refused, different row selections get a warning.
         """
-        from unqover.report.compare import shift_of
+        from unqover.measure.run_shifts import shift_of
         from unqover.report.compare_text import compare_headlines
         from unqover.results import dataset_of, split_results
 
@@ -478,18 +478,17 @@ class ProbeDefinition:
             [] if prov_a.get("selection") == prov_b.get("selection") else ["the runs kept different rows"]
         )
         words = (self.headline_text(a), self.headline_text(b))
-        text = compare_headlines(head_a, head_b, name_a, name_b, warnings, words)
+        shifts = {
+            key: shift_of(head_a.get(key, (None,))[0], head_b.get(key, (None,))[0])
+            for key in dict.fromkeys([*head_a, *head_b])
+        }
+        text = compare_headlines(head_a, head_b, shifts, (name_a, name_b), warnings, words)
         data = {
             "probe": prov_a.get("probe"),
             "names": [name_a, name_b],
             "shifts": {
-                key: {
-                    "value": shift_of(head_a.get(key, (None,))[0], head_b.get(key, (None,))[0]),
-                    "interval": None,
-                    "p_value": None,
-                    "paired": None,
-                }
-                for key in dict.fromkeys([*head_a, *head_b])
+                key: {"value": value, "interval": None, "p_value": None, "paired": None}
+                for key, value in shifts.items()
             },
             "warnings": warnings,
         }

@@ -463,24 +463,31 @@ class UnqoverProbe(ProbeDefinition):
 
     def compare(self, runs: ComparedRuns) -> Comparison:
         """Two UnQover runs in full: the headline with both runs' intervals, the subjects and the subject–attribute
-        and cluster cells that moved (:func:`unqover.report.compare.compare_results`, which refuses runs of
-        different datasets, configs, splits or modes). With ``runs.paths``, a quick run's shifts get intervals and
+        and cluster cells that moved (the numbers :func:`unqover.measure.run_shifts.comparison_numbers`, the words
+        :func:`unqover.report.compare.compare_results`, which refuses runs of different datasets, configs, splits or
+        modes). With ``runs.paths``, a quick run's shifts get intervals and
         p-values from both runs' predictions (:func:`unqover.measure.run_shifts.shifts_between`)."""
-        from unqover.measure.run_shifts import shifts_between
+        from unqover.measure.run_shifts import comparison_numbers, shifts_between
         from unqover.report.compare import compare_results
         from unqover.report.compare_text import compare_markdown, compare_text
+        from unqover.results import split_results
 
         def scores_of(results: Mapping, predictions: Sequence[Path]) -> tuple[pa.Table, list]:
             dataset = (results.get("provenance") or {}).get("dataset") or {}
             return self.compared_scores(dict(dataset), [Path(p) for p in predictions])
 
         a, b, (name_a, name_b), top = runs.a, runs.b, runs.names, runs.top
-        # refuses runs that are not comparable
-        comparison = compare_results(a, b, name_a, name_b, top=top, no_shifts=runs.no_shifts)
+        results = (split_results(a)[0], split_results(b)[0])
+
+        def compared(shifts: Mapping | None, why: str | None) -> dict:
+            numbers = comparison_numbers(*results, shifts=shifts, top=top)
+            return compare_results(a, b, name_a, name_b, numbers=numbers, no_shifts=why)
+
+        comparison = compared(None, runs.no_shifts)  # refuses runs that are not comparable
         if runs.paths is not None:
             shifts, why = shifts_between(runs.paths, a, b, tuple(comparison["names"]), scores_of, top=top)
             if shifts is not None or why is not None:
-                comparison = compare_results(a, b, name_a, name_b, top=top, shifts=shifts, no_shifts=why)
+                comparison = compared(shifts, why)
         return Comparison(comparison, compare_text(comparison), compare_markdown(comparison))
 
     def recorded_rows(

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from unqover.format import fmt, fmt_interval, fmt_percent, fmt_signed, number
-from unqover.results import attribute_key, attribute_labels
+from unqover.results import attribute_key, attribute_labels, interval_of
 
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif"
 POSITIVE = "#b2182b"  # γ > 0: the subject is preferred for the attribute
@@ -58,12 +58,6 @@ def escape(text: object) -> str:
         .replace('"', "&quot;")
         .replace("'", "&#39;")
     )
-
-
-def interval_of(record: Mapping) -> tuple[float, float] | None:
-    """(gamma_low, gamma_high) of a record when both are present."""
-    low, high = number(record.get("gamma_low")), number(record.get("gamma_high"))
-    return None if low is None or high is None else (low, high)
 
 
 def _uid(kind: str, *parts: object) -> str:

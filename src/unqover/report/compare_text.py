@@ -17,7 +17,6 @@ from unqover.format import (
     fmt_signed,
     plural,
 )
-from unqover.report.compare import shift_of
 from unqover.report.markdown import md, md_text, table
 
 
@@ -371,21 +370,20 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
 def compare_headlines(
     a: Mapping[str, tuple],
     b: Mapping[str, tuple],
-    name_a: str,
-    name_b: str,
+    shifts: Mapping[str, float | None],
+    names: tuple[str, str],
     warnings: Sequence[str] = (),
     words: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {}),
 ) -> str:
-    """Any probe's headline numbers side by side (name -> (value, interval) per run), with the shift B − A, as a
-    Markdown table (it reads as plain text too); each number in its run's ``words`` where given (the probe's
-    ``headline_text``)."""
+    """Any probe's headline numbers side by side (name -> (value, interval) per run), with their ``shifts`` B − A
+    (name -> value, the probe's), as a Markdown table (it reads as plain text too); each number in its run's
+    ``words`` where given (the probe's ``headline_text``)."""
+    name_a, name_b = names
     lines = [f"| | {md(name_a)} | {md(name_b)} | shift (B − A) |", "|---|---:|---:|---:|"]
-    for key in dict.fromkeys([*a, *b]):
+    for key in shifts:
         value_a, interval_a = a.get(key, (None, None))
         value_b, interval_b = b.get(key, (None, None))
         shown_a = words[0].get(key) or fmt_estimate(value_a, interval_a)
         shown_b = words[1].get(key) or fmt_estimate(value_b, interval_b)
-        lines.append(
-            f"| {md(key)} | {md_text(shown_a)} | {md_text(shown_b)} | {fmt_signed(shift_of(value_a, value_b))} |"
-        )
+        lines.append(f"| {md(key)} | {md_text(shown_a)} | {md_text(shown_b)} | {fmt_signed(shifts[key])} |")
     return "\n".join([*lines, *(f"\nwarning: {w}" for w in warnings)])

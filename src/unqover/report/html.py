@@ -14,7 +14,7 @@ from pathlib import Path
 from unqover.files import write_text_atomic
 from unqover.format import MISSING, fmt_count, fmt_interval, fmt_signed, number
 from unqover.report import charts
-from unqover.report.charts import escape, interval_of
+from unqover.report.charts import escape
 from unqover.report.markdown import (
     CONTENT_WARNING,
     HOW_TO_READ,
@@ -38,7 +38,7 @@ from unqover.report.markdown import (
     unit_line,
 )
 from unqover.report.page import Section, card, cards_block, page, provenance_section, scope_line
-from unqover.results import attribute_key, split_results
+from unqover.results import attribute_key, interval_of, split_results
 
 MAX_HEATMAP_ROWS = 200  # larger subject sets show their top and bottom 100 subjects
 

@@ -34,9 +34,8 @@ from unqover.format import (
     number,
     plural,
 )
-from unqover.report.charts import interval_of
 from unqover.report.provenance import provenance_items
-from unqover.results import attribute_key, attribute_labels, sample_of, split_results
+from unqover.results import attribute_key, attribute_labels, interval_of, sample_of, split_results
 
 ALL_GROUPS = "all groups"
 GENERALIZATION = "over other subjects and templates"

@@ -28,7 +28,7 @@ from unqover.report.markdown import (
     scope_notes,
     unit_line,
 )
-from unqover.results import attribute_key, split_results
+from unqover.results import attribute_key, interval_of, split_results
 from unqover.space import live
 
 MAX_CHART_ROWS = 60  # larger subject sets show their top and bottom 30
@@ -106,7 +106,7 @@ def pairs_frame(results: Mapping, k: int = MOST_BIASED_ROWS) -> pd.DataFrame:
                 "subject": r.get("subject"),
                 "attribute": labels.get(attribute_key(r), r.get("attribute")),
                 "γ(x, a)": fmt_signed(r.get("gamma")),
-                "interval": fmt_interval(charts.interval_of(r), signed=True),
+                "interval": fmt_interval(interval_of(r), signed=True),
                 "η(x, a)": fmt_signed(r.get("eta")),
                 "n": fmt_count(r.get("count")),
             }
