@@ -84,6 +84,8 @@ def fixed_scores(self, rows) -> np.ndarray:
 
 def run_everything(work: Path, word_lists: Path, capsys) -> dict[str, str]:
     """Build the models, make the runs, rank and compare them in ``work``; the files to compare, by name."""
+    import torch
+
     import tiny_models
     from unqover.generate.unqover import make_plan
     from unqover.lexicon import WordLists
@@ -95,12 +97,17 @@ def run_everything(work: Path, word_lists: Path, capsys) -> dict[str, str]:
     for seed in (0, 1):
         tiny_models.bert_qa(work / f"model-{seed}", texts, seed=seed)
     probe = ["--bias", "religion", "--word-lists", "lists", "--quiet"]
-    for model, folder, selection in (
-        ("model-0", "quick-0", ["--limit", "100", "--seed", "7"]),
-        ("model-1", "quick-1", ["--limit", "100", "--seed", "7"]),
-        ("model-0", "full-0", []),
-    ):
-        assert main(["probe", model, *probe, *selection, "--output", folder]) == 0
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the runs record their thread count
+    try:
+        for model, folder, selection in (
+            ("model-0", "quick-0", ["--limit", "100", "--seed", "7"]),
+            ("model-1", "quick-1", ["--limit", "100", "--seed", "7"]),
+            ("model-0", "full-0", []),
+        ):
+            assert main(["probe", model, *probe, *selection, "--output", folder]) == 0
+    finally:
+        torch.set_num_threads(threads)
     capsys.readouterr()
     printed = {}
     runs = ["quick-0", "quick-1", "full-0"]
