@@ -243,6 +243,39 @@ def pair_rows(
     )
 
 
+def coded_as(paired: PairedScores, labels: PairedScores) -> PairedScores:
+    """``paired``'s groups (part of a dataset) coded with the dataset's ``labels`` (subjects, attributes with
+    their types, templates, clusters): codes that mean the same in every part. The order of the groups holds (labels
+    are sorted alike); a label the dataset lacks is an error."""
+
+    def codes(have, want, what: str) -> np.ndarray:
+        index = {value: k for k, value in enumerate(want)}
+        missing = [value for value in have if value not in index]
+        if missing:
+            raise PairingError(f"the {what} {missing[0]!r} is not in the dataset the groups were drawn from")
+        return np.array([index[value] for value in have], dtype=np.int64)
+
+    def typed(p: PairedScores) -> list:
+        types = p.attribute_types if p.attribute_types is not None else [None] * len(p.attributes)
+        return list(zip(types, p.attributes, strict=True))
+
+    subject = codes(paired.subjects, labels.subjects, "subject")
+    template = codes(paired.templates, labels.templates, "template")
+    attribute = codes(typed(paired), typed(labels), "attribute")
+    return replace(
+        paired,
+        x1=subject[paired.x1],
+        x2=subject[paired.x2],
+        template=template[paired.template],
+        attribute=attribute[paired.attribute],
+        subjects=labels.subjects,
+        attributes=labels.attributes,
+        attribute_types=labels.attribute_types,
+        templates=labels.templates,
+        subject_clusters=labels.subject_clusters,
+    )
+
+
 def _subject_clusters(subjects, c1, c2, cluster_1, cluster_2) -> np.ndarray | None:
     """One cluster per subject (None where the rows give none); an error if a subject has two clusters."""
     if cluster_1 is None or cluster_2 is None:

@@ -55,25 +55,100 @@ class Estimate:
 
 
 @dataclass(frozen=True)
+class PopulationCounts:
+    """What a quick run's measure needs of the groups it did not score: how many groups the dataset has, and how
+    many records (one per subject of a group) each (subject, attribute) key has in it.
+
+    ``record_key``, when the population was paired from every row of its dataset (:meth:`of`): every record's key,
+    x1's views then x2's, so that weights are summed record by record in the dataset's order. Without it (a
+    generated probe too large to hold its rows, :mod:`unqover.probes.custom_population`), from the counts per key:
+    the same totals up to the order of a float sum; ``labels`` then codes the sampled groups
+    (:func:`unqover.measure.pairing.coded_as`).
+    """
+
+    num_groups: int
+    num_subjects: int
+    num_attributes: int
+    key_count: np.ndarray  # (subjects x attributes,) records of subject x with attribute a
+    record_key: np.ndarray | None = (
+        None  # (2G,) subject x attributes + attribute, when every group is at hand
+    )
+    labels: PairedScores | None = None  # the dataset's labels (no groups), when its groups are not at hand
+
+    @classmethod
+    def of(cls, population: PairedScores) -> PopulationCounts:
+        """The counts of a dataset's groups, all of them paired."""
+        num_attributes = len(population.attributes)
+        key = np.concatenate([population.x1, population.x2]) * num_attributes + np.concatenate(
+            [population.attribute, population.attribute]
+        )
+        size = len(population.subjects) * num_attributes
+        return cls(
+            population.num_groups,
+            len(population.subjects),
+            num_attributes,
+            np.bincount(key, minlength=size),
+            key,
+        )
+
+    def counts(self, by_attribute: bool) -> np.ndarray:
+        """Records per key: per (subject, attribute), or per subject."""
+        return self.key_count if by_attribute else self.key_count.reshape(-1, self.num_attributes).sum(axis=1)
+
+    def totals(
+        self, key_cell: np.ndarray, key_weight: np.ndarray, num_cells: int, by_attribute: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per cell: the population's sum of record weights X = Σ c and its number of records."""
+        if self.record_key is not None:
+            key = self.record_key if by_attribute else self.record_key // self.num_attributes
+            cell = key_cell[key]
+            return np.bincount(cell, key_weight[key], num_cells), np.bincount(cell, None, num_cells).astype(
+                float
+            )
+        count = self.counts(by_attribute)
+        return (
+            np.bincount(key_cell, key_weight * count, num_cells),
+            np.bincount(key_cell, count, num_cells).astype(float),
+        )
+
+
+@dataclass(frozen=True)
 class CellRecords:
-    """Two records per population group (x1's view, then x2's): the cell it falls in and its population weight."""
+    """Two records per group at hand (x1's view, then x2's): the cell it falls in and its weight c; per cell, the
+    population's sums. Records are typed by key (subject x attributes + attribute, or the subject): a key's records
+    share their cell and weight, so the population's own records need not be at hand."""
 
     cell: np.ndarray  # (2G,) cell index
     weight: np.ndarray  # (2G,) c
     num_cells: int
     population_weight: np.ndarray  # (cells,) X = Σ_population c
     population_count: np.ndarray  # (cells,) records in the full dataset
+    key: np.ndarray  # (2G,) each record's key
+    key_cell: np.ndarray  # (keys,) the cell of each key
+    key_weight: np.ndarray  # (keys,) the weight of each key's records
+    key_present: np.ndarray  # (keys,) whether the population has records of the key
+    by_attribute: bool
 
-    @classmethod
-    def of(cls, cell: np.ndarray, weight: np.ndarray, num_cells: int) -> CellRecords:
-        """The records with each cell's population weight and count summed from them."""
-        return cls(
-            cell=cell,
-            weight=weight,
-            num_cells=num_cells,
-            population_weight=np.bincount(cell, weight, num_cells),
-            population_count=np.bincount(cell, None, num_cells).astype(float),
+    @property
+    def population_bound(self) -> np.ndarray:
+        """Per cell, the largest c·N / X of its population's records (1 when its weights are equal)."""
+        scale = np.zeros(len(self.key_cell))
+        present = self.key_present & (self.population_weight[self.key_cell] > 0)
+        scale[present] = (
+            self.key_weight[present]
+            * self.population_count[self.key_cell[present]]
+            / self.population_weight[self.key_cell[present]]
         )
+        bound = np.zeros(self.num_cells)
+        np.maximum.at(bound, self.key_cell, scale)
+        return bound
+
+    def record_scale(self) -> np.ndarray:
+        """Per record, c·N / X of its cell (0 where the cell has no population weight)."""
+        pw = self.population_weight[self.key_cell]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.where(pw > 0, self.key_weight * self.population_count[self.key_cell] / pw, 0.0)
+        return scale[self.key]
 
 
 @dataclass
@@ -113,20 +188,29 @@ class Bounds:
 
 
 class Design:
-    """The population's groups, which of them were sampled, and the split into two halves for cross-fitting."""
+    """The groups at hand (the whole dataset's, or a quick run's sample alone), which of them were sampled, the
+    population's counts, and the split of the sample into two halves for cross-fitting."""
 
-    def __init__(self, population: PairedScores, observed: np.ndarray, seed: int, confidence: float):
-        self.population = population
+    def __init__(
+        self,
+        paired: PairedScores,
+        observed: np.ndarray,
+        seed: int,
+        confidence: float,
+        population: PopulationCounts | None = None,
+    ):
+        self.paired = paired
+        self.population = PopulationCounts.of(paired) if population is None else population
         self.observed = np.asarray(observed, dtype=bool)
-        self.M = population.num_groups
+        self.M = self.population.num_groups
         self.n = int(self.observed.sum())
         self.f = self.n / self.M
         self.alpha = 1 - confidence
         self.z = float(stats.norm.ppf(1 - self.alpha / 2))
-        self.c = bias_scores(population)[2]  # C(x1, x2, a, τ) per group
+        self.c = bias_scores(paired)[2]  # C(x1, x2, a, τ) per group
         sampled = np.flatnonzero(self.observed)
         shuffled = np.random.default_rng(seed).permutation(sampled)
-        self.half = np.zeros(self.M, dtype=np.int8)  # 0: not sampled, 1: half A, 2: half B
+        self.half = np.zeros(paired.num_groups, dtype=np.int8)  # 0: not sampled, 1: half A, 2: half B
         self.half[shuffled[: len(shuffled) // 2]] = 1
         self.half[shuffled[len(shuffled) // 2 :]] = 2
 
@@ -135,25 +219,45 @@ class Design:
     ) -> CellRecords:
         """Records for cells (unit, attribute), or (unit) alone; ``subject_weighted``: subjects count equally
         inside a unit. Subjects with ``unit_of`` −1 fall in a cell of their own that nothing reads."""
-        p = self.population
+        p = self.paired
         num_attributes = len(p.attributes) if by_attribute else 1
         unit_of = np.where(unit_of < 0, num_units, unit_of)
         num_units += 1
-        subject = np.concatenate([p.x1, p.x2])
-        attribute = np.concatenate([p.attribute, p.attribute]) if by_attribute else np.zeros(2 * self.M, int)
-        cell = unit_of[subject] * num_attributes + attribute
         num_cells = num_units * num_attributes
-        weight = np.ones(len(cell))
+        keys = np.arange(len(p.subjects) * num_attributes)
+        key_cell = unit_of[keys // num_attributes] * num_attributes + keys % num_attributes
+        per_key = self.population.counts(by_attribute)
+        key_weight = np.ones(len(keys))
         if subject_weighted:
-            key = subject * num_attributes + attribute
-            per_subject = np.bincount(key, minlength=len(p.subjects) * num_attributes)
-            subject_cells = np.flatnonzero(per_subject)
-            subjects_in_cell = np.bincount(
-                unit_of[subject_cells // num_attributes] * num_attributes + subject_cells % num_attributes,
-                minlength=num_cells,
-            )
-            weight = 1.0 / (per_subject[key] * subjects_in_cell[cell])
-        return CellRecords.of(cell, weight, num_cells)
+            subjects_in_cell = np.bincount(key_cell[per_key > 0], minlength=num_cells)
+            with np.errstate(divide="ignore"):
+                key_weight = np.where(per_key > 0, 1.0 / (per_key * subjects_in_cell[key_cell]), 0.0)
+        return self.keyed_records(key_cell, key_weight, num_cells, by_attribute)
+
+    def keyed_records(
+        self, key_cell: np.ndarray, key_weight: np.ndarray, num_cells: int, by_attribute: bool
+    ) -> CellRecords:
+        """The records of the groups at hand for a cell and a weight per key, with the population's sums."""
+        p = self.paired
+        subject = np.concatenate([p.x1, p.x2])
+        key = (
+            subject * len(p.attributes) + np.concatenate([p.attribute, p.attribute])
+            if by_attribute
+            else subject
+        )
+        weight_sum, count = self.population.totals(key_cell, key_weight, num_cells, by_attribute)
+        return CellRecords(
+            cell=key_cell[key],
+            weight=key_weight[key],
+            num_cells=num_cells,
+            population_weight=weight_sum,
+            population_count=count,
+            key=key,
+            key_cell=key_cell,
+            key_weight=key_weight,
+            key_present=self.population.counts(by_attribute) > 0,
+            by_attribute=by_attribute,
+        )
 
     def _record_mask(self, which: int | None) -> np.ndarray:
         groups = self.observed if which is None else self.half == which
@@ -181,7 +285,7 @@ class Design:
     ) -> float:
         """Standard error of Σ_cells coef·θ̂ (θ̂ from the sample, or from half ``which``)."""
         groups, scale = self._scale(which)
-        G = self.M
+        G = self.paired.num_groups
         z = coef[rec.cell[:G]] * term[:G] + coef[rec.cell[G:]] * term[G:]
         z = z[groups]
         if len(z) < 2:
@@ -194,14 +298,14 @@ class Design:
         """Per group, (M/n)·Σ_its records coef·term: its linearized contribution to Σ_cells coef·θ̂ (θ̂ from the
         sample, or from half ``which``, of n groups); 0 for the other groups."""
         groups = self.observed if which is None else self.half == which
-        G = self.M
+        G = self.paired.num_groups
         z = coef[rec.cell[:G]] * term[:G] + coef[rec.cell[G:]] * term[G:]
         return np.where(groups, z * (self.M / max(int(groups.sum()), 1)), 0.0)
 
     def abs_linear_se(self, rec: CellRecords, term: np.ndarray, weight: np.ndarray) -> float:
         """A bound on the standard error of Σ weight·s·θ̂ for every choice of signs s."""
         groups, scale = self._scale(None)
-        G = self.M
+        G = self.paired.num_groups
         z = np.abs(weight[rec.cell[:G]] * term[:G]) + np.abs(weight[rec.cell[G:]] * term[G:])
         z = z[groups]
         if len(z) < 2:
@@ -265,7 +369,7 @@ def _mean_estimate(design: Design, per_group: np.ndarray) -> Estimate:
 
 def _units(design: Design, rec: CellRecords) -> tuple[np.ndarray, np.ndarray]:
     """Per cell with population data: its unit; and the units that have any data."""
-    num_attributes = len(design.population.attributes)
+    num_attributes = len(design.paired.attributes)
     present = rec.population_count > 0
     unit = np.arange(rec.num_cells) // num_attributes
     return unit, np.unique(unit[present])
@@ -317,7 +421,7 @@ def _cross_fit(
     """
     present = rec.population_count > 0
     values_, errors = [], []
-    influence = np.zeros(design.M)
+    influence = np.zeros(design.paired.num_groups)
     for chooser, estimator in ((1, 2), (2, 1)):
         theta_a, _ = design.cell_estimates(rec, values, chooser)
         theta_b, term_b = design.cell_estimates(rec, values, estimator)
@@ -359,7 +463,7 @@ def max_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Boun
     se = design.cell_se(rec, term)
     empty = present & (np.isnan(theta) | np.isnan(se))  # no sampled value, or one: its spread is unknown
     abs_theta = np.where(present, np.abs(np.nan_to_num(theta)), -np.inf)
-    num_attributes = len(design.population.attributes)
+    num_attributes = len(design.paired.attributes)
     per_unit = abs_theta.reshape(-1, num_attributes)
     plug_in = float((omega * np.maximum(per_unit.max(axis=1), 0)).sum())
     # a unit with an unsampled (or once-sampled) cell may have its maximum there: |θ| <= 1
@@ -414,20 +518,26 @@ def mean_abs_bounds(design: Design, rec: CellRecords, values: np.ndarray) -> Bou
 
 
 def groups_needed(
-    population: PairedScores, *, unit_of: np.ndarray, num_units: int, subject_weighted: bool
+    paired: PairedScores,
+    *,
+    unit_of: np.ndarray,
+    num_units: int,
+    subject_weighted: bool,
+    population: PopulationCounts | None = None,
 ) -> int:
     """The fewest sampled groups for which :func:`estimate_from_sample` declines none of the headline δ, ε, μ and η
     (μ and η over the units ``unit_of``): the declining rule itself (:meth:`Design.needed` on the same cells, and
     ``MIN_GROUPS`` for δ and ε). Per-subject μ and η of a clustered probe (gender) may need more: they are extras.
-    It reads the population's cells only, never its scores: it is known before anything is scored."""
-    design = Design(population, np.zeros(population.num_groups, dtype=bool), 0, 0.95)
+    It reads the population's cells only, never its scores: it is known before anything is scored. ``paired``:
+    the whole dataset's groups, or (with ``population``, their counts) any groups with its labels."""
+    design = Design(paired, np.zeros(paired.num_groups, dtype=bool), 0, 0.95, population)
     rec = design.records(unit_of, num_units, subject_weighted)
     needed = design.needed(rec, np.flatnonzero(rec.population_count > 0))[1]
     return min(design.M, max(MIN_GROUPS, needed))
 
 
 def estimate_from_sample(
-    population: PairedScores,
+    paired: PairedScores,
     observed: np.ndarray,
     *,
     unit_of: np.ndarray,
@@ -436,15 +546,17 @@ def estimate_from_sample(
     subject_unit_too: bool = False,
     seed: int = 0,
     confidence: float = 0.95,
+    population: PopulationCounts | None = None,
 ) -> tuple[Design, SampleEstimates]:
-    """δ, ε, μ and η of the full dataset from the sampled groups ``observed`` (a mask over ``population``).
+    """δ, ε, μ and η of the full dataset from the sampled groups ``observed`` (a mask over ``paired``, the whole
+    dataset's groups; or, with ``population``, their counts, over any groups at hand such as the sample alone).
 
     ``unit_of`` maps subject codes to the units μ and η average over (subjects, or clusters with
     ``subject_weighted`` so that subjects count equally inside a cluster, as the full-run definition does).
     With ``subject_unit_too`` (μ per cluster), the per-subject μ and η are estimated as well (``extra``).
     """
-    design = Design(population, observed, seed, confidence)
-    positional, attributive = group_errors(population)
+    design = Design(paired, observed, seed, confidence, population)
+    positional, attributive = group_errors(paired)
     rec = design.records(unit_of, num_units, subject_weighted)
     value = np.concatenate([design.c, -design.c])
     out = SampleEstimates(design.n, design.M)
@@ -463,7 +575,7 @@ def estimate_from_sample(
         **mu_and_eta(rec, ""),
     }
     if subject_unit_too:
-        subjects = len(population.subjects)
+        subjects = len(paired.subjects)
         per_subject = design.records(np.arange(subjects), subjects, False)
         out.extra = {f"subject_{k}": v for k, v in mu_and_eta(per_subject, "per-subject ").items()}
     return design, out

@@ -43,19 +43,11 @@ def sampled_records(design: Design) -> np.ndarray:
 def _cell_values(design: Design, rec: CellRecords, values: np.ndarray) -> tuple[np.ndarray, ...]:
     """The sampled records' values as plain means of their cells (y = v·c·N / Σc), their cells and the cells' bounds
     (the arguments of ``unqover.measure.bounded``), and the sampled count of each cell."""
-    scale = np.zeros(len(rec.cell))
-    present = rec.population_weight[rec.cell] > 0
-    scale[present] = (
-        rec.weight[present]
-        * rec.population_count[rec.cell[present]]
-        / rec.population_weight[rec.cell[present]]
-    )
-    bound = np.zeros(rec.num_cells)
-    np.maximum.at(bound, rec.cell, scale)
+    bound = rec.population_bound
     bound = np.where(bound > 0, bound, 1.0)
     mask = sampled_records(design)
     sampled = np.bincount(rec.cell[mask], None, rec.num_cells)
-    return (values * scale)[mask], rec.cell[mask], bound, sampled
+    return (values * rec.record_scale())[mask], rec.cell[mask], bound, sampled
 
 
 def table_intervals(
@@ -83,8 +75,8 @@ def table_intervals(
 def attribute_mean_records(design: Design, per_cell: CellRecords, num_units: int) -> CellRecords:
     """Records of γ(x) in the default mode, the mean of γ(x, a) over x's attributes (attributes weighted equally):
     one cell per unit, each record weighted 1 / N(x, a), so that Σ c·v / Σ c is that mean."""
-    num_attributes = len(design.population.attributes)
-    cell = per_cell.cell // num_attributes
-    weight = 1.0 / np.maximum(per_cell.population_count[per_cell.cell], 1)
-    num_cells = max(num_units + 1, int(cell.max()) + 1 if len(cell) else 0)
-    return CellRecords.of(cell, weight, num_cells)
+    num_attributes = len(design.paired.attributes)
+    key_cell = per_cell.key_cell // num_attributes
+    key_weight = 1.0 / np.maximum(per_cell.population_count[per_cell.key_cell], 1)
+    num_cells = max(num_units + 1, int(key_cell.max()) + 1 if len(key_cell) else 0)
+    return design.keyed_records(key_cell, key_weight, num_cells, per_cell.by_attribute)

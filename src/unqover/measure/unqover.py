@@ -37,7 +37,7 @@ from unqover.measure.cells import (  # the formulas of C, δ and ε, written onc
     bias_scores,
     positional_errors,
 )
-from unqover.measure.pairing import PairedScores, PairingError, pair_rows
+from unqover.measure.pairing import PairedScores, PairingError, coded_as, pair_rows
 
 
 def position_consistency(paired: PairedScores) -> dict[str, int]:
@@ -226,12 +226,15 @@ def measure_paired(
     seed: int = 0,
     observed: np.ndarray | None = None,
     sample_info: dict | None = None,
+    population: sampling.PopulationCounts | None = None,
 ) -> UnqoverBias:
     """All UnQover measures of one model's paired scores, with seeded intervals (``n_resamples`` 0: none).
 
-    ``observed`` (a mask over the groups of ``paired``, which then holds the whole dataset) marks the groups a
-    quick run scored: the headline numbers become estimates of the full-dataset values, with intervals from the
-    sampling of groups (``unqover.measure.sampled``); ``sample_info`` (seed, design) is recorded with them.
+    A quick run's scores estimate the full-dataset values, with intervals from the sampling of groups
+    (``unqover.measure.sampled``); ``sample_info`` (seed, design) is recorded with them. Its groups are given as
+    ``observed``, a mask over the groups of ``paired``, which then holds the whole dataset; or ``paired`` holds the
+    sampled groups alone, coded with the whole dataset's labels, and ``population`` the whole dataset's counts
+    (a generated probe too large to hold: every pair of its subjects compares two clusters, if it has clusters).
     """
     if mode not in MODES:
         raise UnqoverError(f"mode must be one of {MODES}, got {mode!r}")
@@ -241,7 +244,6 @@ def measure_paired(
         raise UnqoverError(f"n_resamples must be an integer >= 0, got {n_resamples!r}")
     cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
 
-    population = None
     if observed is not None:
         observed = np.asarray(observed, dtype=bool)
         if observed.shape != (paired.num_groups,):
@@ -249,8 +251,11 @@ def measure_paired(
         if not observed.any():
             raise PairingError("none of the dataset's groups was scored")
         if not observed.all():
-            population, paired = paired, paired.subset(observed)
-            n_resamples = 0  # intervals come from the sampling design instead
+            population, paired = sampling.PopulationCounts.of(paired), paired.subset(observed)
+    if population is not None and paired.num_groups >= population.num_groups:
+        population = None  # every group was scored: the plain values
+    if population is not None:
+        n_resamples = 0  # intervals come from the sampling design instead
     _, _, c = bias_scores(paired)
     values = SubjectValues.from_groups(paired, c)
     n_subjects, n_attributes = len(paired.subjects), len(paired.attributes)
@@ -294,7 +299,7 @@ def measure_paired(
         }
     else:  # a quick run: estimates of the full-dataset values, computed once
         design, sample_estimates = _sample_estimates(
-            population, observed, cluster_of, cluster_labels, cluster_unit, confidence, seed
+            paired, population, cluster_of, cluster_labels, cluster_unit, confidence, seed
         )
         headline = {
             name: estimate.value if estimate.value is not None else float("nan")
@@ -318,7 +323,6 @@ def measure_paired(
             result,
             design,
             sample_estimates,
-            population,
             cluster_of,
             cluster_labels,
             confidence,
@@ -378,12 +382,15 @@ def unqover_bias(
     seed: int = 0,
     observed=None,
     sample_info: dict | None = None,
+    population: sampling.PopulationCounts | None = None,
 ) -> UnqoverBias:
     """Measure one model's scores on UnQover rows (a table or mapping with the dataset's columns).
 
     ``observed`` (a boolean per row) marks the rows that were scored when ``rows`` is the whole dataset and a quick
     run scored part of it: the scores of the other rows are ignored, and the result estimates the full-dataset
-    values (see :func:`measure_paired`). A group must be scored whole (all four rows) or not at all.
+    values (see :func:`measure_paired`). A group must be scored whole (all four rows) or not at all. Or ``rows``
+    holds a quick run's sampled rows alone and ``population`` the whole dataset's counts and labels (a generated
+    probe too large to hold).
 
     Needs ``subject_1``, ``subject_2``, ``template_id``, ``attribute`` and ``polarity``; uses
     ``subject_1_cluster``/``subject_2_cluster`` for the cluster table when present and, in the default mode,
@@ -397,6 +404,8 @@ def unqover_bias(
         score_1 = np.where(observed, np.asarray(score_1, dtype=np.float64), 0.0)
         score_2 = np.where(observed, np.asarray(score_2, dtype=np.float64), 0.0)
     paired = pair_dataset_rows(rows, score_1, score_2, mode=mode, drop_incomplete=drop_incomplete)
+    if population is not None:
+        paired = coded_as(paired, population.labels)
     observed_groups = None
     if observed is not None:
         scored = observed[paired.rows]
@@ -425,6 +434,7 @@ def unqover_bias(
         seed=seed,
         observed=observed_groups,
         sample_info=sample_info,
+        population=population,
     )
 
 
@@ -545,22 +555,32 @@ def _sample_units(
     }
 
 
-def quick_run_groups(rows, *, mode: str = "default") -> int:
+def quick_run_groups(
+    rows, *, mode: str = "default", population: sampling.PopulationCounts | None = None
+) -> int:
     """The fewest groups a quick run of the dataset ``rows`` (every row) samples for μ and η (and δ, ε) to be
     estimated instead of declined: :func:`unqover.measure.sampled.groups_needed` on its cells, as a quick run's
-    measure (:func:`measure_paired`) sets them up. No scores are read: it is known before anything is scored."""
-    zeros = np.zeros(len(rows["subject_1"]))
-    population = pair_dataset_rows(rows, zeros, zeros, mode=mode)
-    cluster_of, cluster_labels, cluster_unit = mu_units(population, mode)
-    units = _sample_units(population, cluster_of, cluster_labels, cluster_unit)  # the headline's units only
+    measure (:func:`measure_paired`) sets them up. No scores are read: it is known before anything is scored.
+    ``population``: a generated probe's counts, whose labels stand for its rows (``rows`` is then not read)."""
+    if population is not None:
+        paired = population.labels
+    else:
+        zeros = np.zeros(len(rows["subject_1"]))
+        paired = pair_dataset_rows(rows, zeros, zeros, mode=mode)
+    cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
+    units = _sample_units(paired, cluster_of, cluster_labels, cluster_unit)  # the headline's units only
     return sampling.groups_needed(
-        population, unit_of=units["unit_of"], num_units=units["num_units"], subject_weighted=cluster_unit
+        paired,
+        unit_of=units["unit_of"],
+        num_units=units["num_units"],
+        subject_weighted=cluster_unit,
+        population=population,
     )
 
 
 def _sample_estimates(
-    population: PairedScores,
-    observed: np.ndarray,
+    sample: PairedScores,
+    population: sampling.PopulationCounts,
     cluster_of: np.ndarray | None,
     cluster_labels: np.ndarray,
     cluster_unit: bool,
@@ -568,13 +588,15 @@ def _sample_estimates(
     seed: int,
 ) -> tuple[sampling.Design, dict[str, sampling.Estimate]]:
     """A quick run's design and its estimates of the full-dataset headline values (δ, ε, μ, η; μ and η per
-    subject too), by name as :class:`UnqoverBias` names them (``unqover.measure.sampled``)."""
+    subject too), by name as :class:`UnqoverBias` names them (``unqover.measure.sampled``): ``sample`` holds the
+    sampled groups alone, ``population`` the whole dataset's counts."""
     design, estimates_ = sampling.estimate_from_sample(
-        population,
-        observed,
-        **_sample_units(population, cluster_of, cluster_labels, cluster_unit),
+        sample,
+        np.ones(sample.num_groups, dtype=bool),
+        **_sample_units(sample, cluster_of, cluster_labels, cluster_unit),
         seed=seed,
         confidence=confidence,
+        population=population,
     )
     named = {**estimates_.headline, **estimates_.extra}
     if not cluster_unit:  # μ and η are per subject already
@@ -593,7 +615,10 @@ def sample_headline(
     """A quick run's estimates of the full-dataset headline values with intervals at ``confidence``, as its own
     measure computes them (``unqover leaderboard`` recomputes them at a simultaneous level)."""
     cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
-    return _sample_estimates(paired, observed, cluster_of, cluster_labels, cluster_unit, confidence, seed)[1]
+    population, sample = sampling.PopulationCounts.of(paired), paired.subset(np.asarray(observed, dtype=bool))
+    return _sample_estimates(sample, population, cluster_of, cluster_labels, cluster_unit, confidence, seed)[
+        1
+    ]
 
 
 def sample_p_value(
@@ -641,7 +666,6 @@ def _add_sample_intervals(
     result: UnqoverBias,
     design: sampling.Design,
     named: dict[str, sampling.Estimate],
-    population: PairedScores,
     cluster_of: np.ndarray | None,
     cluster_labels: np.ndarray,
     confidence: float,
@@ -650,7 +674,7 @@ def _add_sample_intervals(
 ) -> None:
     """A quick run's intervals and declined numbers (the headline values are ``named``'s already), and its tables'
     cells as estimates of the full-dataset cells, with their intervals."""
-    n_subjects = len(population.subjects)
+    n_subjects = len(design.paired.subjects)
     result.interval_kind = "sampling"
     result.sample = {
         "groups": design.n,
@@ -674,7 +698,7 @@ def _add_sample_intervals(
     }
     c = np.concatenate([design.c, -design.c])
     sign = np.sign(c)
-    n_attributes = len(population.attributes)
+    n_attributes = len(design.paired.attributes)
     per_subject = design.records(np.arange(n_subjects), n_subjects, False)
     if result.mode == "paper":  # γ(x): the plain mean of x's values
         subject_records = design.records(np.arange(n_subjects), n_subjects, False, by_attribute=False)
