@@ -190,3 +190,124 @@ def test_check_design_flags_a_subset_that_is_not_proportional(rows):
     words = design_warning(check.stratum, check.kept, check.size, check.expected)
     assert f"(stratum {check.stratum}: {check.kept} of {check.size} groups kept, expected about " in words
     assert f"expected about {fmt(check.expected, 1)})" in words and "equal-probability random sample" in words
+
+
+def _crossed_rows(subjects: list[str], cells: list[tuple]) -> pa.Table:
+    """Every unordered subject pair x every (template, attribute, type) cell, four rows per group."""
+    i, j = np.triu_indices(len(subjects), k=1)
+    names = np.array(subjects, dtype=object)
+    first = np.concatenate([names[i], names[i], names[j], names[j]])  # both orders x both polarities
+    second = np.concatenate([names[j], names[j], names[i], names[i]])
+    polarity = np.repeat(np.array(["positive", "negated", "positive", "negated"], dtype=object), len(i))
+    per_cell = len(first)
+    columns = {
+        "subject_1": np.tile(first, len(cells)),
+        "subject_2": np.tile(second, len(cells)),
+        "template_id": np.repeat([template for template, _, _ in cells], per_cell),
+        "attribute": np.repeat(np.array([a for _, a, _ in cells], dtype=object), per_cell),
+        "attribute_type": np.repeat(np.array([t for _, _, t in cells], dtype=object), per_cell),
+        "polarity": np.tile(polarity, len(cells)),
+    }
+    return pa.table({"id": [f"r{k}" for k in range(per_cell * len(cells))], **columns})
+
+
+def _crossed_keys(subjects, pairs, cells, kept: np.ndarray) -> set[tuple]:
+    return {(frozenset((subjects[pairs[p, 0]], subjects[pairs[p, 1]])), *cells[h]) for p, h in kept.tolist()}
+
+
+def _row_keys(table: pa.Table) -> set[tuple]:
+    return {(key[0], key[1], key[2], key[3]) for key in _groups(table)}
+
+
+def _crossed_case(num_subjects: int, templates: list[int], attributes: list[tuple[str, str]], rng_seed: int):
+    """Rows, and the arguments of select_crossed_groups for them (pairs shuffled, some given in reverse)."""
+    from unqover.scoring.sampling import _text_hash, cell_hashes
+
+    subjects = [f"subject {k}" for k in range(num_subjects)]
+    cells = [(template, attribute, kind) for template in templates for attribute, kind in attributes]
+    rng = np.random.default_rng(rng_seed)
+    pairs = np.stack(np.triu_indices(num_subjects, k=1), axis=1)[
+        rng.permutation(num_subjects * (num_subjects - 1) // 2)
+    ]
+    flip = rng.random(len(pairs)) < 0.5
+    pairs[flip] = pairs[flip, ::-1]  # the order inside a pair does not matter
+    subject_hash = np.array([_text_hash(s) for s in subjects], dtype=np.uint64)
+    cell_hash = cell_hashes(*(list(column) for column in zip(*cells, strict=True)))
+    return _crossed_rows(subjects, cells), subjects, pairs, cells, subject_hash, cell_hash
+
+
+@pytest.mark.parametrize(
+    ("num_subjects", "templates", "attributes"),
+    [
+        (7, [0, 1], [("x", "pos"), ("y", "neg"), ("z", "pos")]),
+        (9, [0, 3], [("x", "pos"), ("x", "neg"), ("y", "neg"), ("w", "pos")]),
+        (12, [1, 0], [("a", "neg"), ("b", "neg"), ("c", "pos"), ("d", "pos"), ("e", "neg")]),
+    ],
+)
+def test_crossed_selection_keeps_the_groups_select_groups_keeps(num_subjects, templates, attributes):
+    from unqover.scoring.sampling import find_groups, select_crossed_groups
+
+    rows, subjects, pairs, cells, subject_hash, cell_hash = _crossed_case(
+        num_subjects, templates, attributes, num_subjects
+    )
+    assert set(cell_hash.tolist()) == set(find_groups(rows).stratum_identity.tolist())
+    total = len(pairs) * len(cells)
+    budgets = sorted({1, 2, 3, 5, len(cells) - 1, len(cells), len(cells) + 1, total // 2, total - 1, total})
+    for seed in range(12):
+        for n in budgets:
+            kept = select_crossed_groups(subject_hash, pairs, cell_hash, n, seed)
+            assert kept.dtype == np.int64 and kept.shape == (n, 2)
+            assert (np.lexsort((kept[:, 0], kept[:, 1])) == np.arange(n)).all()  # sorted by (cell, pair)
+            expected = _row_keys(select_groups(rows, limit=n, seed=seed))
+            assert _crossed_keys(subjects, pairs, cells, kept) == expected, (seed, n)
+
+
+@pytest.fixture(scope="module")
+def large_crossed():
+    return _crossed_case(300, [0], [("a", "pos"), ("b", "neg"), ("c", "pos"), ("d", "neg")], 1)
+
+
+@pytest.mark.parametrize("n", [1, 10, 100])
+def test_crossed_selection_on_many_pairs(large_crossed, n):
+    from unqover.scoring.sampling import select_crossed_groups
+
+    rows, subjects, pairs, cells, subject_hash, cell_hash = large_crossed
+    assert len(pairs) == 44_850
+    for seed in (0, 17):
+        kept = select_crossed_groups(subject_hash, pairs, cell_hash, n, seed)
+        expected = _row_keys(select_groups(rows, limit=n, seed=seed))
+        assert _crossed_keys(subjects, pairs, cells, kept) == expected
+
+
+def test_crossed_selection_widens_too_few_candidates(monkeypatch):
+    """Starting from one candidate per cell, the check finds cells that need more and redoes the draw."""
+    from unqover.scoring import sampling
+
+    rows, subjects, pairs, cells, subject_hash, cell_hash = _crossed_case(
+        10, [0, 1], [("x", "pos"), ("y", "neg")], 2
+    )
+    monkeypatch.setattr(sampling, "_first_candidates", lambda n, size, cells: 1)
+    for seed in range(5):
+        for n in (2, 5, 9, 30, 100):
+            kept = sampling.select_crossed_groups(subject_hash, pairs, cell_hash, n, seed)
+            assert _crossed_keys(subjects, pairs, cells, kept) == _row_keys(
+                select_groups(rows, limit=n, seed=seed)
+            )
+
+
+def test_crossed_selection_with_a_budget_beyond_the_groups_keeps_them_all():
+    from unqover.scoring.sampling import select_crossed_groups
+
+    rows, subjects, pairs, cells, subject_hash, cell_hash = _crossed_case(
+        5, [0], [("x", "pos"), ("y", "neg")], 3
+    )
+    total = len(pairs) * len(cells)
+    for n in (total, total + 1, 10**9):
+        kept = select_crossed_groups(subject_hash, pairs, cell_hash, n, seed=4)
+        assert kept.shape == (total, 2)
+        assert _crossed_keys(subjects, pairs, cells, kept) == _row_keys(rows)
+    assert select_crossed_groups(subject_hash, pairs, cell_hash, 0, seed=4).shape == (0, 2)
+    assert select_crossed_groups(subject_hash, pairs[:0], cell_hash, 3, seed=4).shape == (0, 2)
+    for bad in ({"n": -1, "seed": 0}, {"n": 1.5, "seed": 0}, {"n": 3, "seed": -1}):
+        with pytest.raises(UnqoverError):
+            select_crossed_groups(subject_hash, pairs, cell_hash, **bad)

@@ -178,6 +178,66 @@ def priorities(groups: Groups, seed: int) -> np.ndarray:
     return (rank + offset[groups.stratum]) / sizes[groups.stratum]
 
 
+def cell_hashes(
+    templates: list[int | str], attributes: list[str], types: list[str] | None = None
+) -> np.ndarray:
+    """Each cell's stratum identity, as :func:`find_groups` hashes it: one cell per position of the parallel
+    lists (template ids are hashed as ``str(value)``, e.g. ``"0"``; ``types=None`` for rows without a type)."""
+
+    def hashed(values: list) -> np.ndarray:
+        return np.array([_text_hash(str(value)) for value in values], dtype=np.uint64)
+
+    cell_hash = _mix(_mix(hashed(templates)) ^ hashed(attributes))
+    return cell_hash if types is None else _mix(cell_hash ^ hashed(types))
+
+
+def _first_candidates(n: int, size: int, cells: int) -> int:
+    """Candidates per cell to try first: ceil((n + H) N_h / M) + 2, above any cell's share of n."""
+    return min(size, -(-(n + cells) // cells) + 2)
+
+
+def select_crossed_groups(
+    subject_hash: np.ndarray, pairs: np.ndarray, cell_hash: np.ndarray, n: int, seed: int
+) -> np.ndarray:
+    """The ``n`` groups :func:`selected_groups` keeps when the groups are every pair x every cell, without rows.
+
+    ``subject_hash``: ``_text_hash`` of each subject; ``pairs`` (P, 2): subject indices of each unordered pair,
+    once; ``cell_hash`` (H,): from :func:`cell_hashes`. Returns (pair index, cell index) of the kept groups,
+    shape (min(n, P H), 2), sorted by (cell, pair). Memory grows with P, not P H (a generated probe can have
+    millions of groups): every stratum is one cell of P groups, and only its few smallest draws can be kept, so
+    each cell gives its k best candidates, and k doubles until no cell had all of its candidates kept.
+    """
+    seed_hash = _seed_hash(check_seed(seed))
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise UnqoverError(f"n must be a whole number of groups >= 0, got {n!r}")
+    subject_hash = np.asarray(subject_hash, dtype=np.uint64)
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    cell_hash = np.asarray(cell_hash, dtype=np.uint64)
+    size, cells = len(pairs), len(cell_hash)  # N_h = size for every stratum
+    if n >= size * cells:  # everything (callers keep n small: this is P H rows)
+        return np.stack(np.divmod(np.arange(size * cells, dtype=np.int64), size)[::-1], axis=1)
+    first, second = subject_hash[pairs[:, 0]], subject_hash[pairs[:, 1]]
+    pair_hash = _mix(_mix(np.minimum(first, second)) ^ np.maximum(first, second))
+    offset = _uniform(_mix(cell_hash ^ _mix(seed_hash)))
+    k = _first_candidates(n, size, cells)
+    while True:
+        found = []  # per cell: (pair, cell, identity, priority) of its k smallest (draw, identity)
+        for h in range(cells):
+            identity = _mix(pair_hash ^ cell_hash[h])
+            draw = _uniform(_mix(identity ^ seed_hash))
+            bound = draw[np.argpartition(draw, k - 1)[k - 1]]
+            near = np.flatnonzero(draw <= bound)  # ties on the bound included, then cut exactly
+            best = near[np.lexsort((identity[near], draw[near]))[:k]]
+            found.append((best, np.full(k, h), identity[best], (np.arange(k) + offset[h]) / size))
+        pair, cell, identity, priority = (np.concatenate(part) for part in zip(*found, strict=True))
+        kept = np.lexsort((identity, priority))[:n]
+        if k == size or np.bincount(cell[kept], minlength=cells).max(initial=0) < k:
+            break  # no cell may have more groups below the threshold than its candidates
+        k = min(size, 2 * k)
+    kept = kept[np.lexsort((pair[kept], cell[kept]))]
+    return np.stack([pair[kept], cell[kept]], axis=1).astype(np.int64)
+
+
 def budget(num_groups: int, limit: int | None = None, sample: float | None = None) -> int:
     """The number of groups a quick run keeps: ``limit`` groups, or a fraction ``sample`` of them (at least 1)."""
     if limit is not None and sample is not None:
