@@ -358,18 +358,33 @@ def _big_probe(path: Path, subjects: int, attributes: int) -> Path:
 def test_a_custom_probe_beyond_memory_is_refused_with_its_count_before_the_model(
     tmp_path, monkeypatch, capsys
 ):
+    """A quick run makes its sample's rows only (the issue's 1,000 x 20 at --limit 10 passes the check): a full run,
+    and a quick run whose sample's pairs are too many, are refused with their counts before the model."""
     import unqover.env
+    from unqover.lexicon.custom import read_probe_file
+    from unqover.probes.custom import CustomProbe
 
     monkeypatch.setattr(unqover.env, "available_memory", lambda: 4 * 2**30)  # a machine with 4 GB free
     probe = _big_probe(tmp_path / "crowd.yaml", 1000, 20)
-    argv = ["probe", str(tmp_path / "no-model"), "--probe", str(probe), "--limit", "10"]
-    line = refused([*argv, "--output", str(tmp_path / "run")], capsys, "")
+    assert read_probe_file(probe).subjects and CustomProbe(probe).check_memory("qa", 10) is None
+    full = ["probe", str(tmp_path / "no-model"), "--probe", str(probe), "--output", str(tmp_path / "run")]
+    line = refused(full, capsys, "")
     assert re.fullmatch(
         re.escape(
             f"unqover: error: {probe}: its 39,960,000 rows (1,000 subjects, 1 template, 20 attributes) need "
         )
-        + r"about \d+\.\d GB of memory, more than the 4\.0 GB available: a quick run keeps every row's id and groups "
-        r"\(not its texts\) to estimate the whole set; use fewer subjects, templates or attributes",
+        + r"about \d+\.\d GB of memory, more than the 4\.0 GB available, and this makes every row \(a full run, a "
+        r"--precision run, a masked LM's quick run, or a leaderboard or comparison of its runs\); a quick run of a QA or causal LM "
+        r"\(--limit or --sample\) makes only its sample's rows, or use fewer subjects, templates or attributes",
+        line,
+    ), line
+    line = refused([*full, "--sample", "0.5"], capsys, "")
+    assert re.fullmatch(
+        re.escape(
+            f"unqover: error: {probe}: a quick run of 4,995,000 groups of its 9,990,000 (1,000 subjects, 1 template, "
+            "20 attributes) makes 19,980,000 rows and draws from 499,500 subject pairs: about "
+        )
+        + r"\d+\.\d GB of memory, more than the 4\.0 GB available; use a smaller --limit or --sample, or fewer subjects",
         line,
     ), line
     assert not (tmp_path / "run").exists()
@@ -387,10 +402,12 @@ def test_the_size_of_a_custom_probe_s_rows_is_known_before_they_are_made(pets):
     assert estimate == pytest.approx(made.nbytes / made.num_rows, rel=0.05)
 
 
-def _under_address_space_limit(headroom: int, argv: list[str], *prelude: str) -> subprocess.CompletedProcess:
+def _under_address_space_limit(
+    headroom: int, argv: list[str], *prelude: str, total: int | None = None
+) -> subprocess.CompletedProcess:
     """``unqover ARGV`` in a subprocess whose address space may grow ``headroom`` bytes past what it maps once
-    unqover, numpy and pyarrow are imported (``ulimit -v``, RLIMIT_AS: a real limit, a real MemoryError), after the
-    ``prelude`` lines."""
+    unqover, numpy and pyarrow are imported (``ulimit -v``, RLIMIT_AS: a real limit, a real MemoryError), or up to
+    ``total`` bytes in all, after the ``prelude`` lines."""
     import unqover
 
     code = "\n".join(
@@ -401,7 +418,8 @@ def _under_address_space_limit(headroom: int, argv: list[str], *prelude: str) ->
             *prelude,
             "status = open('/proc/self/status').read().splitlines()",
             "used = next(int(line.split()[1]) * 1024 for line in status if line.startswith('VmSize:'))",
-            f"resource.setrlimit(resource.RLIMIT_AS, (used + {headroom}, resource.RLIM_INFINITY))",
+            f"limit = {total} or used + {headroom}",
+            "resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))",
             f"sys.exit(main({argv!r}))",
         ]
     )
@@ -415,21 +433,39 @@ def _under_address_space_limit(headroom: int, argv: list[str], *prelude: str) ->
 
 
 @pytest.mark.slow
-def test_a_quick_run_beyond_the_address_space_limit_is_refused_in_one_line(tmp_path):
-    """Under ``ulimit -v`` (the issue's 3 GB, here 1 GB more than unqover maps) the memory check sees the limit:
-    one line before the model, not a MemoryError traceback. The rows (about 2 GB) fit in this machine's free memory,
-    so only the limit refuses them."""
-    probe = _big_probe(tmp_path / "crowd.yaml", 300, 20)
-    argv = ["probe", str(tmp_path / "no-model"), "--probe", str(probe), "--limit", "10"]
-    done = _under_address_space_limit(2**30, [*argv, "--output", str(tmp_path / "run")])
-    assert done.returncode == 2, done.stderr[-3000:]
-    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
-    assert re.fullmatch(
-        re.escape(f"unqover: error: {probe}: its 3,588,000 rows (300 subjects, 1 template, 20 attributes) ")
-        + r"need about \d\.\d GB of memory, more than the [\d.]+ [MG]B available: .*\n",
-        done.stderr,
-    ), done.stderr
-    assert not (tmp_path / "run").exists()
+def test_a_quick_run_of_a_large_custom_probe_runs_under_a_3_gb_address_space_limit(tmp_path):
+    """The issue's case: 1,000 subjects x 20 attributes (9,990,000 groups, 39,960,000 rows) at --limit 10 under
+    ``ulimit -v`` 3 GB scores its 40 rows and measures them against the counted population; its full run is refused
+    in one line before the model, and the quick run's predictions measure again to the same numbers."""
+    import tiny_models
+
+    probe = _big_probe(tmp_path / "crowd.yaml", 1000, 20)
+    texts = ["Person0001 sat next to Person0002 on the porch. Who was very lazy 1? Who was never lazy 1?"]
+    model = tiny_models.bert_qa(tmp_path / "qa", texts)
+    argv = ["probe", str(model), "--probe", str(probe), "--output", str(tmp_path / "run"), "--quiet"]
+    done = _under_address_space_limit(0, [*argv, "--limit", "10"], total=3 * 2**30)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert results["result"]["sample"]["groups"] == 10 and results["result"]["sample"]["of"] == 9_990_000
+    assert results["result"]["sample"]["matches_design"] is True
+    assert pq.read_table(tmp_path / "run" / "predictions.parquet").num_rows == 40
+    measured = tmp_path / "m.json"
+    argv_measure = ["measure", str(tmp_path / "run" / "predictions.parquet"), "--probe", str(probe)]
+    again = _under_address_space_limit(0, [*argv_measure, "--output", str(measured)], total=3 * 2**30)
+    assert again.returncode == 0, again.stderr[-3000:]
+    redone = json.loads(measured.read_text(encoding="utf-8"))["result"]
+    for key in ("mu", "eta", "positional_error", "attributive_error", "declined", "gamma", "most_biased"):
+        assert redone[key] == results["result"][key], key
+    argv_full = ["probe", str(model), "--probe", str(probe), "--output", str(tmp_path / "full")]
+    full = _under_address_space_limit(0, argv_full, total=3 * 2**30)
+    assert full.returncode == 2 and "Traceback" not in full.stderr and full.stderr.count("\n") == 1, (
+        full.stderr
+    )
+    assert (
+        full.stderr.startswith(f"unqover: error: {probe}: its 39,960,000 rows ")
+        and "this makes every row" in full.stderr
+    )
+    assert not (tmp_path / "full").exists()
 
 
 @pytest.mark.slow
@@ -492,8 +528,9 @@ def test_measure_with_a_probe_file_beyond_memory_is_refused_with_its_count(
         re.escape(
             f"unqover: error: {edited}: its 4,500 rows (10 subjects, 1 template, 25 attributes) need about "
         )
-        + r"\d+ MB of memory, more than the 1 MB available: all of them are generated first \(a quick run of a QA "
-        r"or causal LM keeps only their ids and groups\); use fewer subjects, templates or attributes",
+        + r"\d+ MB of memory, more than the 1 MB available, and this makes every row \(a full run, a --precision "
+        r"run, a masked LM's quick run, or a leaderboard or comparison of its runs\); a quick run of a QA or causal LM \(--limit "
+        r"or --sample\) makes only its sample's rows, or use fewer subjects, templates or attributes",
         line,
     ), line
     assert not (tmp_path / "m.json").exists()

@@ -282,10 +282,7 @@ def test_a_quick_run_of_a_custom_probe_gets_no_quick_run_hint(world, tmp_path, m
     argv = ["probe", str(world["qa"]), "--probe", str(world["pets"]), "--limit", "2", "--resamples", "5"]
     assert main([*argv, "--device", "cpu", "--output", str(tmp_path / "run")]) == 0
     err = capsys.readouterr().err
-    assert (
-        "pets.yaml: generating 24 rows (qa): every row's id and groups, the texts of the sample's rows only"
-        in err
-    )
+    assert "pets.yaml: making the rows of a sample of 2 groups of its 6 (qa)\n" in err  # not every row
     assert "--precision" not in err
 
 

@@ -629,22 +629,83 @@ templates:
 """
 
 
+def _flat(text: str) -> str:
+    """CROWD's subjects as one flat list (all pairs) instead of two clusters (pairs across them)."""
+    return text.replace("subjects:\n  a: [", "subjects: [").replace("Lu]\n  b: [Max", "Lu, Max")
+
+
+QUICK_RUNS = [(1, None), (3, None), (25, None), (40, None), (10**6, None), (None, 0.1), (None, 0.5)]
+
+
 @pytest.mark.parametrize("config", ["qa", "mlm"])
-def test_a_quick_runs_sample_made_from_the_population_is_the_same_rows(tmp_path, config):
-    """Every row's ids and groups, then the texts of the sampled rows only: the very rows (ids, order, every column)
-    that making every row and sampling them gives, for any size and seed of the draw."""
-    from unqover.generate.custom import POPULATION_COLUMNS, custom_population, custom_rows_of
+def test_a_quick_runs_sample_made_from_its_pairs_is_the_same_rows(tmp_path, config):
+    """The sampled groups' rows made from their subject pairs alone: the very rows (ids, order, every column) that
+    making every row and sampling them gives, for any size and seed of the draw."""
+    from unqover.probes.custom_population import sampled_rows
     from unqover.scoring.sampling import select_groups
 
-    flat = CROWD.replace("subjects:\n  a: [", "subjects: [").replace("Lu]\n  b: [Max", "Lu, Max")
-    for text in (CROWD, flat):  # pairs across two clusters; all pairs of a flat list
+    for text in (CROWD, _flat(CROWD)):  # pairs across two clusters; all pairs of a flat list
         probe = read_probe_file(write(tmp_path, text))
         full = custom_rows(probe, config)
-        population = custom_population(probe, config)
-        assert population.column_names == list(POPULATION_COLUMNS)
-        assert population.equals(full.select(list(POPULATION_COLUMNS)))
-        for limit, sample in [(1, None), (3, None), (25, None), (10**6, None), (None, 0.1), (None, 0.5)]:
+        for limit, sample in QUICK_RUNS:
             for seed in (0, 1, 7):
                 drawn = select_groups(full, limit=limit, sample=sample, seed=seed)
-                chosen = select_groups(population, limit=limit, sample=sample, seed=seed)
-                assert custom_rows_of(probe, config, chosen).equals(drawn), (limit, sample, seed)
+                made = sampled_rows(probe, config, limit=limit, sample=sample, seed=seed)
+                assert made.equals(drawn), (limit, sample, seed)
+
+
+def _numbers_agree(a, b, where: str = "") -> None:
+    """Two results' JSON alike: every float within 1e-12 (sums of weights may run in another order), the rest
+    equal; table rows matched by their labels (a rank may swap between values equal to 1e-12)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            if key != "rank":
+                _numbers_agree(a[key], b[key], f"{where}/{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        if a and isinstance(a[0], dict) and "subject" in a[0]:
+            labels = ("subject", "attribute", "attribute_type", "cluster")
+            a, b = (sorted(x, key=lambda row: [str(row.get(k)) for k in labels]) for x in (a, b))
+        for k, (x, y) in enumerate(zip(a, b, strict=True)):
+            _numbers_agree(x, y, f"{where}[{k}]")
+    elif isinstance(a, float) and isinstance(b, float) and not (np.isnan(a) and np.isnan(b)):
+        assert abs(a - b) <= 1e-12 * max(1.0, abs(a)), (where, a, b)
+    else:
+        assert a == b or (a != a and b != b), (where, a, b)
+
+
+def test_a_quick_run_measured_with_the_counted_population_gives_the_numbers_of_every_row(tmp_path):
+    """A quick run's estimates from its sample and the probe's counts (no other row) are those measured against
+    every row: headline values, intervals, declined values and every table, in both modes, with clusters (μ per
+    cluster, subjects weighted) and without."""
+    import json
+
+    from unqover.probes.custom_population import num_groups, population_counts, sampled_rows
+    from unqover.probes.unqover_rows import measure_scores
+
+    for text in (CROWD, _flat(CROWD)):
+        probe = read_probe_file(write(tmp_path, text))
+        full = custom_rows(probe, "qa")
+        assert num_groups(probe, "qa") == full.num_rows // 4
+        for limit, sample in QUICK_RUNS:
+            for seed in (0, 7):
+                rows = sampled_rows(probe, "qa", limit=limit, sample=sample, seed=seed)
+                rng = np.random.default_rng(seed)
+                scores = pa.table(
+                    {
+                        "id": rows["id"],
+                        "score_1": rng.random(rows.num_rows),
+                        "score_2": rng.random(rows.num_rows),
+                    }
+                )
+                for mode in ("default", "paper"):
+                    options = {"mode": mode, "seed": seed, "resamples": 20, "sample_info": {"seed": seed}}
+                    counted = population_counts(probe, "qa", mode)
+                    assert counted.num_groups == full.num_rows // 4
+                    every_row = measure_scores(full, scores, **options)
+                    sampled = measure_scores(rows, scores, **options, population=counted)
+                    _numbers_agree(
+                        json.loads(json.dumps(every_row.to_dict(), default=str)),
+                        json.loads(json.dumps(sampled.to_dict(), default=str)),
+                    )

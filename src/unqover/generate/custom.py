@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.text import fix_articles, render, shift_span
@@ -50,20 +49,6 @@ CUSTOM_CONFIGS = {
 ROWS_PER_BATCH = 262_144
 #: Every template uses this one attribute slot; the row's ``attribute_type`` is the attribute's own ``type``.
 _SLOT_TYPE = ATTRIBUTE.name
-#: The columns a quick run keeps of every row (:func:`custom_population`): its id and its group's columns, all a
-#: sample's draw and the estimates of the whole set read; not the texts, which only the sampled rows need.
-POPULATION_COLUMNS = (
-    "id",
-    "template_id",
-    "subject_1",
-    "subject_2",
-    "subject_1_cluster",
-    "subject_2_cluster",
-    "attribute",
-    "attribute_cluster",
-    "attribute_type",
-    "polarity",
-)
 
 
 @dataclass
@@ -229,41 +214,63 @@ def custom_rows(probe: CustomProbeSpec, config: str = "qa", progress: bool = Fal
     return pa.Table.from_batches(list(_pair_batches(plan, progress, probe.name)), schema=ROW_SCHEMA)
 
 
-def custom_population(probe: CustomProbeSpec, config: str = "qa", progress: bool = False) -> pa.Table:
-    """Every row of one config with its :data:`POPULATION_COLUMNS` only (ids and groups, no texts): what a quick
-    run draws its sample from and estimates the whole set's values over, in about half the memory of the rows.
-    The rows, ids and order are :func:`custom_rows`'s."""
-    plan = custom_plan(probe, config)
-    schema = pa.schema([ROW_SCHEMA.field(name) for name in POPULATION_COLUMNS])
-    batches = (batch.select(list(POPULATION_COLUMNS)) for batch in _pair_batches(plan, progress, probe.name))
-    return pa.Table.from_batches(list(batches), schema=schema)
+def unordered_pairs(plan: CustomPlan) -> np.ndarray:
+    """Each unordered subject pair of ``plan`` once, as (i, j) subject indices: the first half of ``plan.pairs``
+    (the second half flips them). A group is one of these pairs in one cell (template x attribute)."""
+    return plan.pairs[: len(plan.pairs) // 2]
 
 
-def custom_rows_of(probe: CustomProbeSpec, config: str, chosen: pa.Table) -> pa.Table:
-    """The full rows (every column) of ``chosen``, some rows of :func:`custom_population` (a quick run's sample),
-    made from the subject pairs they hold only: the rows of :func:`custom_rows` with those ids, in its order."""
+def custom_label_rows(probe: CustomProbeSpec, config: str = "qa") -> pa.Table:
+    """Rows in which every subject, cluster, template and attribute of the probe appears: the rows of the first
+    pair of each subject (a few pairs, every cell), so that a large probe's labels are known without its rows."""
     plan = custom_plan(probe, config)
-    index = {subject.identity: k for k, subject in enumerate(plan.subjects)}
-    size = len(plan.subjects)
-    keys = plan.pairs[:, 0] * size + plan.pairs[:, 1]  # each ordered pair's key, in plan order
-    order = np.argsort(keys, kind="stable")
-    first = np.array([index[s] for s in chosen["subject_1"].to_pylist()], dtype=np.int64)
-    second = np.array([index[s] for s in chosen["subject_2"].to_pylist()], dtype=np.int64)
-    wanted = np.unique(first * size + second)
-    pairs = np.sort(order[np.searchsorted(keys, wanted, sorter=order)])
-    rows = pa.Table.from_batches(list(_part(plan, pairs).batches()), schema=ROW_SCHEMA)
-    return rows.filter(pc.is_in(rows["id"], value_set=chosen["id"].combine_chunks()))
+    pairs = unordered_pairs(plan)
+    first = np.full(len(plan.subjects), len(pairs))
+    for side in (0, 1):
+        np.minimum.at(first, pairs[:, side], np.arange(len(pairs)))
+    cover = np.unique(first[first < len(pairs)])
+    return _rows_of_pairs(plan, cover)
+
+
+def custom_group_rows(probe: CustomProbeSpec, config: str, groups: np.ndarray) -> pa.Table:
+    """The rows (every column) of some of the probe's groups, made from those groups alone: the rows of
+    :func:`custom_rows` of those groups, ids included, in its order. ``groups``: (pair, cell) per group, the pair an
+    index into :func:`unordered_pairs`, the cell ``template x attributes + attribute`` (file order)."""
+    plan = custom_plan(probe, config)
+    half, per_template = len(plan.pairs) // 2, len(probe.attributes)
+    parts, order = [], []
+    for cell in np.unique(groups[:, 1]):
+        pairs = np.sort(groups[groups[:, 1] == cell, 0])
+        both = np.concatenate([pairs, pairs + half])  # both subject orders, as indices into plan.pairs
+        template, attribute = divmod(int(cell), per_template)
+        part = replace(
+            plan,
+            pairs=plan.pairs[both],
+            templates=[plan.templates[template]],
+            template_attributes=[[plan.template_attributes[template][attribute]]],
+        )
+        parts.append(pa.Table.from_batches(list(part.batches()), schema=ROW_SCHEMA))
+        order.append(np.repeat(both * len(plan.templates) * per_template + cell, 2))  # positive, then negated
+    if not parts:
+        return ROW_SCHEMA.empty_table()
+    return pa.concat_tables(parts).take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+
+
+def _rows_of_pairs(plan: CustomPlan, pairs: np.ndarray) -> pa.Table:
+    """The rows of some unordered pairs (sorted indices into :func:`unordered_pairs`), in both subject orders."""
+    both = np.concatenate([pairs, pairs + len(plan.pairs) // 2])
+    return pa.Table.from_batches(list(_part(plan, both).batches()), schema=ROW_SCHEMA)
 
 
 __all__ = [
     "CUSTOM_CONFIGS",
-    "POPULATION_COLUMNS",
     "CustomPlan",
     "custom_configs",
+    "custom_group_rows",
+    "custom_label_rows",
     "custom_ordered_pairs",
     "custom_plan",
-    "custom_population",
     "custom_rows",
-    "custom_rows_of",
     "row_bytes",
+    "unordered_pairs",
 ]

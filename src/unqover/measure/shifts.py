@@ -248,7 +248,9 @@ def _difference_upper(measure: _BoundedMeasure, z: float) -> float:
     design_a, design_b = measure.designs
     rec, values = measure.rec, measure.values
     shared = design_a.observed & design_b.observed
-    shared = Design(design_a.paired, shared, 0, 1 - design_a.alpha, design_a.population)  # the seed splits L̃ only
+    shared = Design(
+        design_a.paired, shared, 0, 1 - design_a.alpha, design_a.population
+    )  # the seed splits L̃ only
     if declined_estimate(shared, rec, "shift", "difference") is not None:
         return math.inf
     bounds = measure.bounds_of(

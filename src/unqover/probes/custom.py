@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,84 +51,104 @@ class CustomProbe(UnqoverProbe):
         """Nothing to find: the rows are generated from the probe's file."""
 
     def check_config(self, run: RunOptions, settings: dict) -> None:
-        """Also refuse, before any model loads, rows too large for this machine's memory: a run generates all its
-        rows first, but for a quick run (a fixed sample of groups) only their ids and groups, the texts of the sample's
-        rows alone (its estimates are of the whole set)."""
+        """Also refuse, before any model loads, rows too large for this machine's memory: a full run makes every
+        row; a quick run of a QA or causal LM (a fixed sample of groups) only its sample's rows."""
         super().check_config(run, settings)
         if not run.dataset:
             config = (
                 run.config or "qa"
             )  # a masked LM's quick run makes every row (its coverage reads the texts)
-            self.check_memory(config, quick=self.samples_groups(run, settings) and config != "mlm")
+            quick = self.samples_groups(run, settings) and config != "mlm"
+            self.check_memory(config, self._sample_size(run, settings, config) if quick else None)
 
-    def check_memory(self, config: str, quick: bool = False) -> None:
-        """Refuse generating rows that would not fit in the memory available now, with their count; ``quick``:
-        only the rows' ids and groups (:func:`unqover.generate.custom.custom_population`)."""
+    def _sample_size(self, run: RunOptions, settings: dict, config: str) -> int:
+        from unqover.probes.custom_population import num_groups
+        from unqover.scoring.sampling import budget
+
+        return budget(num_groups(self.definition, config), run.limit, settings["sample"])
+
+    def check_memory(self, config: str, quick_groups: int | None = None) -> None:
+        """Refuse making rows that would not fit in the memory available now, with their count; ``quick_groups``:
+        a quick run's sample of that many groups (their rows, and the draw over every subject pair)."""
         from unqover.env import available_memory
         from unqover.format import fmt_bytes, fmt_count, plural
-        from unqover.generate.custom import POPULATION_COLUMNS, custom_plan, row_bytes
+        from unqover.generate.custom import custom_plan, row_bytes, unordered_pairs
+        from unqover.probes.custom_population import BYTES_PER_PAIR
 
         available = available_memory()
         if available is None:
             return
         plan = custom_plan(self.definition, config)
-        needed = (
-            plan.num_rows
-            * row_bytes(plan, columns=POPULATION_COLUMNS if quick else None)
-            * MEMORY_PER_ROW_BYTE
+        pairs = len(unordered_pairs(plan))
+        made = plan.num_rows if quick_groups is None else 4 * quick_groups
+        needed = made * row_bytes(plan) * MEMORY_PER_ROW_BYTE + (
+            0 if quick_groups is None else pairs * BYTES_PER_PAIR
         )
-        if needed > available:
-            d = self.definition
-            why = (
-                "a quick run keeps every row's id and groups (not its texts) to estimate the whole set"
-                if quick
-                else "all of them are generated first (a quick run of a QA or causal LM keeps only their ids and groups)"
-            )
+        if needed <= available:
+            return
+        d = self.definition
+        sizes = (
+            f"{plural(len(d.subjects), 'subject')}, {plural(len(d.templates), 'template')}, "
+            f"{plural(len(d.attributes), 'attribute')}"
+        )
+        memory = f"about {fmt_bytes(needed)} of memory, more than the {fmt_bytes(available)} available"
+        if quick_groups is None:
             raise UnqoverError(
-                f"{self.path}: its {fmt_count(plan.num_rows)} rows ({plural(len(d.subjects), 'subject')}, "
-                f"{plural(len(d.templates), 'template')}, {plural(len(d.attributes), 'attribute')}) need about "
-                f"{fmt_bytes(needed)} of memory, more than the {fmt_bytes(available)} available: {why}; use fewer "
-                "subjects, templates or attributes"
+                f"{self.path}: its {fmt_count(plan.num_rows)} rows ({sizes}) need {memory}, and this makes every row "
+                "(a full run, a --precision run, a masked LM's quick run, or a leaderboard or comparison of its runs); a quick run "
+                "of a QA or causal LM (--limit or --sample) makes only its sample's rows, or use fewer subjects, "
+                "templates or attributes"
             )
+        raise UnqoverError(
+            f"{self.path}: a quick run of {plural(quick_groups, 'group')} of its {fmt_count(plan.num_groups)} "
+            f"({sizes}) makes {fmt_count(made)} rows and draws from "
+            f"{fmt_count(pairs)} subject pairs: {memory}; use a smaller --limit or --sample, or fewer subjects"
+        )
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
-        """A quick run of a QA or causal model (``--limit`` or ``--sample``) on generated rows makes every row's
-        id and groups (the population its estimates are of) and the texts of its sample's rows alone: the same rows
-        as making every row and sampling them. Other runs (a masked LM's coverage reads every row's text): every
-        row."""
-        from unqover.generate.custom import custom_rows_of
-        from unqover.scoring.sampling import select_groups
+        """A quick run of a QA or causal model (``--limit`` or ``--sample``) on generated rows makes its sample's
+        rows alone, and counts what its estimates need of the other groups
+        (:mod:`unqover.probes.custom_population`): the same rows and numbers as making every row and sampling them.
+        Other runs (a masked LM's coverage reads every row's text): every row."""
+        from unqover.format import fmt_count, plural
+        from unqover.probes.custom_population import num_groups, population_counts, sampled_rows
 
         if run.dataset or not self.samples_groups(run, settings) or model.family == "mlm":
             return super().load(run, settings, model)
         config = self.config_for(model, run, settings)
-        population, dataset = self._generated(run, settings, config, quick=True)
-        chosen = select_groups(population, limit=run.limit, sample=settings["sample"], seed=run.seed)
-        rows = custom_rows_of(self.definition, config, chosen)
+        groups = self._sample_size(run, settings, config)
+        self.check_memory(config, groups)
+        if run.progress:
+            total = num_groups(self.definition, config)
+            print(
+                f"{self.path}: making the rows of a sample of {plural(groups, 'group')} of its {fmt_count(total)} "
+                f"({config})",
+                file=sys.stderr,
+                flush=True,
+            )
+        rows = sampled_rows(
+            self.definition, config, limit=run.limit, sample=settings["sample"], seed=run.seed
+        )
+        dataset = self._source(config)
         identity = self.checked_identity(rows, dataset, config, model, settings)
+        population = population_counts(self.definition, config, settings["mode"])
         return Loaded(
             rows, dataset, population, self.selection(run, settings), {"identity": identity, "config": config}
         )
 
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
+        """Every row, generated from the file (said first when there are many or a bar shows); also for `unqover
+        measure` and `compare`, which make the rows again."""
+        from unqover.format import fmt_count
+        from unqover.generate.custom import custom_plan, custom_rows
+
         if run.dataset:
             return super().rows(run, settings, config)
-        # also for `unqover measure` and `compare`, which make the rows again
-        return self._generated(run, settings, config, quick=False)
-
-    def _generated(self, run: RunOptions, settings: dict, config: str, quick: bool) -> tuple[pa.Table, dict]:
-        """The rows generated from the file (``quick``: their ids and groups only), said first when there are many
-        or a bar shows, and where they came from."""
-        from unqover.format import fmt_count
-        from unqover.generate.custom import custom_plan, custom_population, custom_rows
-
-        self.check_memory(config, quick=quick)
+        self.check_memory(config)
         count = custom_plan(self.definition, config).num_rows  # known before any row is made
         many = count >= MANY_ROWS
         if run.progress or many:
             line = f"{self.path}: generating {fmt_count(count)} rows ({config})"
-            if quick:
-                line += ": every row's id and groups, the texts of the sample's rows only"
             sampled = run.limit is not None or any(
                 settings.get(k) is not None for k in ("sample", "precision")
             )
@@ -138,15 +158,63 @@ class CustomProbe(UnqoverProbe):
                     f"or {self.quick_run_hint()}"
                 )
             print(line, file=sys.stderr, flush=True)
-        make = custom_population if quick else custom_rows
-        rows = make(self.definition, config, progress=run.progress)
-        source = str(self.path.resolve())
-        return rows, {
-            "source": source,
-            "generator": {"probe_file": source},
-            "config": config,
-            "split": "test",
+        return custom_rows(self.definition, config, progress=run.progress), self._source(config)
+
+    def measure_file(
+        self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
+    ) -> tuple[Any, dict]:
+        """A quick run's predictions on rows generated from the file, when they are exactly the draw they record,
+        are measured as the run measured them: against its sample's rows and the probe's counts
+        (:mod:`unqover.probes.custom_population`), every row unmade. Others (a full run, part of a draw, another
+        dataset): against every row."""
+        from unqover.predictions import read_predictions
+        from unqover.probes.custom_population import population_counts, sampled_rows
+        from unqover.probes.unqover_rows import add_warnings, measure_scores
+        from unqover.scoring.sampling import DESIGN
+
+        scores, provenance = read_predictions(predictions) if predictions.suffix == ".parquet" else (None, {})
+        recorded = dict(dataset) if dataset is not None else provenance.get("dataset") or {}
+        selection = provenance.get("selection") or {}
+        config = run.config or recorded.get("config")
+        seed = selection.get("seed")
+        drawn = (
+            scores is not None
+            and run.dataset is None
+            and recorded.get("generator")
+            and config in ("qa", "mlm")
+            and selection.get("design") == DESIGN
+            and selection.get("kind") in (None, "design")
+            and (selection.get("limit"), selection.get("sample")).count(None) == 1
+            and isinstance(seed, int)
+            and not isinstance(seed, bool)
+        )
+        if drawn:
+            rows = sampled_rows(
+                self.definition, config, limit=selection["limit"], sample=selection["sample"], seed=seed
+            )
+            drawn = set(rows["id"].to_pylist()) == set(scores["id"].to_pylist())
+        if not drawn:
+            return super().measure_file(predictions, run, dataset, **options)
+        options.pop("split", None)
+        result = measure_scores(
+            rows,
+            scores,
+            resamples=run.resamples,
+            seed=run.seed,
+            sample_info={"design": DESIGN, "seed": seed, "matches_design": True},
+            population=population_counts(self.definition, config, options.get("mode", "default")),
+            **options,
+        )
+        source = self._source(config)
+        return add_warnings(result, scores, provenance.get("coverage")), {
+            **provenance,
+            "dataset": {**recorded, **source, "source": source["source"]},
         }
+
+    def _source(self, config: str) -> dict:
+        """Where the rows came from, as run.json records it."""
+        source = str(self.path.resolve())
+        return {"source": source, "generator": {"probe_file": source}, "config": config, "split": "test"}
 
     def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
         from unqover.generate.custom import custom_configs

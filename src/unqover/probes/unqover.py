@@ -48,6 +48,14 @@ CHAT_TEMPLATES = ("auto", "none")
 INTERVAL_ESTIMATE = "μ: the interval's estimate"
 
 
+def _counted(loaded: Loaded):
+    """A quick run's population when it is counted rather than held as rows (a large generated probe,
+    :mod:`unqover.probes.custom_population`), else None."""
+    from unqover.measure.sampled import PopulationCounts
+
+    return loaded.population if isinstance(loaded.population, PopulationCounts) else None
+
+
 class UnqoverProbe(ProbeDefinition):
     """One UnQover bias class: rows from the word lists (or a built dataset), the UnQover measures."""
 
@@ -176,7 +184,11 @@ class UnqoverProbe(ProbeDefinition):
         from unqover.measure.unqover import quick_run_groups
 
         if "groups_needed" not in loaded.context:
-            loaded.context["groups_needed"] = quick_run_groups(loaded.population, mode=settings["mode"])
+            counted = _counted(loaded)
+            rows = loaded.population if counted is None else None
+            loaded.context["groups_needed"] = quick_run_groups(
+                rows, mode=settings["mode"], population=counted
+            )
         return loaded.context["groups_needed"]
 
     def command_option(self) -> str:
@@ -413,13 +425,15 @@ class UnqoverProbe(ProbeDefinition):
         info = {
             k: v for k, v in (loaded.selection or {}).items() if k in ("seed", "design", "limit", "sample")
         }
+        counted = _counted(loaded)
         return measure_scores(
-            loaded.population if loaded.population is not None else loaded.rows,
+            loaded.rows if loaded.population is None or counted is not None else loaded.population,
             scores,
             mode=settings["mode"],
             resamples=run.resamples,
             seed=run.seed,
             sample_info={**info, "matches_design": True},
+            population=counted,
         )
 
     def measure_run(self, loaded, scores, extra, run, settings) -> Measured:

@@ -17,6 +17,7 @@ from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.measure.pairing import PairingError
+from unqover.measure.sampled import PopulationCounts
 from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.predictions import UNQOVER_ROW_FIELDS
 from unqover.probes.row_identity import check_columns
@@ -102,15 +103,26 @@ def measure_scores(
     resamples: int = 1000,
     seed: int = 0,
     sample_info: dict | None = None,
+    population: PopulationCounts | None = None,
     **options,
 ) -> UnqoverBias:
     """The UnQover measures of ``scores`` (matched to ``rows`` by id, in any order). When they cover part of
-    ``rows`` (the whole dataset), the result estimates the full-dataset values."""
+    ``rows`` (the whole dataset), or ``rows`` are a quick run's sample of a dataset counted in ``population``, the
+    result estimates the full-dataset values."""
     score_1, score_2, observed = scores_by_row(rows, scores)
-    if observed.all():
+    if observed.all() and population is None:
         return unqover_bias(rows, score_1, score_2, mode=mode, n_resamples=resamples, seed=seed, **options)
     return unqover_bias(
-        rows, score_1, score_2, mode=mode, seed=seed, observed=observed, sample_info=sample_info, **options
+        rows,
+        score_1,
+        score_2,
+        mode=mode,
+        n_resamples=resamples,
+        seed=seed,
+        observed=None if observed.all() else observed,
+        sample_info=sample_info,
+        population=population,
+        **options,
     )
 
 

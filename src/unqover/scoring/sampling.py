@@ -184,11 +184,13 @@ def cell_hashes(
     """Each cell's stratum identity, as :func:`find_groups` hashes it: one cell per position of the parallel
     lists (template ids are hashed as ``str(value)``, e.g. ``"0"``; ``types=None`` for rows without a type)."""
 
-    def hashed(values: list) -> np.ndarray:
-        return np.array([_text_hash(str(value)) for value in values], dtype=np.uint64)
+    cell_hash = _mix(_mix(text_hashes(templates)) ^ text_hashes(attributes))
+    return cell_hash if types is None else _mix(cell_hash ^ text_hashes(types))
 
-    cell_hash = _mix(_mix(hashed(templates)) ^ hashed(attributes))
-    return cell_hash if types is None else _mix(cell_hash ^ hashed(types))
+
+def text_hashes(values: list) -> np.ndarray:
+    """The content hash :func:`find_groups` gives each value (a subject's text, a template id as ``str(value)``)."""
+    return np.array([_text_hash(str(value)) for value in values], dtype=np.uint64)
 
 
 def _first_candidates(n: int, size: int, cells: int) -> int:
@@ -201,7 +203,7 @@ def select_crossed_groups(
 ) -> np.ndarray:
     """The ``n`` groups :func:`selected_groups` keeps when the groups are every pair x every cell, without rows.
 
-    ``subject_hash``: ``_text_hash`` of each subject; ``pairs`` (P, 2): subject indices of each unordered pair,
+    ``subject_hash``: :func:`text_hashes` of the subjects; ``pairs`` (P, 2): subject indices of each unordered pair,
     once; ``cell_hash`` (H,): from :func:`cell_hashes`. Returns (pair index, cell index) of the kept groups,
     shape (min(n, P H), 2), sorted by (cell, pair). Memory grows with P, not P H (a generated probe can have
     millions of groups): every stratum is one cell of P groups, and only its few smallest draws can be kept, so
