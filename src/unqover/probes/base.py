@@ -20,6 +20,8 @@ from unqover.probes.options import Option
 if TYPE_CHECKING:  # the definitions are read before any run starts: nothing heavy is imported here
     import pyarrow as pa
 
+    from unqover.measure.sampled import PopulationCounts
+
 
 @dataclass(frozen=True)
 class QuickRunSize:
@@ -72,7 +74,8 @@ class Loaded:
 
     rows: pa.Table  # what the scorer sees (e.g. the emotion probe's choice sentences)
     dataset: dict  # source, config, split (and how to rebuild it when generated)
-    population: pa.Table | None = None  # a quick run's whole dataset, when the measure estimates it
+    # a quick run's whole dataset, when the measure estimates it: its rows, or (a large generated probe) its counts
+    population: pa.Table | PopulationCounts | None = None
     selection: dict | None = None  # what a quick run kept
     context: dict = field(default_factory=dict)  # anything the measure needs besides rows and scores
 
