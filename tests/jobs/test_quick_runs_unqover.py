@@ -249,13 +249,14 @@ def test_precision_options_are_checked_before_anything_loads(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_quick_run_of_a_custom_probe_scores_and_measures_the_same_as_from_every_row(tmp_path, capsys):
-    """A quick run of a custom probe makes the texts of its sample only (every row's ids and groups besides): it
-    scores exactly the rows that sampling every made row keeps, and measures them as `unqover measure` does from
-    every row."""
+    """A quick run of a custom probe makes its sample's rows only (the other groups are counted): it scores exactly
+    the rows that sampling every made row keeps, `unqover measure` of its predictions gives its numbers again, and
+    measuring them against every row gives them too (to 1e-12: sums of weights in another order)."""
     import tiny_models
     from tests.probes.test_custom_probe import CROWD
     from unqover.generate.custom import custom_rows
     from unqover.lexicon.custom import read_probe_file
+    from unqover.probes.unqover_rows import measure_scores
 
     probe_file = tmp_path / "crowd.yaml"
     probe_file.write_text(CROWD, encoding="utf-8")
@@ -265,8 +266,9 @@ def test_a_quick_run_of_a_custom_probe_scores_and_measures_the_same_as_from_ever
     run = tmp_path / "run"
     argv = ["probe", str(model), "--probe", str(probe_file), "--limit", "40", "--seed", "3"]
     assert main([*argv, "--resamples", "0", "--output", str(run)]) == 0
-    said = f"{probe_file}: generating 864 rows (qa): every row's id and groups, the texts of the sample's rows only"
-    assert said in capsys.readouterr().err
+    assert (
+        f"{probe_file}: making the rows of a sample of 40 groups of its 216 (qa)\n" in capsys.readouterr().err
+    )
     scored = pq.read_table(run / "predictions.parquet")
     assert scored["id"].to_pylist() == select_groups(rows, limit=40, seed=3)["id"].to_pylist()
     measured = tmp_path / "measured.json"
@@ -277,3 +279,9 @@ def test_a_quick_run_of_a_custom_probe_scores_and_measures_the_same_as_from_ever
         assert ran[name] == again[name], name
     assert isinstance(ran["positional_error"], float)  # estimated, not declined
     assert ran["intervals"] == again["intervals"]
+    every_row = measure_scores(rows, scored, resamples=0, seed=3, sample_info={}).to_dict()
+    for name in ("mu", "eta", "positional_error", "attributive_error"):
+        assert every_row[name] == pytest.approx(ran[name], rel=1e-12, abs=1e-12), name
+        assert every_row["intervals"][name] == pytest.approx(ran["intervals"][name], rel=1e-12, abs=1e-12), (
+            name
+        )
