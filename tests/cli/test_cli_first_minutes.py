@@ -310,7 +310,7 @@ def test_gender_needs_the_clusters_groups_not_the_per_subject_extras(upstream_wo
     """Gender's μ and η average over the clusters (female, male): 350 groups are enough for them (one fewer
     declines them), while the per-subject extras need far more; the note names the headline's size."""
     from unqover.lexicon import WordLists
-    from unqover.measure.unqover import _sample_estimates, mu_units, pair_dataset_rows, quick_run_groups
+    from unqover.measure.unqover import pair_dataset_rows, quick_run_groups, sample_headline
 
     rows = pa.Table.from_batches(
         list(make_plan(WordLists(upstream_word_lists_path), "gender", "qa").batches())
@@ -321,7 +321,7 @@ def test_gender_needs_the_clusters_groups_not_the_per_subject_extras(upstream_wo
     for n, declined in ((349, True), (350, False)):
         observed = np.zeros(paired.num_groups, dtype=bool)
         observed[np.random.default_rng(0).choice(paired.num_groups, n, replace=False)] = True
-        _, named = _sample_estimates(paired, observed, *mu_units(paired, "default"), 0.95, 0)
+        named = sample_headline(paired, observed)
         assert (named["mu"].declined is not None) is declined
         assert (named["eta"].declined is not None) is declined
         assert named["subject_mu"].declined is not None  # the per-subject extra needs about 24,500
