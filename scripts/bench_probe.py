@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))  # tiny_models
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # every model is built locally
 
 BATCHES = (16, 64, 128, 256)

@@ -70,9 +70,8 @@ class PopulationCounts:
     num_subjects: int
     num_attributes: int
     key_count: np.ndarray  # (subjects x attributes,) records of subject x with attribute a
-    record_key: np.ndarray | None = (
-        None  # (2G,) subject x attributes + attribute, when every group is at hand
-    )
+    # (2G,) each record's subject x attributes + attribute, when every group is at hand
+    record_key: np.ndarray | None = None
     labels: PairedScores | None = None  # the dataset's labels (no groups), when its groups are not at hand
 
     @classmethod

@@ -33,7 +33,7 @@ def sampled_rows(
     probe: CustomProbeSpec, config: str, *, limit: int | None, sample: float | None, seed: int
 ) -> pa.Table:
     """The rows of the design's seeded sample (``limit`` groups or the fraction ``sample`` of them): the rows
-    :func:`unqover.scoring.sampling.select_groups` keeps of every row, made from the sampled pairs only."""
+    :func:`unqover.scoring.sampling.select_groups` keeps of every row, made from the sampled groups only."""
     plan = custom_plan(probe, config)
     pairs = unordered_pairs(plan)
     templates = [t for t in range(len(probe.templates)) for _ in probe.attributes]
@@ -67,10 +67,11 @@ def population_counts(probe: CustomProbeSpec, config: str, mode: str) -> Populat
     attribute = np.array(
         [attribute_index[(a.type if typed else None, fold(a.positive))] for a in probe.attributes]
     )
-    partners = np.bincount(pairs.reshape(-1), minlength=len(plan.subjects))  # the groups of x per cell
+    # the records of subject x with one attribute: a group per partner of x and template
+    records = np.bincount(pairs.reshape(-1), minlength=len(plan.subjects)) * len(probe.templates)
     size = len(labels.attributes)
     key_count = np.zeros(len(labels.subjects) * size, dtype=np.int64)
-    np.add.at(key_count, (subject[:, None] * size + attribute[None, :]).reshape(-1),
-              np.repeat(partners * len(probe.templates), len(attribute)))  # fmt: skip
+    keys = subject[:, None] * size + attribute[None, :]
+    np.add.at(key_count, keys.reshape(-1), np.repeat(records, len(attribute)))  # keys merge in the paper mode
     groups = len(pairs) * len(probe.templates) * len(probe.attributes)
     return PopulationCounts(groups, len(labels.subjects), size, key_count, labels=labels)
