@@ -67,7 +67,6 @@ class PopulationCounts:
     """
 
     num_groups: int
-    num_subjects: int
     num_attributes: int
     key_count: np.ndarray  # (subjects x attributes,) records of subject x with attribute a
     # (2G,) each record's subject x attributes + attribute, when every group is at hand
@@ -82,13 +81,7 @@ class PopulationCounts:
             [population.attribute, population.attribute]
         )
         size = len(population.subjects) * num_attributes
-        return cls(
-            population.num_groups,
-            len(population.subjects),
-            num_attributes,
-            np.bincount(key, minlength=size),
-            key,
-        )
+        return cls(population.num_groups, num_attributes, np.bincount(key, minlength=size), key)
 
     def counts(self, by_attribute: bool) -> np.ndarray:
         """Records per key: per (subject, attribute), or per subject."""

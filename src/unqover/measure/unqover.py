@@ -616,9 +616,10 @@ def sample_headline(
     measure computes them (``unqover leaderboard`` recomputes them at a simultaneous level)."""
     cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
     population, sample = sampling.PopulationCounts.of(paired), paired.subset(np.asarray(observed, dtype=bool))
-    return _sample_estimates(sample, population, cluster_of, cluster_labels, cluster_unit, confidence, seed)[
-        1
-    ]
+    _, named = _sample_estimates(
+        sample, population, cluster_of, cluster_labels, cluster_unit, confidence, seed
+    )
+    return named
 
 
 def sample_p_value(

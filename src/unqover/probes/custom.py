@@ -163,25 +163,25 @@ class CustomProbe(UnqoverProbe):
     def measure_file(
         self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
     ) -> tuple[Any, dict]:
-        """A quick run's predictions on rows generated from the file, when they are exactly the draw they record,
-        are measured as the run measured them: against its sample's rows and the probe's counts
-        (:mod:`unqover.probes.custom_population`), every row unmade. Others (a full run, part of a draw, another
-        dataset): against every row."""
-        from unqover.predictions import read_predictions
+        """A quick run's predictions on rows generated from the file (a QA or causal LM's: a masked LM's sample is
+        drawn from the rows its tokenizer covers), when they are exactly the draw they record, are measured as the
+        run measured them: against its sample's rows and the probe's counts (:mod:`unqover.probes.custom_population`),
+        every row unmade. Others (a full run, part of a draw, another dataset): against every row."""
+        from unqover.predictions import read_predictions, read_provenance
         from unqover.probes.custom_population import population_counts, sampled_rows
         from unqover.probes.unqover_rows import add_warnings, measure_scores
         from unqover.scoring.sampling import DESIGN
 
-        scores, provenance = read_predictions(predictions) if predictions.suffix == ".parquet" else (None, {})
+        provenance = read_provenance(predictions) if predictions.suffix == ".parquet" else {}
         recorded = dict(dataset) if dataset is not None else provenance.get("dataset") or {}
         selection = provenance.get("selection") or {}
         config = run.config or recorded.get("config")
         seed = selection.get("seed")
         drawn = (
-            scores is not None
-            and run.dataset is None
+            run.dataset is None
             and recorded.get("generator")
-            and config in ("qa", "mlm")
+            and config == "qa"
+            and provenance.get("coverage") is None
             and selection.get("design") == DESIGN
             and selection.get("kind") in (None, "design")
             and (selection.get("limit"), selection.get("sample")).count(None) == 1
@@ -189,6 +189,7 @@ class CustomProbe(UnqoverProbe):
             and not isinstance(seed, bool)
         )
         if drawn:
+            scores, provenance = read_predictions(predictions)
             rows = sampled_rows(
                 self.definition, config, limit=selection["limit"], sample=selection["sample"], seed=seed
             )

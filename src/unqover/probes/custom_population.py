@@ -74,4 +74,4 @@ def population_counts(probe: CustomProbeSpec, config: str, mode: str) -> Populat
     keys = subject[:, None] * size + attribute[None, :]
     np.add.at(key_count, keys.reshape(-1), np.repeat(records, len(attribute)))  # keys merge in the paper mode
     groups = len(pairs) * len(probe.templates) * len(probe.attributes)
-    return PopulationCounts(groups, len(labels.subjects), size, key_count, labels=labels)
+    return PopulationCounts(groups, size, key_count, labels=labels)
