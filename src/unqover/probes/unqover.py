@@ -204,8 +204,10 @@ class UnqoverProbe(ProbeDefinition):
             f"{self.command_option()} --limit {groups} (or {self.quick_run_hint()})"
         )
 
-    def limit_note(self, loaded: Loaded, run: RunOptions, settings: dict) -> str | None:
-        if run.limit is None or settings["precision"] is not None:
+    def limit_note(
+        self, loaded: Loaded, run: RunOptions, settings: dict, option: str = "--limit", shown: str = '"—"'
+    ) -> str | None:
+        if run.limit is None or settings.get("precision") is not None:
             return None
         groups = self.headline_groups(loaded, settings)
         if run.limit >= groups:
@@ -213,8 +215,8 @@ class UnqoverProbe(ProbeDefinition):
         from unqover.format import fmt_count
 
         return (
-            f"note: μ and η need at least {fmt_count(groups)} groups of {self.name}; --limit {run.limit} will show "
-            f'them as "—" (use --limit {groups} or more)'
+            f"note: μ and η need at least {fmt_count(groups)} groups of {self.name}; {option} {run.limit} will "
+            f"show them as {shown} (use {option} {groups} or more)"
         )
 
     def check_model_id(self, model_id: str, settings: dict, run: RunOptions) -> None:
@@ -463,6 +465,14 @@ class UnqoverProbe(ProbeDefinition):
         intervals = result.get("intervals") or {}
         names = ("mu", "eta", "positional_error", "attributive_error")
         return {name: (result.get(name), intervals.get(name)) for name in names}
+
+    def checked_result(self, result: Mapping) -> Mapping:
+        """All of the result but what its predictions do not give: the run's warnings (its scorer's, beside the
+        measure's) and the quick run's options as given (``limit``, ``sample``: its provenance's selection)."""
+        checked = {k: v for k, v in result.items() if k != "warnings"}
+        if isinstance(checked.get("sample"), Mapping):
+            checked["sample"] = {k: v for k, v in checked["sample"].items() if k not in ("limit", "sample")}
+        return checked
 
     def headline_text(self, results: dict) -> dict[str, str]:
         """As the reports print them (:func:`unqover.report.markdown.fmt_headline`): a quick run's estimate beside
