@@ -218,6 +218,46 @@ def model_of(provenance: Mapping) -> str | None:
     return None if model is None else str(model)
 
 
+def _quoted(text: object, most: int = 40) -> str:
+    """``"text"`` shortened to ``most`` characters (a long system prompt), its control characters escaped."""
+    shown = json.dumps(str(text), ensure_ascii=False)[1:-1]
+    return f'"{shown[: most - 1]}…"' if len(shown) > most else f'"{shown}"'
+
+
+def _settings(provenance: Mapping, result: Mapping) -> dict[str, str]:
+    """Each setting of a run that changes its numbers, in words: the model's file, revision and adapter beyond
+    its name, the weights' dtype, the causal prompt (system prompt, chat template), the scoring method and mode,
+    and the rows kept (a quick run's budget and seed)."""
+    model = provenance.get("model") if isinstance(provenance.get("model"), Mapping) else {}
+    gguf = model.get("gguf") if isinstance(model.get("gguf"), Mapping) else {}
+    adapter = model.get("adapter") if isinstance(model.get("adapter"), Mapping) else {}
+    prompt = provenance.get("prompt") if isinstance(provenance.get("prompt"), Mapping) else {}
+    template = prompt.get("chat_template")
+    if isinstance(template, Mapping):
+        template = f"{Path(str(template.get('file'))).name} ({str(template.get('sha256'))[:12]})"
+    dtype = provenance.get("dtype") or model.get("dtype")
+    system = prompt.get("system_prompt")
+    return {
+        "gguf": f"{gguf['file']} (sha256 {str(gguf.get('sha256'))[:12]})" if gguf.get("file") else "",
+        "adapter": f"adapter {model_of({'model': adapter}) or adapter}" if adapter else "",
+        "dtype": f"dtype {dtype}" if dtype else "",
+        "system_prompt": "no system prompt" if system is None else f"system prompt {_quoted(system)}",
+        "chat_template": f"chat template {template}" if template else "",
+        "scoring": f"{provenance['scoring']} scoring" if provenance.get("scoring") else "",
+        "mode": f"{result['mode']} mode" if result.get("mode") else "",
+        "selection": selection_text(provenance.get("selection")),
+    }
+
+
+def run_settings(runs: Iterable[Mapping]) -> list[str]:
+    """What tells runs of one model apart: for each run (a results dict), its settings that change the numbers
+    (:func:`_settings`) where the runs differ in them, in words (``dtype bfloat16``, ``system prompt "Be
+    fair."``); "" for each run when they differ in none. A label beside each run's model."""
+    settings = [_settings(*reversed(split_results(run))) for run in runs]
+    differing = [key for key in (settings[0] if settings else {}) if len({s[key] for s in settings}) > 1]
+    return [", ".join(s[key] for key in differing if s[key]) for s in settings]
+
+
 def check_comparable(ra: Mapping, pa: Mapping, rb: Mapping, pb: Mapping, names: tuple[str, str]) -> list[str]:
     """Raise when the runs measured different things; return warnings for what cannot be verified."""
     warnings: list[str] = []

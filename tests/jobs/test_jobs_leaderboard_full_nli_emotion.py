@@ -20,6 +20,7 @@ from unqover.cli import main
 from unqover.jobs.leaderboard import leaderboard
 from unqover.predictions import write_predictions
 from unqover.probes.base import Ranking
+from unqover.results import selection_text
 
 pytestmark = pytest.mark.slow
 
@@ -87,21 +88,24 @@ def test_a_full_run_among_quick_runs(full_runs, quick_runs, rows, models):  # no
     their full values; B is told apart from both, with the difference of the quick estimate and B's exact value.
     (By μ, whose sampling intervals are wider, the same runs are not told apart: no pair is forced.)"""
     board = leaderboard([quick_runs["A"], full_runs["B"], quick_runs["C"]], metric="eta")
-    by_name = {m["name"]: m for m in board["models"]}
+    # each row is labelled with the selection that tells a quick run from the full one (unqover.results.run_settings)
+    label = {m["name"]: Path(m["run"]).name.removesuffix(".bias.json") for m in board["models"]}
+    assert {name.split(", ", 1)[1] for name in label} == {"all rows", selection_text(SAMPLE)}
+    by_name = {label[m["name"]]: m for m in board["models"]}
     exact = json.loads(full_runs["B"].read_text())["result"]["eta"]
     assert by_name["B"]["interval"] == [exact, exact] and by_name["B"]["rank"] == 3
     for name in ("A", "C"):
         low, high = by_name[name]["interval"]
         assert low <= full_values(rows, models[name]).eta <= high
         assert by_name[name]["groups"] < 38_500
-    pairs = {(p["less_biased"], p["more_biased"]): p for p in board["distinguishable"]}
+    pairs = {(label[p["less_biased"]], label[p["more_biased"]]): p for p in board["distinguishable"]}
     assert set(pairs) == {("A", "B"), ("C", "B")}
     for (less, _), pair in pairs.items():
         assert pair["difference"] == pytest.approx(exact - by_name[less]["value"])
         low, high = pair["interval"]
         assert 0 < low <= pair["difference"] <= high and pair["p_value"] < 0.05
     by_mu = leaderboard([quick_runs["A"], full_runs["B"], quick_runs["C"]])
-    assert by_mu["distinguishable"] == [] and [m["name"] for m in by_mu["models"]][-1] == "B"
+    assert by_mu["distinguishable"] == [] and [label[m["name"]] for m in by_mu["models"]][-1] == "B"
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,14 @@ from unqover.measure.leaderboard import METHOD, leaderboard_table
 from unqover.measure.ranking import bonferroni_confidence
 from unqover.probes.base import Ranking
 from unqover.probes.options import CommandParser, output_path, real
-from unqover.results import RESULTS_FILE, check_comparable, load_results, model_of, split_results
+from unqover.results import (
+    RESULTS_FILE,
+    check_comparable,
+    load_results,
+    model_of,
+    run_settings,
+    split_results,
+)
 
 __all__ = ["leaderboard", "leaderboard_main", "leaderboard_of_runs", "leaderboard_parser"]
 
@@ -32,10 +39,14 @@ def _run_key(path: Path) -> Path:
     return path.parent if path.name == RESULTS_FILE else path
 
 
-def _names(paths: Sequence[Path], provenances: Sequence[dict]) -> list[str]:
-    """Each run's model as its provenance records it, else its folder's or file's name; repeated names get the
-    folder's name beside them so that every row is told apart."""
-    names = [model_of(p) or run_name(path) for path, p in zip(paths, provenances, strict=True)]
+def _names(paths: Sequence[Path], runs: Sequence[dict]) -> list[str]:
+    """Each run's model as its provenance records it, else its folder's or file's name, with the settings in which
+    the runs differ (dtype, system prompt, quick run, ...: :func:`unqover.results.run_settings`); names still
+    repeated get the folder's name beside them so that every row is told apart."""
+    names = [
+        ", ".join(filter(None, (model_of(split_results(run)[1]) or run_name(path), settings)))
+        for path, run, settings in zip(paths, runs, run_settings(runs), strict=True)
+    ]
     return [
         f"{name} ({run_name(path)})" if names.count(name) > 1 else name
         for name, path in zip(names, paths, strict=True)
@@ -79,7 +90,7 @@ def leaderboard_of_runs(
         )
     paths = [Path(p) for p in paths]
     provenances = [split_results(r)[1] for r in runs]
-    names = list(names) if names is not None else _names(paths, provenances)
+    names = list(names) if names is not None else _names(paths, runs)
     probes = [compared_probe(r, str(p))[0] for r, p in zip(runs, paths, strict=True)]
     written = [
         p.get("probe") or r.get("probe") or probe.name

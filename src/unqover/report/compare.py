@@ -31,7 +31,7 @@ from unqover.report.markdown import (
     headline,
     sample_line,
 )
-from unqover.results import check_comparable, dataset_of, model_of, sample_of, split_results
+from unqover.results import check_comparable, dataset_of, model_of, run_settings, sample_of, split_results
 
 
 def _scope(result: Mapping) -> str:
@@ -65,6 +65,7 @@ def compare_results(
     (:func:`unqover.measure.run_shifts.comparison_numbers` of their result parts, B − A) with the names and words.
 
     Without intervals for the shifts, ``no_shifts`` says why. Returns plain data: ``names``, ``models``,
+    ``settings`` (what tells the runs apart beside their models: :func:`unqover.results.run_settings`),
     ``dataset``, ``mode``, ``mu_unit``, ``confidence``, ``warnings``, ``scopes``; then ``numbers``' ``headline``
     (each row with its measure's ``name``, the estimate each run's interval is for and why a run's value was
     declined), ``shifts``, ``shift_method``, ``samples``, ``subjects``, ``num_pairs``, ``num_listed``, ``pairs``,
@@ -119,6 +120,7 @@ def compare_results(
     return {
         "names": list(names),
         "models": [model_of(pa), model_of(pb)],
+        "settings": run_settings([a, b]),
         "dataset": dataset_of(pa) if any(dataset_of(pa).values()) else dataset_of(pb),
         "mode": ra.get("mode", "default"),
         "mu_unit": unit,

@@ -125,7 +125,9 @@ def _footnote(comparison: Mapping) -> str:
 
 
 def _describe(comparison: Mapping) -> list[str]:
-    names, models = comparison["names"], comparison["models"]
+    names, settings = comparison["names"], comparison.get("settings") or ["", ""]
+    # each run's model, with the settings that tell the two runs apart (dtype, system prompt, quick run, ...)
+    models = [", ".join(filter(None, pair)) for pair in zip(comparison["models"], settings, strict=True)]
     data = comparison.get("dataset") or {}
     what = str(data.get("source") or "an unrecorded dataset")
     detail = ", ".join(str(data[k]) for k in ("config", "split") if data.get(k))
