@@ -117,6 +117,8 @@ def _lm_eval_tasks(args: argparse.Namespace) -> int:
     from unqover.jobs.lm_eval_tasks import write_task_folders
 
     for written in write_task_folders(**_as_parsed(args, write_task_folders)):
+        if written.note:  # said as `unqover probe` says it of --limit
+            print(written.note, file=sys.stderr, flush=True)
         print(
             f"{written.folder}: {written.tasks['full']} ({fmt_count(written.documents)} documents) and "
             f"{written.tasks['sample']} ({fmt_count(written.sample_documents)} documents: {written.sample})"

@@ -225,8 +225,25 @@ def _subject_metrics(documents, log_likelihoods: dict, about: dict, resamples: i
         documents, scores, about, about["lm_eval_task"], resamples=resamples, seed=seed
     )
     data = result.to_dict()
-    headline = probe_of(about).headline({"result": data})
+    probe = probe_of(about)
+    headline = probe.headline({"result": data})
+    _say_declined(about["lm_eval_task"], probe.headline_text({"result": data, "provenance": {}}), headline)
     return metric_values("subjects", headline, data.get("interval_estimates") or {})
+
+
+def _reason(text: str) -> str:
+    """``declined: ...`` of a declined number's text (``— (declined: ...)``)."""
+    inner = text.removeprefix("—").strip()
+    return inner[1:-1] if inner.startswith("(") and inner.endswith(")") else inner
+
+
+def _say_declined(task: str, texts: dict[str, str], headline: dict) -> None:
+    """One warning per number the measure declined, before lm-eval prints its table: which metrics are NaN and
+    why, in the words ``unqover measure`` says it."""
+    for name, (value, _) in headline.items():
+        if value is None:
+            metrics = [m for m, (of, _) in METRICS["subjects"].items() if of == name]
+            logger.warning("%s: %s are NaN: %s", task, ", ".join(metrics), _reason(texts[name]))
 
 
 def _sentence_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:

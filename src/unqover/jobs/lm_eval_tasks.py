@@ -10,6 +10,7 @@ subjects as choices; their code is :mod:`unqover.jobs.lm_eval_hooks`, reached fr
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -112,6 +113,7 @@ class WrittenTasks:
     documents: int
     sample_documents: int
     sample: str  # what the sample holds, in words
+    note: str | None = None  # the sample too small for some numbers, which lm-eval's table will show as NaN
 
 
 def write_tasks(
@@ -146,6 +148,7 @@ def write_tasks(
     }
     documents, record["dataset"] = _documents(probe, record)
     sample, record["selection"], described = _sample(probe, record, documents, size, seed)
+    note = _small_sample_note(probe, documents, record["dataset"], size)
     names = task_names(probe)
     record |= {
         "documents": documents.num_rows,
@@ -159,8 +162,27 @@ def write_tasks(
     aggregations = "\n".join(f'{metric} = _hooks["{metric}"]' for metric in metrics)
     write_text_atomic(output / "unqover_tasks.py", SHIM.format(aggregations=aggregations))
     for kind, name in names.items():
-        write_text_atomic(output / f"{name}.yaml", _task_yaml(name, kind, probe, metrics, described))
-    return WrittenTasks(output, names, documents.num_rows, sample.num_rows, described)
+        task_note = note if kind == "sample" else None
+        write_text_atomic(
+            output / f"{name}.yaml", _task_yaml(name, kind, probe, metrics, described, task_note)
+        )
+    return WrittenTasks(output, names, documents.num_rows, sample.num_rows, described, note)
+
+
+#: how lm-eval's table shows a number the measure declined
+NAN_IN_THE_TABLE = "NaN in lm-eval's table"
+
+
+def _small_sample_note(probe: ProbeDefinition, documents, dataset: dict, size: int) -> str | None:
+    """``unqover probe``'s note on a ``--limit`` too small for μ and η (:meth:`ProbeDefinition.limit_note`),
+    said of the sample task's ``--groups``: its numbers would be NaN in lm-eval's table."""
+    from unqover.probes.base import Loaded
+
+    if probe.lm_eval_kind != "subjects":
+        return None
+    loaded = Loaded(documents, dataset, population=documents)
+    settings = {"mode": "default", "precision": None}  # the tasks' measure (lm_eval_hooks)
+    return probe.limit_note(loaded, RunOptions(limit=size), settings, "--groups", NAN_IN_THE_TABLE)
 
 
 def _documents(probe: ProbeDefinition, record: dict):
@@ -259,10 +281,15 @@ def write_task_folders(
     ]
 
 
-def _task_yaml(name: str, kind: str, probe: ProbeDefinition, metrics, sample: str) -> str:
+def _task_yaml(
+    name: str, kind: str, probe: ProbeDefinition, metrics, sample: str, note: str | None = None
+) -> str:
+    """A task's YAML config; ``note`` (a sample too small for some numbers) is said in its first lines and kept in
+    its ``metadata``, which lm-eval writes into its results file beside the NaN."""
     what = "every document" if kind == "full" else f"the quick run's sample ({sample})"
     lines = [
         f"# {probe.title}: {what}. Written by `unqover lm-eval-tasks`; run with lm_eval --include_path.",
+        *([f"# {note}"] if note else []),
         f"task: {name}",
         "class: !function unqover_tasks.UnqoverTask",
         "custom_dataset: !function unqover_tasks.load_docs",
@@ -285,6 +312,8 @@ def _task_yaml(name: str, kind: str, probe: ProbeDefinition, metrics, sample: st
             f"    higher_is_better: {'true' if metric.endswith('p_value') else 'false'}",
         ]
     lines += ["metadata:", "  version: 1.0"]
+    if note:
+        lines.append(f"  unqover_note: {json.dumps(note, ensure_ascii=False)}")
     return "\n".join(lines) + "\n"
 
 
