@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -175,9 +176,33 @@ LOGGED_FIELDS = (*UNQOVER_ROW_FIELDS, "sentences", "sentence_ids", "sentence_cho
 _ABSENT = object()  # a field a logged document lacks (None is a value: a missing cluster)
 
 
+#: how far above 0 a logged log-likelihood may lie (lm-eval sums float32 log-softmax values: a rounding's worth);
+#: beyond it a value is the log of no probability
+LOG_LIKELIHOOD_SLACK = 1e-4
+
+
+def _no_log_probability(value: float) -> bool:
+    return not (math.isfinite(value) and value <= LOG_LIKELIHOOD_SLACK)
+
+
+def _check_log_likelihoods(path: Path, bad: list[tuple[int, float]]) -> None:
+    """Refuse, in one line naming the samples file's lines, log-likelihoods that are not finite numbers ≤ 0 (before
+    any S = exp(log S) is taken)."""
+    if not bad:
+        return
+    number, value = bad[0]
+    others = [str(n) for n, _ in bad[1:]]
+    more = f"; so are those of line{'s' if len(others) > 1 else ''} {', '.join(others[:5])}" if others else ""
+    more += f" and {len(others) - 5:,} more" if len(others) > 5 else ""
+    raise UnqoverError(
+        f"{path}, line {number}: the log-likelihood {value!r} is not a finite number ≤ 0 (the log of a probability)"
+        f"{more}: measure the samples as lm-eval logged them"
+    )
+
+
 @functools.lru_cache(maxsize=2)  # read_provenance and read_predictions read it once
 def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str, dict[str, list]]:
-    documents, log_likelihoods, about = [], {}, set()
+    documents, log_likelihoods, about, bad = [], {}, set(), []
     logged: dict[str, list] = {"id": [], "line": [], **{field: [] for field in LOGGED_FIELDS}}
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
@@ -188,6 +213,7 @@ def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str,
                 doc = sample["doc"]
                 about.add(doc["unqover"])
                 values = tuple(float(log_likelihood) for log_likelihood, _ in sample["filtered_resps"])
+                bad += [(number, value) for value in values if _no_log_probability(value)][:1]
                 if "sentence_ids" not in doc and len(values) != 2:
                     raise ValueError(f"{len(values)} choices, not the two subjects")
                 if doc["id"] in log_likelihoods:
@@ -207,9 +233,7 @@ def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str,
         raise UnqoverError(f"{path} has no logged samples")
     if len(about) > 1:
         raise UnqoverError(f"{path} mixes the samples of several tasks: measure one task's file at a time")
-    bad = sum(not np.isfinite(values).all() for values in log_likelihoods.values())
-    if bad:
-        raise UnqoverError(f"{path}: {bad:,} samples have a log-likelihood that is not a finite number")
+    _check_log_likelihoods(path, bad)
     if "sentence_ids" in documents[0]:
         return sentence_log_likelihoods(documents, log_likelihoods), about.pop(), logged
     return subject_scores(log_likelihoods), about.pop(), logged

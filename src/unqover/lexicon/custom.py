@@ -60,6 +60,19 @@ _LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 _MASK_TOKENS = ("[MASK]", "<mask>")
 
 
+#: the invisible formatting characters that a word may need: zero-width non-joiner and joiner (Persian, Indic
+#: scripts, emoji sequences); every other format character (bidi overrides and isolates, zero-width spaces, BOM)
+#: is refused, as are separators of lines and paragraphs, surrogates, private-use and unassigned code points
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def _hidden(c: str) -> bool:
+    """Whether ``c`` is a character no probe text should hold: one shown as nothing, or that reorders the text
+    around it (U+202E RIGHT-TO-LEFT OVERRIDE makes a report say what its data does not)."""
+    category = unicodedata.category(c)
+    return category in ("Cs", "Co", "Cn", "Zl", "Zp") or (category == "Cf" and c not in _JOINERS)
+
+
 class CustomProbeError(UnqoverError):
     """A probe file is unreadable or malformed; the message names the file, line and key path."""
 
@@ -235,6 +248,13 @@ class _Reader:
                 path,
                 f"{what} contains the control character {bad!r}; write it on one line "
                 "(a YAML '>' or '|' block adds a line break: use '>-')",
+            )
+        hidden = next((c for c in value if _hidden(c)), None)
+        if hidden is not None:
+            raise self.error(
+                path,
+                f"{what} {value!r} contains U+{ord(hidden):04X} ({unicodedata.name(hidden, 'no name')}), a character "
+                "that is invisible or reorders the text around it in the reports; remove it",
             )
         if value != value.strip():
             raise self.error(path, f"{what} {value!r} has leading or trailing spaces; remove them")

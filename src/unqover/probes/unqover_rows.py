@@ -156,6 +156,15 @@ def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict, subse
         exact = selected_groups(groups, budget(groups.num_groups, n), seed)
         if np.array_equal(exact, kept):
             return {"design": DESIGN, "seed": seed, "matches_design": True}
+        if subset is None and n in (
+            drawn,
+            selection.get("limit"),
+        ):  # all of a sample, but not the one claimed
+            raise UnqoverError(
+                f"the predictions record the design's sample of {n:,} groups drawn with seed {seed}, but their "
+                f"groups are not the ones seed {seed} draws: a sample is measured as the draw of the seed it "
+                "records, so record the seed that drew them"
+            )
     if subset is None and designed and isinstance(drawn, int) and n != drawn:
         subset = f"{n:,} of the sample's {drawn:,} groups were scored whole"
     if subset is not None:
