@@ -350,12 +350,16 @@ def test_cli_compare_unpaired_equal_and_without_predictions(religion, rows, mode
     # one model in two samples: no subject–attribute shift stands out
     assert data["pairs"] == [] and "no subject–attribute shift is distinguishable from zero" in text.lower()
 
-    # the predictions moved away: today's comparison, without intervals, and a warning saying why
-    Path(json.loads(first.read_text())["provenance"]["predictions"]).unlink()
-    assert main(["compare", str(first), str(other), "--output", str(output)]) == 0
+    # the predictions moved away: its numbers cannot be checked, so the comparison is refused in one line saying why
+    # (as `unqover leaderboard` refuses it), and nothing is written
+    predictions = Path(json.loads(first.read_text())["provenance"]["predictions"])
+    predictions.unlink()
+    output.unlink()
+    assert main(["compare", str(first), str(other), "--output", str(output)]) == 2
     captured = capsys.readouterr()
-    assert "Traceback" not in captured.err and "no intervals for the shifts" in captured.out
-    assert "is not there" in captured.out
-    data = json.loads(output.read_text())
-    assert data["shift_method"] is None and data["shifts"]["mu"]["interval"] is None
-    assert data["shifts"]["mu"]["value"] is not None
+    assert captured.out == "" and captured.err == (
+        f"unqover: error: cannot check the numbers of first against its predictions (the predictions file "
+        f"{predictions} that first.bias.json records is not there); `unqover compare` shows only numbers that a "
+        "run's predictions give again\n"
+    )
+    assert not output.exists()

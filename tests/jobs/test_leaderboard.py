@@ -159,7 +159,11 @@ def test_full_runs_and_probes_without_recomputable_intervals_are_refused(runs, t
     del full["result"]["sample"]
     path = tmp_path / "full.bias.json"
     path.write_text(json.dumps(full))
-    assert "groups, but its results measured" in refused([str(path), str(runs["C"])], capsys)
+    sample = json.loads(runs["A"].read_text())["result"]["sample"]
+    assert refused([str(path), str(runs["C"])], capsys) == (
+        f"unqover: error: the predictions of {path} give sample {sample['groups']:,} of {sample['of']:,} groups, "
+        "but its results say no value"
+    )
     nli = []
     for k, s in enumerate((40.0, 55.0)):
         path = tmp_path / f"nli{k}.json"

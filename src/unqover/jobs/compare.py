@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.jobs.verify import verify_found
+from unqover.jobs.verify import NumbersDiffer, verify_found, verify_run
 from unqover.probes.base import ComparedRuns, Comparison, ProbeDefinition
 from unqover.probes.options import CommandParser, non_negative, output_path
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
@@ -48,6 +48,22 @@ def compared_probe(results: dict, name: str = "the run") -> tuple[ProbeDefinitio
     return probe, known
 
 
+def _verified(probe: ProbeDefinition, known: bool, results: dict, path: Path, name: str) -> None:
+    """Refuse a run whose numbers its predictions do not give again, or cannot be checked against them (its
+    predictions missing, its probe unreadable here): one line saying why."""
+    try:
+        if not known:
+            results_probe(results)  # says why its probe cannot be read here
+        verify_run(probe, results, path, name)
+    except NumbersDiffer:
+        raise
+    except UnqoverError as err:
+        raise UnqoverError(
+            f"cannot check the numbers of {name} against its predictions ({err}); `unqover compare` shows only "
+            "numbers that a run's predictions give again"
+        ) from err
+
+
 def compare_runs(
     a: dict,
     b: dict,
@@ -56,24 +72,33 @@ def compare_runs(
     paths: tuple[Path, Path] | None = None,
     top: int = 10,
     no_shifts: str | None = None,
+    strict: bool = False,
 ) -> Comparison:
     """Compare two runs (results dicts as :func:`unqover.results.load_results` reads them), B − A.
 
     ``paths`` are the run folders or results files the runs were read from: with them, a probe may read the runs'
     predictions (the UnQover probes' shift intervals); without them, ``no_shifts`` says why the shifts have no
-    intervals (the Space's reason for not reading a run's files); ``top`` is the rows per table. Raises
-    :class:`UnqoverError` when the runs were written by different probes or are not comparable.
+    intervals (the Space's reason for not reading a run's files); ``top`` is the rows per table. ``strict`` (the
+    command line, as ``unqover leaderboard``): every number shown is one the runs' predictions give again, and a run
+    whose predictions cannot be read or measured again is refused; else (the Space) such a run is compared as its
+    results record it. Raises :class:`UnqoverError` when the runs were written by different probes or are not
+    comparable, and :class:`~unqover.jobs.verify.NumbersDiffer` when a run's results record numbers that its
+    predictions do not give.
     """
     (probe_a, known_a), (probe_b, known_b) = compared_probe(a, name_a), compared_probe(b, name_b)
     if (
         type(probe_a).compare is not type(probe_b).compare
     ):  # probes that compare alike compare each other's runs
         raise UnqoverError(f"{name_a} and {name_b} were written by different probes")
+    runs = ((probe_a, known_a, a, name_a), (probe_b, known_b, b, name_b))
+    if paths is not None and strict:
+        for (probe, known, run, name), path in zip(runs, paths, strict=True):
+            _verified(probe, known, run, path, name)
     if not (known_a and known_b):
         paths = None
-    if paths is not None:  # the numbers shown are the predictions' (a results file alone: as it stands)
-        verify_found(probe_a, a, paths[0], name_a)
-        verify_found(probe_b, b, paths[1], name_b)
+    if paths is not None and not strict:  # a run that cannot be checked is compared as its results record it
+        for (probe, _, run, name), path in zip(runs, paths, strict=True):
+            verify_found(probe, run, path, name)
     return probe_a.compare(ComparedRuns(a, b, (name_a, name_b), paths, top, no_shifts))
 
 
@@ -160,7 +185,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         a, b = load_results(args.run_a), load_results(args.run_b)
         name_a = args.name_a or run_name(args.run_a)
         name_b = args.name_b or run_name(args.run_b)
-        comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top)
+        comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top, strict=True)
         return comparison.text, lambda path: _write(path, comparison)
 
     return print_and_write(args.output, "Comparison", make)

@@ -4,8 +4,9 @@ Every surface that ranks, compares or publishes runs (``unqover leaderboard``, a
 compare``, ``unqover publish-results``, the Space's tabs) shows a run's headline numbers only after
 :func:`verify_run` has measured its predictions again with the probe that wrote it, on the rows its results
 record and with the options they record (:meth:`~unqover.probes.base.ProbeDefinition.recorded_measure`): a number
-edited by hand, or a results file copied beside another run's predictions, is refused in one line naming both
-values. The measures are deterministic (seeded), so an honest run gives its numbers again exactly.
+edited by hand (a headline value or interval, and every other number the probe checks: an UnQover run's mean score,
+γ tables, groups and sample, :meth:`~unqover.probes.base.ProbeDefinition.checked_result`), or a results file copied
+beside another run's predictions, is refused in one line naming both values. The measures are deterministic (seeded), so an honest run gives its numbers again exactly.
 
 A run's identity (:func:`run_identity`) is its model as its predictions record it and a fingerprint of its
 predictions' contents (their columns, not their path or metadata): a copy of a run folder, or a folder of links to
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.format import fmt, fmt_interval
+from unqover.format import fmt, fmt_interval, fmt_level
 from unqover.probes.base import ProbeDefinition
 from unqover.results import model_of, predictions_of, split_results
 
@@ -109,9 +110,12 @@ def _interval_differs(a: object, b: object) -> bool:
     return any(_differ(x, y) for x, y in zip(pair_a, pair_b, strict=True))
 
 
-def check_headline(probe: ProbeDefinition, recorded: Mapping, measured: Mapping, name: str) -> None:
+def check_headline(
+    probe: ProbeDefinition, recorded: Mapping, measured: Mapping, name: str, level: object = None
+) -> None:
     """Refuse, in one line naming both, the first headline value or interval of ``recorded`` (a run's results)
-    that ``measured`` (its predictions measured again) does not give."""
+    that ``measured`` (its predictions measured again) does not give; ``level``: the confidence the results
+    record, which the predictions were measured at again (an edited level changes every interval)."""
     found = probe.headline(measured)
     for key, (value, interval) in probe.headline(recorded).items():
         again, again_interval = found.get(key, (None, None))
@@ -127,10 +131,74 @@ def check_headline(probe: ProbeDefinition, recorded: Mapping, measured: Mapping,
                 f"the predictions of {name} give {key} {said[0]}, but its results say {said[1]}"
             )
         if _interval_differs(again_interval, interval):
+            at = f" at the {fmt_level(level)} level its results record" if fmt_level(level) else ""
             raise NumbersDiffer(
-                f"the predictions of {name} give the interval of {key} {fmt_interval(again_interval, 6)}, but its "
-                f"results say {fmt_interval(interval, 6)}"
+                f"the predictions of {name} give the interval of {key} {fmt_interval(again_interval, 6)}{at}, but "
+                f"its results say {fmt_interval(interval, 6)}"
             )
+
+
+#: the fields that tell a record of a result's tables apart (a subject, a cluster, an attribute and its type)
+_RECORD_KEYS = ("subject", "cluster", "attribute", "attribute_type")
+
+
+def _record_label(record: object, index: int) -> str:
+    """``[Sikh, evil]``: a table record by its subject (or cluster) and attribute, else by its place."""
+    named = [
+        str(record[k]) for k in _RECORD_KEYS if isinstance(record, Mapping) and record.get(k) is not None
+    ]
+    return f"[{', '.join(named)}]" if named else f"[{index}]"
+
+
+def _first_difference(recorded: object, measured: object, label: str) -> tuple[str, object, object] | None:
+    """The first place (a dotted label) where ``recorded`` and ``measured`` differ beyond :data:`TOLERANCE`, with
+    both values there (None: the place is missing); None when they agree."""
+    if isinstance(recorded, Mapping) and isinstance(measured, Mapping):
+        for key in dict.fromkeys([*recorded, *measured]):
+            where = f"{label}.{key}" if label else str(key)
+            if key not in recorded or key not in measured:
+                return where, recorded.get(key), measured.get(key)
+            found = _first_difference(recorded[key], measured[key], where)
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list | tuple) and isinstance(measured, list | tuple):
+        if len(recorded) != len(measured):
+            return f"{label} (its length)", len(recorded), len(measured)
+        for k, (a, b) in enumerate(zip(recorded, measured, strict=True)):
+            found = _first_difference(a, b, label + _record_label(a, k))
+            if found:
+                return found
+        return None
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (recorded, measured))
+    if _differ(recorded, measured) if numbers else recorded != measured:
+        return label, recorded, measured
+    return None
+
+
+def check_result(probe: ProbeDefinition, recorded: Mapping, measured: Mapping, name: str) -> None:
+    """Refuse, in one line naming the place and both values, the first number (or word) of a run's result beyond
+    its headline (:meth:`~unqover.probes.base.ProbeDefinition.checked_result`: a mean score, a γ(x), the groups
+    measured, ...) that its predictions measured again do not give."""
+    found = _first_difference(probe.checked_result(recorded), probe.checked_result(measured), "")
+    if found is None:
+        return
+    where, said, again = found
+
+    def text(value: object) -> str:
+        if value is None:
+            return "no value"
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return fmt(value) if isinstance(value, float) else f"{value:,}"
+        if isinstance(value, Mapping) and {"groups", "of"} <= value.keys():  # a quick run's sample
+            return f"{text(value['groups'])} of {text(value['of'])} groups"
+        return repr(value) if isinstance(value, str | bool) else "another value"
+
+    if all(isinstance(v, float) for v in (said, again)):
+        shown = _shown(again, said)
+    else:
+        shown = text(again), text(said)
+    raise NumbersDiffer(f"the predictions of {name} give {where} {shown[0]}, but its results say {shown[1]}")
 
 
 def check_scored_model(results: Mapping, predictions: Path, name: str) -> None:
@@ -150,8 +218,8 @@ def verify_run(
 ) -> RunIdentity:
     """Check a run's recorded numbers against its predictions, and give its identity: its predictions (the file
     its results record, else its run folder's) measured again by ``probe`` with the options its results record
-    must give every headline value and interval they record, and be scored by the model they name. The rows are
-    the dataset the results record (``results_rows``: the rows a leaderboard or a comparison reads, the Space's
+    must give every headline value and interval they record (and the rest of the probe's ``checked_result``), and
+    be scored by the model they name. The rows are the dataset the results record (``results_rows``: the rows a leaderboard or a comparison reads, the Space's
     own), else the one the predictions record. Raises :class:`UnqoverError` naming both values where they
     differ, or saying why the run cannot be checked (no predictions, a probe that measures no predictions
     file)."""
@@ -170,7 +238,10 @@ def verify_run(
     except (ValueError, KeyError) as err:
         raise UnqoverError(f"cannot measure the predictions of {name} again: {err}") from err
     again = {"result": measured.to_dict(), "provenance": provenance}
-    check_headline(probe, {"result": result, "provenance": provenance}, again, name)
+    check_headline(
+        probe, {"result": result, "provenance": provenance}, again, name, options.get("confidence")
+    )
+    check_result(probe, result, again["result"], name)
     return run_identity(results, predictions)
 
 

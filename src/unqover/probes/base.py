@@ -322,9 +322,13 @@ class ProbeDefinition:
         default: add :meth:`quick_run_hint`'s options."""
         return f"add {self.quick_run_hint()}"
 
-    def limit_note(self, loaded: Loaded, run: RunOptions, settings: dict) -> str | None:
+    def limit_note(
+        self, loaded: Loaded, run: RunOptions, settings: dict, option: str = "--limit", shown: str = '"—"'
+    ) -> str | None:
         """One line before scoring when ``--limit`` is too small for the headline numbers to be estimated (they
-        would be printed as "—"), with the size that is enough; None when it is enough (the default)."""
+        would be printed as "—"), with the size that is enough; None when it is enough (the default). ``option``
+        and ``shown``: the option that gave ``run.limit`` and how the declined numbers show (``unqover
+        lm-eval-tasks --groups``: NaN in lm-eval's table)."""
         return None
 
     def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
@@ -438,6 +442,12 @@ class ProbeDefinition:
     def headline(self, results: dict) -> dict[str, tuple[float | None, list | None]]:
         """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""
         raise NotImplementedError
+
+    def checked_result(self, result: Mapping) -> Mapping:
+        """The part of a run's ``result``, beyond :meth:`headline`, that measuring its predictions again must give
+        exactly (:func:`unqover.jobs.verify.verify_run`): every number a comparison or a leaderboard prints of it.
+        Default: nothing more than the headline."""
+        return {}
 
     def headline_names(self) -> list[str]:
         """The names of :meth:`headline`'s numbers known before any run (a sweep checks its
