@@ -303,3 +303,18 @@ def test_joiners_that_words_need_are_kept():
     """Zero-width (non-)joiners spell words in Persian and Indic scripts: they are no hidden character."""
     spec = read_probe_text(PROBE.format(cat='"Mi\\u200cRa"').replace("Buddy", '"Bu\\u200ddy"'))
     assert spec.subjects == ("Tom", "Mi\u200cRa", "Rex", "Bu\u200ddy")
+
+
+def test_a_word_list_entry_with_a_bidi_override_is_refused(upstream_word_lists_path, tmp_path, capsys):
+    """The same check on a word-list folder (the upstream format, `--word-lists`): the file, line and code point."""
+    copy = tmp_path / "lists"
+    shutil.copytree(upstream_word_lists_path, copy)
+    subjects = copy / "nouns" / "subjects" / "religion"
+    lines = subjects.read_text(encoding="utf-8").splitlines()
+    lines[1] = "[subj] Hin\u202edu"
+    subjects.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = ["build-datasets", "religion", "--word-lists", str(copy), "--config", "qa", "--quiet"]
+    exactly([*argv, "--output", str(tmp_path / "out")], capsys,
+            f"unqover: error: {subjects}:2: '[subj] Hin\\u202edu' contains U+202E (RIGHT-TO-LEFT OVERRIDE), a "
+            "character that is invisible or reorders the text around it in the reports; remove it")  # fmt: skip
+    assert not (tmp_path / "out").exists()

@@ -52,25 +52,13 @@ from unqover.lexicon.custom_probe import (
     CustomProbeSpec,
     CustomTemplate,
 )
+from unqover.lexicon.wordlists import hidden_character
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,95}")
 _LICENSE = re.compile(r"[a-z0-9][a-z0-9.+-]*")
 _LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 #: Literal mask tokens are not allowed in probe texts: write ``{mask}`` (the scorers replace the placeholder).
 _MASK_TOKENS = ("[MASK]", "<mask>")
-
-
-#: the invisible formatting characters that a word may need: zero-width non-joiner and joiner (Persian, Indic
-#: scripts, emoji sequences); every other format character (bidi overrides and isolates, zero-width spaces, BOM)
-#: is refused, as are separators of lines and paragraphs, surrogates, private-use and unassigned code points
-_JOINERS = frozenset("\u200c\u200d")
-
-
-def _hidden(c: str) -> bool:
-    """Whether ``c`` is a character no probe text should hold: one shown as nothing, or that reorders the text
-    around it (U+202E RIGHT-TO-LEFT OVERRIDE makes a report say what its data does not)."""
-    category = unicodedata.category(c)
-    return category in ("Cs", "Co", "Cn", "Zl", "Zp") or (category == "Cf" and c not in _JOINERS)
 
 
 class CustomProbeError(UnqoverError):
@@ -249,13 +237,9 @@ class _Reader:
                 f"{what} contains the control character {bad!r}; write it on one line "
                 "(a YAML '>' or '|' block adds a line break: use '>-')",
             )
-        hidden = next((c for c in value if _hidden(c)), None)
+        hidden = hidden_character(value)
         if hidden is not None:
-            raise self.error(
-                path,
-                f"{what} {value!r} contains U+{ord(hidden):04X} ({unicodedata.name(hidden, 'no name')}), a character "
-                "that is invisible or reorders the text around it in the reports; remove it",
-            )
+            raise self.error(path, f"{what} {value!r} contains {hidden}")
         if value != value.strip():
             raise self.error(path, f"{what} {value!r} has leading or trailing spaces; remove them")
         token = next((t for t in _MASK_TOKENS if t in value), None)

@@ -113,6 +113,26 @@ class Template:
         return (self.context, self.positive_question, self.negated_question)
 
 
+#: the invisible formatting characters that a word may need: zero-width non-joiner and joiner (Persian, Indic
+#: scripts, emoji sequences); every other format character (bidi overrides and isolates, zero-width spaces, BOM)
+#: is refused, as are separators of lines and paragraphs, surrogates, private-use and unassigned code points
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def hidden_character(text: str) -> str | None:
+    """What is wrong with the first character of ``text`` that no word should hold, in words (``U+202E
+    (RIGHT-TO-LEFT OVERRIDE), a character that …``), else None: one shown as nothing, or one that reorders the
+    text around it, so that a report would say what its data does not."""
+    for c in text:
+        category = unicodedata.category(c)
+        if category in ("Cs", "Co", "Cn", "Zl", "Zp") or (category == "Cf" and c not in _JOINERS):
+            return (
+                f"U+{ord(c):04X} ({unicodedata.name(c, 'no name')}), a character that is invisible or reorders "
+                "the text around it in the reports; remove it"
+            )
+    return None
+
+
 def read_lines(path: Path) -> list[Line]:
     """Retained lines of a word-list file (stripped, no blanks, no ``#`` comments), in Unicode NFC: "Zoë" typed as
     one character or as "e" and a combining diaeresis is one subject. A UTF-8 byte-order mark at the start (as
@@ -131,6 +151,9 @@ def read_lines(path: Path) -> list[Line]:
             )
         text = text.strip()
         if text and not text.startswith("#"):
+            hidden = hidden_character(text)
+            if hidden is not None:
+                raise WordListError(path, number, f"{text!r} contains {hidden}")
             lines.append(Line(number, text))
     if not lines:
         raise WordListError(path, None, "file has no entries")
