@@ -219,8 +219,9 @@ def model_of(provenance: Mapping) -> str | None:
 
 
 def _quoted(text: object, most: int = 40) -> str:
-    """``"text"`` shortened to ``most`` characters (a long system prompt), its control characters escaped."""
-    shown = json.dumps(str(text), ensure_ascii=False)[1:-1]
+    """``"text"`` shortened to ``most`` characters (a long system prompt), every character that prints as nothing
+    or reorders the text (a line break, U+202E) escaped."""
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
     return f'"{shown[: most - 1]}…"' if len(shown) > most else f'"{shown}"'
 
 

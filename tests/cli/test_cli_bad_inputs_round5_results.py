@@ -318,3 +318,23 @@ def test_a_word_list_entry_with_a_bidi_override_is_refused(upstream_word_lists_p
             f"unqover: error: {subjects}:2: '[subj] Hin\\u202edu' contains U+202E (RIGHT-TO-LEFT OVERRIDE), a "
             "character that is invisible or reorders the text around it in the reports; remove it")  # fmt: skip
     assert not (tmp_path / "out").exists()
+
+
+def test_run_settings_name_only_what_differs():
+    """Quick-run seed, chat template and a system prompt with a bidi override (escaped, never shown raw)."""
+    from unqover.results import run_settings
+
+    def run(**provenance) -> dict:
+        base = {"model": {"id": "m"}, "dtype": "float32", "selection": {"limit": 100, "seed": 0}}
+        return {"provenance": {**base, **provenance}, "result": {"mu": 0.1, "subject_gamma": []}}
+
+    assert run_settings([run(), run()]) == ["", ""]
+    assert run_settings([run(), run(selection={"limit": 100, "seed": 1})]) == [
+        "100 groups, seed 0",
+        "100 groups, seed 1",
+    ]
+    prompt = {"chat_template": "none", "system_prompt": "Be\u202e fair"}
+    assert run_settings([run(), run(prompt=prompt)]) == [
+        "no system prompt",
+        'system prompt "Be\\u202e fair", chat template none',
+    ]
