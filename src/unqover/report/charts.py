@@ -128,9 +128,9 @@ def axis_limit(
     return limit
 
 
-def scale_caption(limit: float, *, signed: bool = True, cut: int = 0) -> str:
-    """The scale said on a chart: ``scale ±0.005`` (``0 to 0.5`` one-sided), and how many whiskers run past it."""
-    text = f"scale ±{_axis(limit)}" if signed else f"scale 0 to {_axis(limit)}"
+def scale_caption(limit: float, *, cut: int = 0) -> str:
+    """The scale said on a symmetric chart, ``scale ±0.005``, and how many whiskers run past it."""
+    text = f"scale ±{_axis(limit)}"
     if cut:
         text += f"; {cut} interval{'s' if cut != 1 else ''} run past the edge (▸): hover for the bounds"
     return text
@@ -595,8 +595,7 @@ def share_bars(
     parts = [_svg_open(left + width + 70, height, title, "share-bars")]
     parts.append(f'<text x="4" y="16" font-weight="600">{escape(title)}</text>')
     parts.append(
-        f'<text class="scale" x="4" y="32" fill="#555">{escape(scale_caption(limit, signed=False))}: '
-        f"a full bar is {fmt_percent(limit)}</text>"
+        f'<text class="scale" x="4" y="32" fill="#555">bars to scale: a full bar is {fmt_percent(limit)}</text>'
     )
     y = 44.0
     for category in categories:
