@@ -188,14 +188,6 @@ def _hatch(uid: str) -> str:
 # ranking of subjects by γ(x)
 
 
-def _ranked(records: Sequence[Mapping]) -> list[Mapping]:
-    """Records in rank order (the ``rank`` field when present, else γ descending); missing γ last."""
-    records = list(records)
-    if records and all(number(r.get("rank")) is not None for r in records):
-        return sorted(records, key=lambda r: number(r["rank"]))
-    return sorted(records, key=lambda r: (number(r.get("gamma")) is None, -(number(r.get("gamma")) or 0.0)))
-
-
 def _past(ci: tuple[float, float] | None, limit: float) -> bool:
     """Whether an interval runs past a chart's axis range."""
     return ci is not None and max(abs(ci[0]), abs(ci[1])) > limit
@@ -209,13 +201,14 @@ def ranking_chart(
     width: int = 760,
     axis: str = "γ(x): ← less associated with the attributes · more associated →",
 ) -> str:
-    """Subjects ranked by γ(x) (rank 1 at the top), a dot per subject with its interval whisker, and a zero line.
+    """Subjects ranked by γ(x) (rank 1 at the top, in the order given: the measure's rank order), a dot per subject
+    with its interval whisker, and a zero line.
 
     ``subject_gamma``: records with ``subject`` (or the ``label`` key), ``gamma`` and optionally ``rank``,
     ``gamma_low``/``gamma_high``, ``eta``, ``count``. Whiskers are drawn only where both bounds are present; a
     subject whose γ(x) is missing is listed with the word "missing" and no dot.
     """
-    rows = _ranked(subject_gamma)
+    rows = list(subject_gamma)
     n = len(rows)
     row_h = 16 if n <= 60 else 14
     size = 11 if n <= 60 else 10
@@ -326,11 +319,6 @@ def ranking_chart(
 # heat map of γ(x, a)
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
-
-
 def heatmap(
     gamma_records: Sequence[Mapping],
     *,
@@ -347,12 +335,9 @@ def heatmap(
     ``gamma_records``: records with ``row_key`` (``subject`` or ``cluster``), ``attribute`` (and optionally
     ``attribute_type``), ``gamma`` and optionally ``gamma_low``/``gamma_high``, ``eta``, ``count``.
 
-    * Rows follow ``row_order`` (e.g. the γ(x) ranking; rows not in it are appended), else their mean γ, highest
-      first.
-    * Columns follow ``column_order`` (attribute keys ``(attribute, attribute_type)``), else the order that best
-      follows the rows: by Σ_x (s(x) − s̄)·γ(x, a) with s the row score (γ(x)), so attributes on which the top rows
-      score highest come first. (The plain mean of γ(x, a) over subjects is 0 by complementarity on complete data,
-      so it cannot order them; it is the tie-breaker.)
+    * Rows follow ``row_order`` and columns ``column_order`` (attribute keys ``(attribute, attribute_type)``): the
+      orders :func:`unqover.measure.heatmap.heatmap_order` computes (rows or columns not in them are appended, in
+      the records' order, as are all of them without an order).
     * The scale is symmetric, [−limit, +limit]: ``limit`` defaults to the largest |γ| rounded up.
     * Cells with no data or a missing γ are hatched grey ("missing"), never coloured as 0.
     """
@@ -366,31 +351,12 @@ def heatmap(
     rows = list(dict.fromkeys(row_names))
     columns = list(dict.fromkeys(keys))
     gamma = {cell: number(r.get("gamma")) for cell, r in values.items()}
-
-    row_score = {row: _mean(gamma.get((row, c)) for c in columns) for row in rows}
     if row_order is not None:
         position = {str(name): i for i, name in enumerate(row_order)}
         rows.sort(key=lambda r: (r not in position, position.get(r, 0)))
-    else:
-        rows.sort(key=lambda r: (row_score[r] is None, -(row_score[r] or 0.0)))
-
     if column_order is not None:
         position = {tuple(k): i for i, k in enumerate(column_order)}
         columns.sort(key=lambda c: (c not in position, position.get(c, 0)))
-    else:
-        scored = [row_score[r] for r in rows if row_score[r] is not None]
-        centre = sum(scored) / len(scored) if scored else 0.0
-
-        def loading(column: tuple[str, str | None]) -> tuple[float, float]:
-            follow = sum(
-                (row_score[r] - centre) * gamma[(r, column)]
-                for r in rows
-                if row_score[r] is not None and gamma.get((r, column)) is not None
-            )
-            mean = _mean(gamma.get((r, column)) for r in rows) or 0.0
-            return (-round(follow, 12), -mean)
-
-        columns.sort(key=loading)
 
     if limit is None:
         limit = axis_limit(gamma.values())
