@@ -11,7 +11,7 @@ import pytest
 
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import compare_main
-from unqover.measure.heatmap import subject_heatmap
+from unqover.measure.layout import subject_heatmap
 from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
 from unqover.report.compare import compare_results

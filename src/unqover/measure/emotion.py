@@ -67,15 +67,14 @@ from scipy.stats import chi2
 
 from unqover.errors import UnqoverError
 from unqover.measure.bootstrap import multinomial_weights
+from unqover.measure.layout import count_shares, row_totals
 from unqover.measure.stats import (
     ALPHA,
     GENDER_VALUES,
     adjust_p_values,
     chi_square_independence,
-    count_shares,
     cramers_v,
     pearson_statistics,
-    row_totals,
 )
 from unqover.measure.stratified import stratified_mean_intervals
 from unqover.measure.unqover import json_ready

@@ -40,14 +40,13 @@ from scipy.stats import chi2
 
 from unqover.errors import UnqoverError
 from unqover.measure.emotion import BATCH, per_question, permuted_labels
+from unqover.measure.layout import count_shares, row_totals
 from unqover.measure.stats import (
     ALPHA,
     adjust_p_values,
     chi_square_independence,
-    count_shares,
     cramers_v,
     pearson_statistics,
-    row_totals,
 )
 from unqover.measure.unqover import json_ready
 

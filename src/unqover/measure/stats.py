@@ -6,7 +6,7 @@ emotion no question of a group chose) lower the degrees of freedom instead of di
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,20 +31,6 @@ class ChiSquare:
     n: float
     rows_kept: int
     columns_kept: int
-
-
-def row_totals(table: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """Each row's total of a table given as row -> column -> count (the "total" column of a report's table)."""
-    return {row: sum(values.values()) for row, values in table.items()}
-
-
-def count_shares(table: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float | None]]:
-    """Each row's counts (row -> column -> count) as shares of the row's total, None where it has none."""
-    totals = row_totals(table)
-    return {
-        row: {c: (v / totals[row] if totals[row] else None) for c, v in values.items()}
-        for row, values in table.items()
-    }
 
 
 def pearson_statistics(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

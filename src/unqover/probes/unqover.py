@@ -444,7 +444,7 @@ class UnqoverProbe(ProbeDefinition):
 
     def heatmap_layout(self, results: dict, most: int) -> dict:
         """The subject heat map's rows and columns (``most`` subjects at most), which the measure orders."""
-        from unqover.measure.heatmap import subject_heatmap
+        from unqover.measure.layout import subject_heatmap
         from unqover.results import split_results
 
         return subject_heatmap(split_results(results)[0], most)

@@ -336,7 +336,7 @@ def heatmap(
     ``attribute_type``), ``gamma`` and optionally ``gamma_low``/``gamma_high``, ``eta``, ``count``.
 
     * Rows follow ``row_order`` and columns ``column_order`` (attribute keys ``(attribute, attribute_type)``): the
-      orders :func:`unqover.measure.heatmap.heatmap_order` computes (rows or columns not in them are appended, in
+      orders :func:`unqover.measure.layout.heatmap_order` computes (rows or columns not in them are appended, in
       the records' order, as are all of them without an order).
     * The scale is symmetric, [−limit, +limit]: ``limit`` defaults to the largest |γ| rounded up.
     * Cells with no data or a missing γ are hatched grey ("missing"), never coloured as 0.

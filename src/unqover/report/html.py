@@ -3,7 +3,7 @@
 The page holds the content of :func:`unqover.report.markdown.markdown_report` plus three charts: the reasoning
 errors, the subjects ranked by γ(x), and the γ(x, a) heat map (and, when the result has clusters, the cluster ×
 attribute heat map). The order of the heat map's rows and columns, like every number, is the measure's
-(:func:`unqover.measure.heatmap.subject_heatmap`), handed in as data.
+(:func:`unqover.measure.layout.subject_heatmap`), handed in as data.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def html_report(
 ) -> str:
     """A self-contained HTML page: the Markdown report's content plus the error, ranking and heat-map charts;
     ``heatmap``: the subject heat map's ``rows``, ``columns`` and the number ``of`` subjects ranked, as
-    :func:`unqover.measure.heatmap.subject_heatmap` lays it out with ``most`` :data:`MAX_HEATMAP_ROWS`."""
+    :func:`unqover.measure.layout.subject_heatmap` lays it out with ``most`` :data:`MAX_HEATMAP_ROWS`."""
     result, provenance = split_results(results)
     title = title or default_title(provenance)
     sections = [_headline_section(result, provenance)]

@@ -76,7 +76,7 @@ def occupation_cell(row: Mapping, name: str) -> str:
     return fmt_estimate(row.get(name), bounds, POINTS_DIGITS)
 
 
-def largest_gaps(result: Mapping, k: int | None = None) -> list[Mapping]:
+def largest_gap_rows(result: Mapping, k: int | None = None) -> list[Mapping]:
     """The occupations with the largest |gender gap|, at most k: the rows the measure chose
     (``largest_gaps``, :func:`unqover.measure.nli.largest_gaps`), in its order."""
     rows = result.get("by_occupation") or []
@@ -206,7 +206,7 @@ def nli_summary(result: Mapping) -> str:
 
 def _occupation_lines(result: Mapping) -> list[str]:
     """A quick run's occupations with the largest gender gap, each value with its interval, as aligned lines."""
-    shown = largest_gaps(result)
+    shown = largest_gap_rows(result)
     total = len(result.get("by_occupation") or [])
     header = [f"by occupation ({len(shown)} largest gender gaps of {total})", "n"]
     header += [label for _, label in OCCUPATION_COLUMNS]

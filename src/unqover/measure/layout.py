@@ -1,7 +1,8 @@
-"""The layout of a γ(x, a) heat map: which subjects it shows, and the order of its rows and columns.
+"""What a report lays out beside the measures: a table's row totals and shares, and the layout of a γ(x, a) heat
+map (which subjects it shows, the order of its rows and columns).
 
-An order is a result a reader reads (attributes on which the top-ranked subjects score highest come first), so it
-is computed here, with the numbers, and reaches :func:`unqover.report.charts.heatmap` as data.
+A total, a share or an order is a result a reader reads (attributes on which the top-ranked subjects score highest
+come first), so it is computed here, with the numbers, and reaches :mod:`unqover.report` as data.
 """
 
 from __future__ import annotations
@@ -12,6 +13,20 @@ from unqover.format import number
 from unqover.results import attribute_key
 
 Column = tuple[str, str | None]
+
+
+def row_totals(table: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """Each row's total of a table given as row -> column -> count (the "total" column of a report's table)."""
+    return {row: sum(values.values()) for row, values in table.items()}
+
+
+def count_shares(table: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float | None]]:
+    """Each row's counts (row -> column -> count) as shares of the row's total, None where it has none."""
+    totals = row_totals(table)
+    return {
+        row: {c: (v / totals[row] if totals[row] else None) for c, v in values.items()}
+        for row, values in table.items()
+    }
 
 
 def _mean(values) -> float | None:
