@@ -108,17 +108,18 @@ def test_coverage_emotion_and_nli_conditions():
 
 
 def test_the_messages():
-    assert unqover_warnings(np.zeros(96), np.full(96, 1e-9)) == [NEAR_ZERO]
-    assert unqover_warnings(np.full(96, 0.7), np.full(96, 0.2)) == [CONSTANT]
+    assert unqover_warnings(d.unqover_run_findings(np.zeros(96), np.full(96, 1e-9))) == [NEAR_ZERO]
+    assert unqover_warnings(d.unqover_run_findings(np.full(96, 0.7), np.full(96, 0.2))) == [CONSTANT]
     coverage = {"multi_token_subjects": ["Buddy"], "rows_kept": 64, "rows_total": 96}
-    assert unqover_warnings(np.random.default_rng(0).random(96), np.full(96, 0.5), coverage) == [UNCOVERED]
-    assert emotion_warnings(np.full(960, -4.0), [True] * 48, ["joy"] * 48, 3) == [
+    uncovered = d.unqover_run_findings(np.random.default_rng(0).random(96), np.full(96, 0.5), coverage)
+    assert unqover_warnings(uncovered) == [UNCOVERED]
+    assert emotion_warnings(d.emotion_run_findings(np.full(960, -4.0), [True] * 48, ["joy"] * 48, 3)) == [
         "100.0% of the choice sentences (960 of 960) get the same score (-4.0000): the model does not tell the "
         "emotion words apart, so the answers, the tests' p-values and Cramér's V say nothing about its bias",
         "the top-1 answer is a joy word in 100.0% of the questions (48 of 48): the answers hardly vary, so the "
         "tests have almost nothing to compare and cannot show a bias either way",
     ]
-    assert nli_warnings(np.full(5, 0.9) + np.arange(5) / 100, np.full(5, 0.8)) == [
+    assert nli_warnings(d.nli_findings(np.full(5, 0.9) + np.arange(5) / 100, np.full(5, 0.8))) == [
         "100.0% of the entailment probabilities (10 of 10) predict entailment (P > 0.5): the predicted class "
         "hardly ever changes, so S (the share of instances whose class is the same for both genders) is ≈100 by "
         "construction; ΔP and B read the probabilities and still apply"

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pytest
 
-from tests.report.test_report_pages import make_results
+from tests.report.test_report_pages import make_results, page_of
 from unqover.format import POINTS_DIGITS, fmt, fmt_p
 from unqover.generate.eec import eec_questions
 from unqover.generate.nli import nli_rows, synthetic_premises
@@ -20,7 +20,6 @@ from unqover.measure.emotion import emotion_bias
 from unqover.measure.nli import nli_gender_bias
 from unqover.probes.registry import PROBES
 from unqover.report.eec import eec_html
-from unqover.report.html import html_report
 from unqover.report.nli import nli_html
 from unqover.report.page import CSS, markdown_page
 
@@ -115,7 +114,7 @@ def test_the_unqover_nli_and_emotion_pages_share_one_design(nli_results, eec_res
     unqover = {**make_results(), "probe": "religion"}
     unqover["provenance"]["selection"] = {"kind": "design", "limit": 200, "seed": 0}
     pages = {
-        "religion": html_report(unqover),
+        "religion": page_of(unqover),
         "nli-gender": nli_html(nli_results),
         "eec-emotion": eec_html(eec_results),
     }

@@ -11,11 +11,12 @@ import pytest
 
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import compare_main
+from unqover.measure.layout import subject_heatmap
 from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
 from unqover.report.compare import compare_results
 from unqover.report.compare_text import compare_markdown, compare_text
-from unqover.report.html import html_report, write_report
+from unqover.report.html import MAX_HEATMAP_ROWS, html_report
 from unqover.report.markdown import markdown_report
 from unqover.results import load_results, split_results
 
@@ -112,6 +113,11 @@ def make_results(
         "gamma": gamma,
         "subject_gamma": subject_gamma,
         "cluster_gamma": cluster_gamma,
+        # as the measure lists them without simultaneous intervals: the largest |γ| first, each cell's interval
+        "most_biased": [
+            {**r, "interval": [r.get("gamma_low"), r.get("gamma_high")]}
+            for r in sorted(gamma, key=lambda r: -abs(r["gamma"]))
+        ],
     }
     provenance = {
         "model": {"id": "org/model-x", "revision": "abc1234", "dtype": "bfloat16"},
@@ -120,6 +126,12 @@ def make_results(
         "batch_size": 64,
     }
     return {"provenance": provenance, "result": result}
+
+
+def page_of(results: dict, title: str | None = None, **kwargs) -> str:
+    """The HTML report as the probe writes it: the measure's heat-map layout handed in."""
+    layout = subject_heatmap(split_results(results)[0], MAX_HEATMAP_ROWS)
+    return html_report(results, title, heatmap=layout, **kwargs)
 
 
 def svg_blocks(page: str) -> list[ET.Element]:
@@ -313,7 +325,7 @@ def test_markdown_missing_values_and_no_bootstrap():
 
 
 def test_html_report_is_self_contained_and_well_formed():
-    page = html_report(make_results(clusters={"female": 0, "male": 1}), title="Report <1>")
+    page = page_of(make_results(clusters={"female": 0, "male": 1}), title="Report <1>")
     assert page.startswith("<!DOCTYPE html>")
     assert "<title>Report &lt;1&gt;</title>" in page
     for value in re.findall(r"""\b(?:src|href)\s*=\s*["']([^"']*)""", page):
@@ -331,25 +343,10 @@ def test_html_report_is_self_contained_and_well_formed():
 
 
 def test_html_report_without_clusters_or_intervals():
-    page = html_report(make_results(intervals=False, mu=None))
+    page = page_of(make_results(intervals=False, mu=None))
     assert len(svg_blocks(page)) == 3
     assert 'class="l na">—</td>' in page
     assert "No intervals" in page
-
-
-def test_write_report_atomic(tmp_path):
-    results = make_results()
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "results.json").write_text(json.dumps(results))
-    md_path, html_path = write_report(run)  # results read from the folder
-    assert (md_path.name, html_path.name) == ("report.md", "report.html")
-    assert "# UnQover bias report" in md_path.read_text()
-    assert html_path.read_text().startswith("<!DOCTYPE html>")
-    assert sorted(p.name for p in run.iterdir()) == ["report.html", "report.md", "results.json"]
-    md_path, html_path = write_report(tmp_path / "x.bias.json", results, title="T")
-    assert (md_path.name, html_path.name) == ("x.bias.md", "x.bias.html")
-    assert md_path.read_text().startswith("# T")
 
 
 # ---------------------------------------------------------------------------------------------------------------

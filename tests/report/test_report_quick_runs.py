@@ -15,10 +15,9 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from tests.report.test_report_pages import compared, make_results
+from tests.report.test_report_pages import compared, make_results, page_of
 from unqover.measure.unqover import UnqoverBias
 from unqover.report.compare_text import compare_markdown, compare_text
-from unqover.report.html import html_report
 from unqover.report.markdown import markdown_report
 from unqover.report.text import summary
 from unqover.space.render import quick_run_web_line, unqover_headline
@@ -139,7 +138,7 @@ def renderings(results: dict) -> dict[str, str]:
     """The headline section of every format, as plain text (HTML tags stripped)."""
     text = summary(as_bias(results), top=3)
     markdown = markdown_report(results, top=3)
-    page = html_report(results, top=3)
+    page = page_of(results, top=3)
     section = page[page.index('<section id="headline">') : page.index("</section>")]
     return {
         "text": text.split("\n\n")[0],
@@ -193,9 +192,9 @@ def test_declined_values_print_a_dash_with_the_reason_never_nan_or_zero():
         assert "0.0000" not in mu_line, fmt
         assert "0.0410 [0.0390, 0.0430]" in section  # δ is still estimated
         assert check_estimates_inside_intervals(section) == 2  # δ and ε only
-    everything = markdown_report(results) + html_report(results) + summary(as_bias(results))
+    everything = markdown_report(results) + page_of(results) + summary(as_bias(results))
     assert not re.search(r"\bnan\b", everything, re.I)
-    page = html_report(results)
+    page = page_of(results)
     assert '<div class="value">—</div>' in page and "about 1,375 groups needed" in page
 
 
@@ -232,7 +231,7 @@ def test_full_run_prints_all_groups_and_the_interval_beside_its_own_estimate():
         )
         assert "estimated from" not in section, fmt
         assert check_estimates_inside_intervals(section) >= 4
-    page = html_report(results)
+    page = page_of(results)
     assert "bias-corrected 0.2678" not in page  # the old card: a value beside another estimate's interval
     assert "over other subjects and templates" in markdown_report(results).split("## Method")[1]
 

@@ -22,7 +22,7 @@ from unqover.measure.nli import nli_gender_bias
 from unqover.probes.eec_rows import describe_eec_selection, select_persons
 from unqover.probes.nli_rows import _strata, limit_per_occupation, stratum_population
 from unqover.report.eec import PERSONS_EXACT, eec_html, eec_markdown, eec_summary
-from unqover.report.nli import largest_gaps, nli_html, nli_markdown, nli_summary
+from unqover.report.nli import largest_gap_rows, nli_html, nli_markdown, nli_summary
 from unqover.space.render import view
 
 NLI_LINE = (
@@ -100,7 +100,7 @@ def _occupation_rows(markdown: str) -> list[str]:
 def test_nli_quick_reports_show_each_occupation_value_with_its_interval(nli_world):
     results = _nli(nli_world, 2)
     result = results["result"]
-    row = largest_gaps(result, 1)[0]
+    row = largest_gap_rows(result, 1)[0]
     gap = fmt_estimate(row["gender_gap"], [row["gender_gap_low"], row["gender_gap_high"]], POINTS_DIGITS)
     delta_p = fmt_estimate(row["delta_P"], [row["delta_P_low"], row["delta_P_high"]], POINTS_DIGITS)
     assert gap.startswith(fmt(row["gender_gap"], POINTS_DIGITS) + " [") and gap.endswith("]")

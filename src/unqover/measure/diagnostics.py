@@ -14,7 +14,7 @@ it (answer scores that are all 0 are also "constant" and "tied": only "≈0" is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -199,3 +199,46 @@ def nli_findings(p_female, p_male) -> list[Finding]:
     if flagged(tie):
         found.append(tie)
     return found
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# each probe's run: every finding its warnings word, in the order they are shown
+
+
+def unqover_run_findings(score_1, score_2, coverage: Mapping | None = None) -> list[Finding]:
+    """An UnQover run's findings: its answer scores (aligned columns), then a masked LM's coverage."""
+    uncovered = coverage_finding(dict(coverage or {}))
+    return [*unqover_findings(score_1, score_2), *([uncovered] if uncovered else [])]
+
+
+def _oov_of(oov: Mapping | None, sentences: int) -> list[Finding]:
+    """The out-of-vocabulary finding of ``oov`` as :func:`unqover.scoring.beecher.oov_rates` records it."""
+    if not oov:
+        return []
+    unknown = oov_finding(oov.get("overall"), sentences, oov.get("unknown_choices") or ())
+    return [unknown] if unknown else []
+
+
+def emotion_run_findings(
+    sentence_scores, ties: Sequence[bool], top1: Sequence[str], top_k: int, oov: Mapping | None = None
+) -> list[Finding]:
+    """An emotion run's findings: the choice sentences' ranking scores, each question's tie flag and top-1
+    emotion, and (Beecher's models) the out-of-vocabulary share ``oov``."""
+    return [*emotion_findings(sentence_scores, ties, top1, top_k), *_oov_of(oov, len(sentence_scores))]
+
+
+def person_run_findings(
+    sentence_scores, ties: Sequence[bool], top1_groups: Mapping[str, Sequence], top_k: int,
+    oov: Mapping | None = None,
+) -> list[tuple[Finding, str | None]]:  # fmt: skip
+    """A person run's findings, each with the test a one-class finding is of (else None): the choice sentences'
+    ranking scores, each question's tie flag, per test the group of each question's top-1 answer (None: not in
+    that test), and (Beecher's models) ``oov``."""
+    found: list[tuple[Finding, str | None]] = [
+        (f, None) for f in emotion_findings(sentence_scores, ties, [], top_k)
+    ]
+    for test, groups in top1_groups.items():
+        label = one_label([g for g in groups if g is not None], "question")
+        if label.total and ONE_CLASS <= label.share < 1:  # one group only: the test's note says it is not run
+            found.append((label, str(test)))
+    return found + [(f, None) for f in _oov_of(oov, len(sentence_scores))]

@@ -67,6 +67,7 @@ from scipy.stats import chi2
 
 from unqover.errors import UnqoverError
 from unqover.measure.bootstrap import multinomial_weights
+from unqover.measure.layout import count_shares, row_totals
 from unqover.measure.stats import (
     ALPHA,
     GENDER_VALUES,
@@ -496,13 +497,15 @@ def _one_test(
     df_legacy = len(emotions) - 1
     legacy = beecher_statistic(scores)
     chi = chi_square_independence(top1_table)
+    counts, points = _records(top1_table, groups, emotions), _records(scores, groups, emotions)
     result: dict = {
         "groups": list(groups),
         "num_questions": int(mask.sum()),
         "num_persons": {g: int((unit_group == k).sum()) for k, g in enumerate(groups)},
         "stratified_by": stratify_by,
         "beecher": {
-            "scores": _records(scores, groups, emotions),
+            "scores": points,
+            "totals": row_totals(points),
             "statistic": legacy,
             "df": df_legacy,
             "cutoff": float(chi2.ppf(1 - ALPHA, df_legacy)),
@@ -512,7 +515,9 @@ def _one_test(
             "permutation_p_value": None,
         },
         "top1": {
-            "counts": _records(top1_table, groups, emotions),
+            "counts": counts,
+            "totals": row_totals(counts),
+            "count_shares": count_shares(counts),
             "statistic": chi.statistic,
             "df": chi.df,
             "p_value": chi.p_value,
@@ -545,10 +550,15 @@ def _one_test(
         result["p_value"] = float(p_top1)
         result["p_value_method"] = f"person-level permutation, stratified by {stratify_by}"
     persons = dict(result["num_persons"])
+    counted = {
+        "persons": persons,
+        "all_persons": sum(persons.values()),
+        "fewest_persons": min(persons.values()),
+    }
     if n_bootstrap and min(persons.values()) < MIN_PERSONS:
-        result["cramers_v_interval_note"] = {"code": "few_persons", "persons": persons, "needed": MIN_PERSONS}
+        result["cramers_v_interval_note"] = {"code": "few_persons", **counted, "needed": MIN_PERSONS}
     elif n_bootstrap and sampled:
-        result["cramers_v_interval_note"] = {"code": "sampled_persons", "persons": persons}
+        result["cramers_v_interval_note"] = {"code": "sampled_persons", **counted}
     elif n_bootstrap:
         rng = np.random.default_rng(bootstrap_seed)
         rows = []
@@ -561,7 +571,7 @@ def _one_test(
         if high - low > 1e-12:
             result["cramers_v_interval"] = [low, high]
         else:
-            result["cramers_v_interval_note"] = {"code": "same_value", "persons": persons}
+            result["cramers_v_interval_note"] = {"code": "same_value", **counted}
     if result["cramers_v_interval_note"]:
         result["notes"].append({"test": name, **result["cramers_v_interval_note"]})
     if n_permutations and 1 / result["arrangements"] > ALPHA:
@@ -569,7 +579,7 @@ def _one_test(
             {
                 "test": name,
                 "code": "few_arrangements",
-                "persons": persons,
+                **counted,
                 "arrangements": result["arrangements"],
                 "stratified_by": stratify_by,
                 "smallest_p": 1 / result["arrangements"],

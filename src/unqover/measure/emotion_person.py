@@ -40,6 +40,7 @@ from scipy.stats import chi2
 
 from unqover.errors import UnqoverError
 from unqover.measure.emotion import BATCH, per_question, permuted_labels
+from unqover.measure.layout import count_shares, row_totals
 from unqover.measure.stats import (
     ALPHA,
     adjust_p_values,
@@ -262,13 +263,17 @@ def _one_test(
     cells = n_groups * n_emotions
     table = np.bincount(g * n_emotions + e, minlength=cells).reshape(n_groups, n_emotions).astype(np.float64)
     chi = chi_square_independence(table)
+    counts = {
+        gn: {en: int(table[i, j]) for j, en in enumerate(emotion_names)} for i, gn in enumerate(group_names)
+    }
     result = {
         "groups": group_names,
         "emotions": emotion_names,
         "num_questions": len(g),
         "num_strata": len(set(s)),
-        "counts": {gn: {en: int(table[i, j]) for j, en in enumerate(emotion_names)}
-                   for i, gn in enumerate(group_names)},
+        "counts": counts,
+        "totals": row_totals(counts),
+        "count_shares": count_shares(counts),
         "statistic": chi.statistic,
         "df": chi.df,
         "asymptotic_p_value": chi.p_value,
@@ -438,6 +443,7 @@ def person_task(
         "num_questions": his.num_questions,
         "top_k": his.top_k,
         "counts": his.counts,
+        "totals": {category: row_totals(table) for category, table in his.counts.items()},
         "statistics": his.statistics,
         "absent_groups": his.absent_groups,
         # groups whose four emotion counts are all 0: his code divides by zero there (statistic None)

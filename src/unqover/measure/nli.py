@@ -88,6 +88,7 @@ from unqover.measure.unqover import json_ready
 NLI_HEADLINE = ("S", "S_margin", "delta_P", "B", "stereotype_gap", "gender_gap")
 MIN_CLUSTERS = 10  # below: no interval at all
 FEW_CLUSTERS = 30  # below: a t interval from the bootstrap standard error instead of percentiles
+LARGEST_GAPS = 10  # occupations a quick run's summary and the Space list (the largest |gender gap|)
 SIGNED = ("stereotype_gap", "gender_gap", "alpha", "beta")  # in [−100, 100]; the others are in [0, 100]
 # per-instance quantities summed per cluster and gender; a statistic is a function of the sums
 
@@ -211,12 +212,36 @@ class NliGenderBias:
     notes: list[dict] = field(default_factory=list)  # as data: few clusters, declined or widened intervals
     selection: dict[str, object] = field(default_factory=dict)  # a quick run's selection (set by the probe)
     table_intervals: dict[str, object] = field(default_factory=dict)  # a quick run's per-occupation intervals
+    largest_gaps: list[int] = field(
+        default_factory=list
+    )  # rows of by_occupation: the ten largest |gender gap|
+    gap_ranking: list[int] = field(
+        default_factory=list
+    )  # rows of by_occupation: by gender gap, highest first
 
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if not isinstance(v, pd.DataFrame)}
         for name in ("by_occupation", "by_template"):
             out[name] = getattr(self, name).to_dict(orient="records")
         return json_ready(out)
+
+
+def largest_gaps(by_occupation: pd.DataFrame, k: int = LARGEST_GAPS) -> list[int]:
+    """The positions of the k occupations with the largest |gender gap| in ``by_occupation`` (a missing gap counts
+    as 0; ties keep the table's order)."""
+    if "gender_gap" not in by_occupation:
+        return []
+    size = np.nan_to_num(np.abs(by_occupation["gender_gap"].to_numpy(dtype=np.float64)), nan=0.0)
+    return sorted(range(len(size)), key=lambda i: -size[i])[:k]
+
+
+def gap_ranking(by_occupation: pd.DataFrame) -> list[int]:
+    """The positions of ``by_occupation``'s rows by signed gender gap P_f − P_m, highest first, missing gaps last
+    (ties keep the table's order): the order of the report's occupation chart."""
+    if "gender_gap" not in by_occupation:
+        return []
+    gap = by_occupation["gender_gap"].to_numpy(dtype=np.float64)
+    return sorted(range(len(gap)), key=lambda i: (bool(np.isnan(gap[i])), -float(np.nan_to_num(gap[i]))))
 
 
 def nli_gender_bias(
@@ -337,6 +362,8 @@ def nli_gender_bias(
         mean_neutral=point["mean_neutral"] if neutral else None,
         by_gender=by_gender,
         by_occupation=by_occupation,
+        largest_gaps=largest_gaps(by_occupation),
+        gap_ranking=gap_ranking(by_occupation),
         by_template=by_template,
         table_intervals=table_intervals,
     )

@@ -201,6 +201,21 @@ def score_for_run(rows: pa.Table, scorer, folder: Path, run: RunOptions, **keywo
     )
 
 
+@dataclass(frozen=True)
+class ReportWords:
+    """Where a probe's words are: its report module (imported when first asked) and the names of the functions
+    there that write its Markdown report, its HTML page and its summary from a results dict; the module's
+    ``quick_run_line`` words a quick run's scope."""
+
+    module: str
+    markdown: str
+    html: str
+    summary: str
+
+    def __call__(self, name: str) -> Callable:
+        return getattr(importlib.import_module(self.module), name)
+
+
 class ProbeDefinition:
     """The base of every probe definition; subclasses fill in the hooks the job runner calls.
 
@@ -212,6 +227,9 @@ class ProbeDefinition:
     name: str = ""
     title: str = ""
     families: tuple[str, ...] = ()  # model families this probe scores
+    #: the report module whose functions :meth:`reports`, :meth:`quick_run_line` and :meth:`summary` call (None:
+    #: the definition writes those hooks itself)
+    words: ReportWords | None = None
     limit_meaning: str = ""  # what --limit N keeps
     quick_run: QuickRunSize = QuickRunSize("rows", 100, 1000, 1)
     #: the probes of one group share a name for it (the four UnQover bias classes: "unqover"), else None
@@ -425,19 +443,26 @@ class ProbeDefinition:
 
     def reports(self, results: dict) -> dict[str, str]:
         """File name -> text of the reports written beside results.json."""
-        raise NotImplementedError
+        if self.words is None:
+            raise NotImplementedError
+        return {
+            "report.md": self.words(self.words.markdown)(results),
+            "report.html": self.words(self.words.html)(results),
+        }
 
     def quick_run_line(self, result: dict) -> str | None:
         """What a quick run's numbers come from, in words (None for a full run)."""
-        return None
+        return None if self.words is None else self.words("quick_run_line")(result)
 
     def highlights(self, results: dict) -> list[dict]:
         """The rows worth a table beside the report (e.g. the most biased occupations), as records."""
         return []
 
     def summary(self, result, top: int = 10) -> str:
-        """The text printed at the end of a run or by ``unqover measure``."""
-        raise NotImplementedError
+        """The text printed at the end of a run or by ``unqover measure`` (``result``: the measure's result)."""
+        if self.words is None:
+            raise NotImplementedError
+        return self.words(self.words.summary)(result.to_dict())
 
     def headline(self, results: dict) -> dict[str, tuple[float | None, list | None]]:
         """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""

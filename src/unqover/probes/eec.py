@@ -22,6 +22,7 @@ from unqover.probes.base import (
     ProbeDefinition,
     QuickRunSize,
     Ranking,
+    ReportWords,
     RunOptions,
 )
 from unqover.probes.options import Option
@@ -40,6 +41,7 @@ class EECProbe(ProbeDefinition):
 
     name = NAME
     legacy_card_names = ("EEC emotion fill-in probe",)  # the title unqover.hub.eec_dataset gives the card
+    words = ReportWords("unqover.report.eec", "eec_markdown", "eec_html", "eec_summary")
 
     def recognises_columns(self, names: Sequence[str]) -> bool:
         """The emotion questions' or the person questions' columns (both configs of this probe's dataset)."""
@@ -266,21 +268,6 @@ class EECProbe(ProbeDefinition):
         return Measured(
             result, {"scoring": scoring}, {"answers.parquet": self.answers_table(questions, ranked)}
         )
-
-    def reports(self, results: dict) -> dict[str, str]:
-        from unqover.report.eec import eec_html, eec_markdown
-
-        return {"report.md": eec_markdown(results), "report.html": eec_html(results)}
-
-    def quick_run_line(self, result: dict) -> str | None:
-        from unqover.report.eec import quick_run_line
-
-        return quick_run_line(result)
-
-    def summary(self, result, top: int = 10) -> str:
-        from unqover.report.eec import eec_summary
-
-        return eec_summary(result.to_dict())
 
     def headline(self, results: dict) -> dict:
         """Per test (race, gender): its p-value (permutation, else asymptotic) and Cramér's V with its interval."""

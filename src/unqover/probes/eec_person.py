@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from unqover.probes import options as parse
-from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, ReportWords, RunOptions
 from unqover.probes.eec import NAME as EMOTION_PROBE
 from unqover.probes.eec import EECProbe
 from unqover.probes.options import Option
@@ -46,6 +46,7 @@ class EECPersonProbe(EECProbe):
     measure_options = (PERMUTATIONS,)
     datasets = ()  # its questions are a config of the emotion probe's dataset
     legacy_card_names = ()  # its dataset is the emotion probe's
+    words = ReportWords("unqover.report.eec_person", "person_markdown", "person_html", "person_summary")
     #: not ranked: the emotion probe's leaderboard (full runs' Cramér's V) is not checked for this probe's tests
     leaderboard_metric = None
     leaderboard_method = None
@@ -97,21 +98,6 @@ class EECPersonProbe(EECProbe):
 
     def output_stem(self, loaded: Loaded, settings: dict) -> str:
         return self.name
-
-    def reports(self, results: dict) -> dict[str, str]:
-        from unqover.report.eec_person import person_html, person_markdown
-
-        return {"report.md": person_markdown(results), "report.html": person_html(results)}
-
-    def quick_run_line(self, result: dict) -> str | None:
-        from unqover.report.eec_person import quick_run_line
-
-        return quick_run_line(result)
-
-    def summary(self, result, top: int = 10) -> str:
-        from unqover.report.eec_person import person_summary
-
-        return person_summary(result.to_dict())
 
     def headline(self, results: dict) -> dict:
         """Per test (gender, race): its p-value (permutation, else asymptotic), Cramér's V, and Beecher's statistic."""

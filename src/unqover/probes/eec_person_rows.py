@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec_person import person_questions, question_sentences
+from unqover.measure.diagnostics import person_run_findings
 from unqover.measure.emotion_person import person_bias_inputs, person_task
 from unqover.probes.base import RunOptions
 from unqover.probes.eec_rows import quick_run_selection, rank_answers, tally
@@ -117,6 +118,6 @@ def rank_and_measure_persons(questions: pa.Table, sentences: pa.Table, scores: p
     if selection and selection.get("limit") is not None:
         result.selection = selection
     groups = person_bias_inputs(ranked.answers, questions)["top1_groups"]
-    found = person_warnings(ranking, ranked.ties, groups, TOP_K, oov)
+    found = person_warnings(person_run_findings(ranking, ranked.ties, groups, TOP_K, oov))
     result.warnings = [*found, *result.warnings]
     return result, ranked

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from unqover.errors import UnqoverError
 from unqover.generate.eec import EMOTION_LEXICON, eec_questions
+from unqover.measure.diagnostics import emotion_run_findings
 from unqover.measure.emotion import cell_label, emotion_bias
 from unqover.probes.base import (
     RunOptions,
@@ -197,6 +198,6 @@ def rank_and_measure(questions: pa.Table, sentences: pa.Table, scores: pa.Table,
     if sampled:
         result.selection = selection
     top1 = [EMOTION_LEXICON.get(answers[0], answers[0]) for answers in ranked.answers]
-    found = emotion_warnings(ranking, ranked.ties, top1, result.top_k, oov)
+    found = emotion_warnings(emotion_run_findings(ranking, ranked.ties, top1, result.top_k, oov))
     result.warnings = [*found, *result.warnings]
     return result, ranked

@@ -23,6 +23,7 @@ from unqover.probes.base import (
     ProbeDefinition,
     QuickRunSize,
     Ranking,
+    ReportWords,
     RunOptions,
     load_for_run,
     table_text,
@@ -39,6 +40,7 @@ class NLIProbe(ProbeDefinition):
 
     name = NAME
     legacy_card_names = ("NLI gender-occupation probes",)  # the title unqover.hub.nli_card gives the card
+    words = ReportWords("unqover.report.nli", "nli_markdown", "nli_html", "nli_summary")
 
     def recognises_columns(self, names: Sequence[str]) -> bool:
         from unqover.probes.nli_rows import NLI_COLUMNS
@@ -144,20 +146,10 @@ class NLIProbe(ProbeDefinition):
             measure_nli(loaded.rows, scores, extra.get("neutral"), run, loaded.selection, population)
         )
 
-    def reports(self, results: dict) -> dict[str, str]:
-        from unqover.report.nli import nli_html, nli_markdown
-
-        return {"report.md": nli_markdown(results), "report.html": nli_html(results)}
-
-    def quick_run_line(self, result: dict) -> str | None:
-        from unqover.report.nli import quick_run_line
-
-        return quick_run_line(result)
-
     def highlights(self, results: dict) -> list[dict]:
         """The ten occupations with the largest gender gap."""
         from unqover.format import fmt_count
-        from unqover.report.nli import largest_gaps, occupation_cell
+        from unqover.report.nli import largest_gap_rows, occupation_cell
 
         return [
             {
@@ -168,13 +160,8 @@ class NLIProbe(ProbeDefinition):
                 "B": occupation_cell(r, "B"),
                 "n": fmt_count(r.get("count")),
             }
-            for r in largest_gaps(results["result"])
+            for r in largest_gap_rows(results["result"])
         ]
-
-    def summary(self, result, top: int = 10) -> str:
-        from unqover.report.nli import nli_summary
-
-        return nli_summary(result.to_dict())
 
     def headline(self, results: dict) -> dict:
         from unqover.report.nli import NLI_CARD_NAMES

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from unqover.errors import UnqoverError
 from unqover.generate.nli import nli_rows, synthetic_premises
+from unqover.measure.diagnostics import nli_findings
 from unqover.measure.nli import nli_gender_bias
 from unqover.probes.base import (
     RunOptions,
@@ -221,6 +222,6 @@ def measure_nli(
     )
     if selection is not None:
         result.selection = selection
-    found = nli_warnings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy())
+    found = nli_warnings(nli_findings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy()))
     result.warnings = [*found, *result.warnings]  # a degenerate run's first
     return result

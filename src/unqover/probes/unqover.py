@@ -444,11 +444,19 @@ class UnqoverProbe(ProbeDefinition):
         coverage = loaded.context.get("identity", {}).get("coverage")
         return Measured(add_warnings(self._bias_of_scores(loaded, scores, run, settings), scores, coverage))
 
+    def heatmap_layout(self, results: dict, most: int) -> dict:
+        """The subject heat map's rows and columns (``most`` subjects at most), which the measure orders."""
+        from unqover.measure.layout import subject_heatmap
+        from unqover.results import split_results
+
+        return subject_heatmap(split_results(results)[0], most)
+
     def reports(self, results: dict) -> dict[str, str]:
-        from unqover.report.html import html_report
+        from unqover.report.html import MAX_HEATMAP_ROWS, html_report
         from unqover.report.markdown import markdown_report
 
-        return {"report.md": markdown_report(results), "report.html": html_report(results)}
+        heatmap = self.heatmap_layout(results, MAX_HEATMAP_ROWS)
+        return {"report.md": markdown_report(results), "report.html": html_report(results, heatmap=heatmap)}
 
     def quick_run_line(self, result: dict) -> str | None:
         from unqover.report.markdown import sample_line

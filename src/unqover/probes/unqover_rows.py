@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from unqover.errors import UnqoverError
 from unqover.generate.ids import match_ids
 from unqover.generate.unqover import MASK_PLACEHOLDER
+from unqover.measure.diagnostics import unqover_run_findings
 from unqover.measure.pairing import PairingError
 from unqover.measure.sampled import PopulationCounts
 from unqover.measure.unqover import UnqoverBias, unqover_bias
@@ -129,7 +130,9 @@ def measure_scores(
 def add_warnings(result: UnqoverBias, scores: pa.Table, coverage: dict | None) -> UnqoverBias:
     """``result`` with the warnings of a degenerate run first (``unqover.report.diagnostics``): answer scores ≈0,
     constant or tied in most questions, subjects a masked LM's tokenizer left out (run.json's ``coverage``)."""
-    found = unqover_warnings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy(), coverage)
+    found = unqover_warnings(
+        unqover_run_findings(scores["score_1"].to_numpy(), scores["score_2"].to_numpy(), coverage)
+    )
     result.warnings = [*found, *result.warnings]
     return result
 

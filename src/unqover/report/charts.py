@@ -98,6 +98,44 @@ def nice_limit(value: float) -> float:
     return float(10 ** (exponent + 1))
 
 
+#: How far a chart's axis stretches beyond its values to show their intervals whole: at most this many times the
+#: values' own range. Past it the whiskers are cut at the edge (and marked), so that values of 0.001 with intervals
+#: of ±0.8 are not all drawn on the zero line.
+WHISKER_ROOM = 4.0
+
+
+def axis_limit(
+    values: Iterable[float | None], whiskers: Iterable[float | None] = (), *, cap: float | None = None
+) -> float:
+    """The half-range (or, for a one-sided chart, the range) of a chart's axis, scaled to the data it shows: the
+    largest |value| rounded up to a round number (:func:`nice_limit`), stretched to hold the largest |whisker| end
+    while that stays within :data:`WHISKER_ROOM` times the values' own range; at most ``cap`` (shares, rates: 1)
+    unless a value exceeds it; 1 where nothing is present.
+
+    Every chart takes its scale here, and says it on the chart (tick labels, and the scale in its caption), so that
+    no chart draws tiny values on a range set by something else. The range is a presentation choice (where the
+    pixels go), not a reported number: the values, intervals and tooltips are the measure's, unchanged.
+    """
+    present = [abs(v) for v in map(number, values) if v is not None and math.isfinite(v)]
+    ends = [abs(v) for v in map(number, whiskers) if v is not None and math.isfinite(v)]
+    largest = max(present, default=0.0)
+    reach = max(ends, default=0.0)
+    limit = nice_limit(largest) if largest > 0 else nice_limit(reach) if reach > 0 else 1.0
+    if limit < reach <= WHISKER_ROOM * limit:
+        limit = nice_limit(reach)
+    if cap is not None and limit > cap:
+        limit = max(cap, largest)
+    return limit
+
+
+def scale_caption(limit: float, *, cut: int = 0) -> str:
+    """The scale said on a symmetric chart, ``scale ±0.005``, and how many whiskers run past it."""
+    text = f"scale ±{_axis(limit)}"
+    if cut:
+        text += f"; {cut} interval{'s' if cut != 1 else ''} run past the edge (▸): hover for the bounds"
+    return text
+
+
 def _ticks(limit: float, per_side: int = 2) -> list[float]:
     step = limit / per_side
     return [round(i * step, 12) for i in range(-per_side, per_side + 1)]
@@ -150,12 +188,9 @@ def _hatch(uid: str) -> str:
 # ranking of subjects by γ(x)
 
 
-def _ranked(records: Sequence[Mapping]) -> list[Mapping]:
-    """Records in rank order (the ``rank`` field when present, else γ descending); missing γ last."""
-    records = list(records)
-    if records and all(number(r.get("rank")) is not None for r in records):
-        return sorted(records, key=lambda r: number(r["rank"]))
-    return sorted(records, key=lambda r: (number(r.get("gamma")) is None, -(number(r.get("gamma")) or 0.0)))
+def _past(ci: tuple[float, float] | None, limit: float) -> bool:
+    """Whether an interval runs past a chart's axis range."""
+    return ci is not None and max(abs(ci[0]), abs(ci[1])) > limit
 
 
 def ranking_chart(
@@ -166,13 +201,14 @@ def ranking_chart(
     width: int = 760,
     axis: str = "γ(x): ← less associated with the attributes · more associated →",
 ) -> str:
-    """Subjects ranked by γ(x) (rank 1 at the top), a dot per subject with its interval whisker, and a zero line.
+    """Subjects ranked by γ(x) (rank 1 at the top, in the order given: the measure's rank order), a dot per subject
+    with its interval whisker, and a zero line.
 
     ``subject_gamma``: records with ``subject`` (or the ``label`` key), ``gamma`` and optionally ``rank``,
     ``gamma_low``/``gamma_high``, ``eta``, ``count``. Whiskers are drawn only where both bounds are present; a
     subject whose γ(x) is missing is listed with the word "missing" and no dot.
     """
-    rows = _ranked(subject_gamma)
+    rows = list(subject_gamma)
     n = len(rows)
     row_h = 16 if n <= 60 else 14
     size = 11 if n <= 60 else 10
@@ -188,13 +224,14 @@ def ranking_chart(
     width = left + plot_w + right
     height = top + max(n, 1) * row_h + bottom
 
-    extent = [
-        abs(v) for r in rows for v in (number(r.get("gamma")), *(interval_of(r) or ())) if v is not None
-    ]
-    limit = nice_limit(max(extent) * 1.05) if extent and max(extent) > 0 else 1.0
+    limit = axis_limit(
+        [r.get("gamma") for r in rows],
+        [v for r in rows for v in (interval_of(r) or ()) if number(r.get("gamma")) is not None],
+    )
+    cut = sum(1 for r in rows if number(r.get("gamma")) is not None and _past(interval_of(r), limit))
 
     def x(value: float) -> float:
-        return left + (value + limit) / (2 * limit) * plot_w
+        return left + (max(-limit, min(limit, value)) + limit) / (2 * limit) * plot_w
 
     uid = _uid("rank", tuple(names), n)
     out = [_svg_open(width, height, title or "Subjects ranked by γ(x)", "unqover-chart ranking")]
@@ -219,7 +256,7 @@ def ranking_chart(
     )
     out.append(
         f'<text x="{svg_coord(left + plot_w / 2)}" y="{plot_bottom + 30}" text-anchor="middle" fill="#333">'
-        f"{escape(axis)}</text>"
+        f"{escape(axis)} · {escape(scale_caption(limit, cut=cut))}</text>"
     )
     for i, (record, name, short) in enumerate(zip(rows, names, shown, strict=True)):
         y = top + i * row_h
@@ -253,11 +290,21 @@ def ranking_chart(
         if ci:
             lo, hi = svg_coord(x(ci[0])), svg_coord(x(ci[1]))
             cap = row_h * 0.25
-            out.append(
-                f'<path class="interval" d="M{lo} {cy}H{hi}M{lo} {svg_coord(y + row_h / 2 - cap)}v{svg_coord(2 * cap)}'
-                f'M{hi} {svg_coord(y + row_h / 2 - cap)}v{svg_coord(2 * cap)}" stroke="{color}" stroke-opacity="0.6" '
-                'fill="none"/>'
+            ends = "".join(
+                f"M{end} {svg_coord(y + row_h / 2 - cap)}v{svg_coord(2 * cap)}"
+                for end, bound in ((lo, ci[0]), (hi, ci[1]))
+                if abs(bound) <= limit
             )
+            out.append(
+                f'<path class="interval" d="M{lo} {cy}H{hi}{ends}" stroke="{color}" stroke-opacity="0.6" fill="none"/>'
+            )
+            for edge, bound in ((-1, ci[0]), (1, ci[1])):
+                if abs(bound) > limit:  # cut at the edge: an arrowhead pointing on
+                    tip_x = x(edge * limit)
+                    out.append(
+                        f'<path class="cut" d="M{svg_coord(tip_x)} {cy}l{svg_coord(-edge * cap * 1.6)} {svg_coord(-cap)}'
+                        f'v{svg_coord(2 * cap)}z" fill="{color}" fill-opacity="0.6"/>'
+                    )
         out.append(
             f'<line x1="{zero}" y1="{cy}" x2="{svg_coord(x(gamma))}" y2="{cy}" stroke="{color}" stroke-opacity="0.35" '
             f'stroke-width="{svg_coord(row_h * 0.45)}"/>'
@@ -270,11 +317,6 @@ def ranking_chart(
 
 # ---------------------------------------------------------------------------------------------------------------
 # heat map of γ(x, a)
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
 
 
 def heatmap(
@@ -293,12 +335,9 @@ def heatmap(
     ``gamma_records``: records with ``row_key`` (``subject`` or ``cluster``), ``attribute`` (and optionally
     ``attribute_type``), ``gamma`` and optionally ``gamma_low``/``gamma_high``, ``eta``, ``count``.
 
-    * Rows follow ``row_order`` (e.g. the γ(x) ranking; rows not in it are appended), else their mean γ, highest
-      first.
-    * Columns follow ``column_order`` (attribute keys ``(attribute, attribute_type)``), else the order that best
-      follows the rows: by Σ_x (s(x) − s̄)·γ(x, a) with s the row score (γ(x)), so attributes on which the top rows
-      score highest come first. (The plain mean of γ(x, a) over subjects is 0 by complementarity on complete data,
-      so it cannot order them; it is the tie-breaker.)
+    * Rows follow ``row_order`` and columns ``column_order`` (attribute keys ``(attribute, attribute_type)``): the
+      orders :func:`unqover.measure.layout.heatmap_order` computes (rows or columns not in them are appended, in
+      the records' order, as are all of them without an order).
     * The scale is symmetric, [−limit, +limit]: ``limit`` defaults to the largest |γ| rounded up.
     * Cells with no data or a missing γ are hatched grey ("missing"), never coloured as 0.
     """
@@ -312,35 +351,15 @@ def heatmap(
     rows = list(dict.fromkeys(row_names))
     columns = list(dict.fromkeys(keys))
     gamma = {cell: number(r.get("gamma")) for cell, r in values.items()}
-
-    row_score = {row: _mean(gamma.get((row, c)) for c in columns) for row in rows}
     if row_order is not None:
         position = {str(name): i for i, name in enumerate(row_order)}
         rows.sort(key=lambda r: (r not in position, position.get(r, 0)))
-    else:
-        rows.sort(key=lambda r: (row_score[r] is None, -(row_score[r] or 0.0)))
-
     if column_order is not None:
         position = {tuple(k): i for i, k in enumerate(column_order)}
         columns.sort(key=lambda c: (c not in position, position.get(c, 0)))
-    else:
-        scored = [row_score[r] for r in rows if row_score[r] is not None]
-        centre = sum(scored) / len(scored) if scored else 0.0
 
-        def loading(column: tuple[str, str | None]) -> tuple[float, float]:
-            follow = sum(
-                (row_score[r] - centre) * gamma[(r, column)]
-                for r in rows
-                if row_score[r] is not None and gamma.get((r, column)) is not None
-            )
-            mean = _mean(gamma.get((r, column)) for r in rows) or 0.0
-            return (-round(follow, 12), -mean)
-
-        columns.sort(key=loading)
-
-    present = [abs(v) for v in gamma.values() if v is not None]
     if limit is None:
-        limit = nice_limit(max(present)) if present and max(present) > 0 else 1.0
+        limit = axis_limit(gamma.values())
     labels = attribute_labels(columns)
     n_rows, n_cols = len(rows), len(columns)
 
@@ -477,8 +496,7 @@ def error_bars(
         ("mean answer score", number(mean_score), "#a6a6a6"),
     ]
     present = [v for _, v, _ in bars if v is not None]
-    limit = min(1.0, nice_limit(max(present))) if present and max(present) > 0 else 1.0
-    limit = max(limit, max(present, default=0.0))
+    limit = axis_limit(present, cap=1.0)
     left, right, top, row_h = 130, 60, 32 if title else 12, 24
     plot_w = width - left - right
     height = top + len(bars) * row_h + 26
@@ -527,16 +545,25 @@ def share_bars(
 ) -> str:
     """Grouped horizontal bars: for each category (e.g. an emotion), each group's share of answers (0–1).
 
-    ``shares`` maps group -> category -> share; a missing share is drawn as a grey outline, never as 0.
+    ``shares`` maps group -> category -> share; a missing share is drawn as a grey outline, never as 0. The bars
+    are scaled to the largest share (:func:`axis_limit`), and the chart says what a full bar is.
     """
     groups = list(shares)
     categories = list(dict.fromkeys(c for g in groups for c in shares[g]))
     bar, gap, left, width = 14.0, 10.0, 90.0, 320.0
-    height = 40 + len(categories) * (len(groups) * bar + gap) + 20 * len(groups)
+    height = 54 + len(categories) * (len(groups) * bar + gap) + 20 * len(groups)
     uid = _uid("bars", title, groups, categories)
+    limit = axis_limit((v for g in groups for v in shares[g].values()), cap=1.0)
+
+    def length(value: float) -> float:
+        return width * max(0.0, min(1.0, value / limit))
+
     parts = [_svg_open(left + width + 70, height, title, "share-bars")]
     parts.append(f'<text x="4" y="16" font-weight="600">{escape(title)}</text>')
-    y = 30.0
+    parts.append(
+        f'<text class="scale" x="4" y="32" fill="#555">bars to scale: a full bar is {fmt_percent(limit)}</text>'
+    )
+    y = 44.0
     for category in categories:
         parts.append(
             f'<text x="4" y="{svg_coord(y + bar * len(groups) / 2 + 4)}">{escape(_clip(category, 14))}</text>'
@@ -552,9 +579,9 @@ def share_bars(
                 )
             else:
                 parts.append(
-                    f'<rect x="{svg_coord(left)}" y="{svg_coord(y)}" width="{svg_coord(width * max(0.0, min(1.0, value)))}" '
+                    f'<rect x="{svg_coord(left)}" y="{svg_coord(y)}" width="{svg_coord(length(value))}" '
                     f'height="{svg_coord(bar - 2)}" fill="{color}"><title>{escape(tip)}</title></rect>'
-                    f'<text x="{svg_coord(left + width * max(0.0, min(1.0, value)) + 4)}" y="{svg_coord(y + bar - 4)}">'
+                    f'<text x="{svg_coord(left + length(value) + 4)}" y="{svg_coord(y + bar - 4)}">'
                     f"{fmt_percent(value)}</text>"
                 )
             y += bar

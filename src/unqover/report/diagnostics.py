@@ -1,7 +1,7 @@
 """The warnings that flag a degenerate run, in words: every sentence about one is written here.
 
-:mod:`unqover.measure.diagnostics` finds the conditions in the predictions' columns; the functions here turn them
-into sentences (numbers printed by :mod:`unqover.format`) that the probe definitions add to the result's
+:mod:`unqover.measure.diagnostics` finds the conditions in the predictions' columns; the functions here turn its
+findings (data: :class:`~unqover.measure.diagnostics.Finding` records) into sentences (numbers printed by :mod:`unqover.format`) that the probe definitions add to the result's
 ``warnings``, so that the terminal summary, results.json, the Markdown and HTML reports and the Space show them
 above the numbers they qualify. :func:`design_warning` words the same way an UnQover run whose scored groups are
 not the design's random sample (:func:`unqover.scoring.sampling.check_design`).
@@ -12,16 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from unqover.format import fmt, fmt_count, fmt_percent, plural
-from unqover.measure.diagnostics import (
-    ONE_CLASS,
-    Finding,
-    coverage_finding,
-    emotion_findings,
-    nli_findings,
-    one_label,
-    oov_finding,
-    unqover_findings,
-)
+from unqover.measure.diagnostics import Finding
 
 #: What each probe's warnings say its numbers are.
 MEASURES = {
@@ -177,23 +168,14 @@ def nli_text(finding: Finding) -> str:
     return _worded(_NLI_WORDINGS, finding, "NLI", MEASURES["nli"])
 
 
-def unqover_warnings(score_1, score_2, coverage: Mapping | None = None) -> list[str]:
-    """The warnings of an UnQover run: its answer scores (aligned columns) and a masked LM's coverage."""
-    found = unqover_findings(score_1, score_2)
-    uncovered = coverage_finding(dict(coverage or {}))
-    return [unqover_text(f) for f in [*found, *([uncovered] if uncovered else [])]]
+def unqover_warnings(findings: Sequence[Finding]) -> list[str]:
+    """The warnings of an UnQover run (:func:`unqover.measure.diagnostics.unqover_run_findings`)."""
+    return [unqover_text(f) for f in findings]
 
 
-def emotion_warnings(
-    sentence_scores, ties: Sequence[bool], top1: Sequence[str], top_k: int, oov: Mapping | None = None
-) -> list[str]:
-    """The warnings of an emotion run: the choice sentences' ranking scores, each question's tie flag and top-1
-    emotion, and (Beecher's models) ``oov`` as :func:`unqover.scoring.beecher.oov_rates` records it."""
-    found = emotion_findings(sentence_scores, ties, top1, top_k)
-    if oov:
-        unknown = oov_finding(oov.get("overall"), len(sentence_scores), oov.get("unknown_choices") or ())
-        found += [unknown] if unknown else []
-    return [emotion_text(f) for f in found]
+def emotion_warnings(findings: Sequence[Finding]) -> list[str]:
+    """The warnings of an emotion run (:func:`unqover.measure.diagnostics.emotion_run_findings`)."""
+    return [emotion_text(f) for f in findings]
 
 
 def person_text(finding: Finding, test: str | None = None) -> str:
@@ -202,26 +184,14 @@ def person_text(finding: Finding, test: str | None = None) -> str:
     return _worded(_PERSON_WORDINGS, finding, "person", MEASURES["person"], test)
 
 
-def person_warnings(
-    sentence_scores, ties: Sequence[bool], top1_groups: Mapping[str, Sequence], top_k: int,
-    oov: Mapping | None = None,
-) -> list[str]:  # fmt: skip
-    """The warnings of a person run: the choice sentences' ranking scores, each question's tie flag, per test the
-    group of each question's top-1 answer (None: not in that test), and (Beecher's models) ``oov``."""
-    found = [(f, None) for f in emotion_findings(sentence_scores, ties, [], top_k)]
-    for test, groups in top1_groups.items():
-        label = one_label([g for g in groups if g is not None], "question")
-        if label.total and ONE_CLASS <= label.share < 1:  # one group only: the test's note says it is not run
-            found.append((label, str(test)))
-    if oov:
-        unknown = oov_finding(oov.get("overall"), len(sentence_scores), oov.get("unknown_choices") or ())
-        found += [(unknown, None)] if unknown else []
-    return [person_text(f, test) for f, test in found]
+def person_warnings(findings: Sequence[tuple[Finding, str | None]]) -> list[str]:
+    """The warnings of a person run (:func:`unqover.measure.diagnostics.person_run_findings`)."""
+    return [person_text(f, test) for f, test in findings]
 
 
-def nli_warnings(p_female, p_male) -> list[str]:
-    """The warnings of an NLI run: the binary entailment probabilities of the female and male hypotheses."""
-    return [nli_text(f) for f in nli_findings(p_female, p_male)]
+def nli_warnings(findings: Sequence[Finding]) -> list[str]:
+    """The warnings of an NLI run (:func:`unqover.measure.diagnostics.nli_findings`)."""
+    return [nli_text(f) for f in findings]
 
 
 def design_warning(stratum: int, kept: int, size: int, expected: float) -> str:

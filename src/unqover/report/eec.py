@@ -6,7 +6,7 @@ Cramér's V with its interval, Holm/BH adjustment); Beecher's weighted statistic
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from unqover.format import (
     MISSING,
@@ -66,12 +66,12 @@ def share_rows(test: Mapping, table: str, emotions: list[str]) -> list[tuple[str
     set's share, ``25.0% [3.0%, 40.0%]``; the share alone where the test's intervals were declined."""
     entry = test[table]
     shares, intervals = entry.get("shares") or {}, entry.get("share_intervals") or {}
+    counted = entry.get("count_shares") or {}  # the top-1 table's shares of the sample's counts
     rows = []
-    for group, row in entry[SHARE_TABLES[table][0]].items():
-        total = sum(row.values())
+    for group in entry[SHARE_TABLES[table][0]]:
         cells = []
         for e in emotions:
-            share = (shares.get(group) or {}).get(e, row.get(e, 0) / total if total else None)
+            share = (shares.get(group) or {}).get(e, (counted.get(group) or {}).get(e))
             cells.append(fmt_percent_estimate(share, (intervals.get(group) or {}).get(e)))
         rows.append((group, cells))
     return rows
@@ -87,7 +87,7 @@ def _shares_note(test: Mapping, table: str, explained: str) -> str:
 def _persons(note: Mapping) -> tuple[str, str]:
     """A note's persons in words: all of them, ``6 persons``, and per group, ``African-American 2, European 4``."""
     persons = note.get("persons") or {}
-    everyone = plural(sum(persons.values()), "person")
+    everyone = plural(note.get("all_persons"), "person")
     return everyone, ", ".join(f"{group} {fmt_count(n)}" for group, n in persons.items())
 
 
@@ -99,9 +99,8 @@ def v_interval_reason(note: Mapping | str) -> str:
     everyone, per_group = _persons(note)
     code = note.get("code")
     if code == "few_persons":
-        smallest = min((note.get("persons") or {}).values(), default=None)
         return (
-            f"{plural(smallest, 'person')} in the smaller group ({per_group}); a bootstrap over persons needs at "
+            f"{plural(note.get('fewest_persons'), 'person')} in the smaller group ({per_group}); a bootstrap over persons needs at "
             f"least {fmt_count(note.get('needed'))} per group, and V is biased upward with so few"
         )
     if code == "sampled_persons":
@@ -225,13 +224,14 @@ def eec_summary(result: Mapping) -> str:
     return "\n".join(lines)
 
 
-def count_table(records: Mapping[str, Mapping[str, float]], emotions: list[str]) -> list[str]:
+def count_table(entry: Mapping, emotions: Sequence[str], table: str = "counts", name=str) -> list[str]:
+    """A group × emotion table of ``entry[table]`` with each group's total (``entry["totals"]``, the measure's);
+    ``name`` writes a group's name."""
+    totals = entry.get("totals") or {}
     lines = ["| group | " + " | ".join(emotions) + " | total |", "|---|" + "---:|" * (len(emotions) + 1)]
-    for group, row in records.items():
-        values = [row.get(e, 0) for e in emotions]
-        lines.append(
-            f"| {group} | " + " | ".join(fmt_count(v) for v in values) + f" | {fmt_count(sum(values))} |"
-        )
+    for group, row in (entry.get(table) or {}).items():
+        cells = [fmt_count(row.get(e, 0)) for e in emotions]
+        lines.append(f"| {name(group)} | " + " | ".join(cells) + f" | {fmt_count(totals.get(group))} |")
     return lines
 
 
@@ -326,10 +326,10 @@ def eec_markdown(results: Mapping) -> str:
     explained = table_intervals_line(result)
     for name, test in _tests(result):
         lines += ["", f"## {name}: top-1 answers per group", ""]
-        lines += count_table(test["top1"]["counts"], emotions)
+        lines += count_table(test["top1"], emotions)
         lines += _share_table(test, "top1", emotions, explained)
         lines += ["", f"## {name}: Beecher's weighted scores S_ij (weights 3, 2, 1)", ""]
-        lines += count_table(test["beecher"]["scores"], emotions)
+        lines += count_table(test["beecher"], emotions, "scores")
         lines += _share_table(test, "beecher", emotions, explained)
         beecher = test["beecher"]
         lines += [
@@ -357,22 +357,16 @@ def eec_markdown(results: Mapping) -> str:
     return "\n".join(lines)
 
 
-def count_shares(counts: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, float | None]]:
-    """Each group's counts (group -> emotion -> count) as shares of the group's total, None where it has none:
-    what :func:`~unqover.report.charts.share_bars` draws."""
-    return {
-        group: {e: (v / sum(row.values()) if sum(row.values()) else None) for e, v in row.items()}
-        for group, row in counts.items()
-    }
-
-
 def eec_html(results: Mapping) -> str:
     """The report page (:mod:`unqover.report.page`): each test's p-value and Cramér's V in cards, the Markdown
     report's tables and, per test, each group's top-1 emotion shares."""
     result = results["result"]
     charts = []
     for name, test in _tests(result):
-        shares = count_shares(test["top1"]["counts"])
-        charts.append(share_bars(shares, title=f"{name}: share of top-1 answers by emotion"))
+        charts.append(
+            share_bars(
+                test["top1"].get("count_shares") or {}, title=f"{name}: share of top-1 answers by emotion"
+            )
+        )
     words = headline_words(result, emotion_headline(result))
     return markdown_report_page(eec_markdown(results), results, words, charts)

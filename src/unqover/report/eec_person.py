@@ -16,7 +16,6 @@ from unqover.measure.emotion_person import NA, PAPER_EMOTIONS
 from unqover.report.charts import share_bars
 from unqover.report.eec import (
     BEECHER_DIGITS,
-    count_shares,
     count_table,
     few_arrangements_text,
     headline_words,
@@ -127,19 +126,6 @@ def person_summary(result: Mapping) -> str:
     return "\n".join(lines)
 
 
-def _beecher_table(counts: Mapping[str, Mapping[str, float]]) -> list[str]:
-    lines = [
-        "| group | " + " | ".join(PAPER_COLUMNS) + " | total |",
-        "|---|" + "---:|" * (len(PAPER_COLUMNS) + 1),
-    ]
-    for group, row in counts.items():
-        values = [row.get(e, 0) for e in PAPER_COLUMNS]
-        lines.append(
-            f"| {md(group)} | " + " | ".join(fmt_count(v) for v in values) + f" | {fmt_count(sum(values))} |"
-        )
-    return lines
-
-
 def _intro(result: Mapping, scoring: Mapping, model: Mapping) -> str:
     paper = model.get("family") in ("glove", "tfidf") and scoring.get("mode") == "paper"
     built = (
@@ -204,7 +190,7 @@ def person_markdown(results: Mapping) -> str:
         lines += ["", SAMPLED]
     for name, test in _tests(result):
         lines += ["", f"## {name}: group of the top-1 person per question emotion", ""]
-        lines += count_table(test.get("counts") or {}, list(test.get("emotions") or []))
+        lines += count_table(test, list(test.get("emotions") or []))
     if beecher:
         paper = model.get("family") in ("glove", "tfidf") and scoring.get("mode") == "paper"
         lines += [
@@ -224,7 +210,11 @@ def person_markdown(results: Mapping) -> str:
         ]
         for category in statistics:
             lines += ["", f"### {category}: {_beecher_words(beecher, category)}", ""]
-            lines += _beecher_table((beecher.get("counts") or {}).get(category) or {})
+            his = {
+                "counts": (beecher.get("counts") or {}).get(category) or {},
+                "totals": (beecher.get("totals") or {}).get(category) or {},
+            }
+            lines += count_table(his, PAPER_COLUMNS, name=md)
             absent = (beecher.get("absent_groups") or {}).get(category) or []
             undefined = (beecher.get("divides_by_zero") or {}).get(category) or []
             if absent:
@@ -247,7 +237,11 @@ def person_html(results: Mapping) -> str:
     result = results["result"]
     charts = []
     for name, test in _tests(result):
-        shares = count_shares(test.get("counts") or {})
-        charts.append(share_bars(shares, title=f"{name}: share of each group's top-1 answers by emotion"))
+        charts.append(
+            share_bars(
+                test.get("count_shares") or {},
+                title=f"{name}: share of each group's top-1 answers by emotion",
+            )
+        )
     words = headline_words(result, person_headline(result))
     return markdown_report_page(person_markdown(results), results, words, charts)

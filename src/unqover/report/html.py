@@ -2,16 +2,14 @@
 
 The page holds the content of :func:`unqover.report.markdown.markdown_report` plus three charts: the reasoning
 errors, the subjects ranked by γ(x), and the γ(x, a) heat map (and, when the result has clusters, the cluster ×
-attribute heat map). :func:`write_report` writes ``report.md`` and ``report.html`` atomically.
+attribute heat map). The order of the heat map's rows and columns, like every number, is the measure's
+(:func:`unqover.measure.layout.subject_heatmap`), handed in as data.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-from unqover.files import write_text_atomic
 from unqover.format import MISSING, fmt_count, fmt_interval, fmt_signed, number
 from unqover.report import charts
 from unqover.report.charts import escape
@@ -28,7 +26,6 @@ from unqover.report.markdown import (
     headline,
     headline_parts,
     level,
-    markdown_report,
     most_biased,
     most_biased_heading,
     most_biased_note,
@@ -40,7 +37,7 @@ from unqover.report.markdown import (
 from unqover.report.page import Section, card, cards_block, page, provenance_section, scope_line
 from unqover.results import attribute_key, interval_of, split_results
 
-MAX_HEATMAP_ROWS = 200  # larger subject sets show their top and bottom 100 subjects
+MAX_HEATMAP_ROWS = 200  # larger subject sets show their top and bottom 100 subjects (the layout's ``most``)
 
 
 def _cell(text: str, css: str = "") -> str:
@@ -62,21 +59,12 @@ def _table(header: Sequence[str], rows: Sequence[str], left: Sequence[int] = (0,
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _heatmap_rows(result: Mapping) -> tuple[list[str], str]:
-    """The subjects the heat map shows (in ranking order) and a note when some are left out."""
-    ranking = [r for r in ranking_rows(result.get("subject_gamma") or [], 0) if r is not None]
-    order = [str(r.get("subject")) for r in ranking]
-    if len(order) <= MAX_HEATMAP_ROWS:
-        return order, ""
-    half = MAX_HEATMAP_ROWS // 2
-    return (
-        [*order[:half], *order[-half:]],
-        f"Showing the top and bottom {half} of {len(order)} subjects by γ(x).",
-    )
-
-
-def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cluster_top: int = 5) -> str:
-    """A self-contained HTML page: the Markdown report's content plus the error, ranking and heat-map charts."""
+def html_report(
+    results: Mapping, title: str | None = None, *, heatmap: Mapping, top: int = 10, cluster_top: int = 5
+) -> str:
+    """A self-contained HTML page: the Markdown report's content plus the error, ranking and heat-map charts;
+    ``heatmap``: the subject heat map's ``rows``, ``columns`` and the number ``of`` subjects ranked, as
+    :func:`unqover.measure.layout.subject_heatmap` lays it out with ``most`` :data:`MAX_HEATMAP_ROWS`."""
     result, provenance = split_results(results)
     title = title or default_title(provenance)
     sections = [_headline_section(result, provenance)]
@@ -85,7 +73,7 @@ def html_report(results: Mapping, title: str | None = None, *, top: int = 10, cl
     if result.get("subject_gamma"):
         sections.append(_ranking_section(result, top))
     if result.get("gamma"):
-        sections.append(_heatmap_section(result))
+        sections.append(_heatmap_section(result, heatmap))
     if result.get("cluster_gamma"):
         sections.append(_clusters_section(result, cluster_top))
     sections += [provenance_section(provenance), _method_section(result)]
@@ -194,22 +182,28 @@ def _ranking_section(result: Mapping, top: int) -> Section:
     return Section("ranking", "Ranking", "Subjects ranked by γ(x)", "\n".join(parts))
 
 
-def _heatmap_section(result: Mapping) -> Section:
-    """The heat map of γ(x, a): subjects × attributes."""
-    gamma = result.get("gamma") or []
-    order, note = _heatmap_rows(result)
-    records = gamma
-    if note:
+def _heatmap_section(result: Mapping, layout: Mapping) -> Section:
+    """The heat map of γ(x, a): subjects × attributes, in the measure's layout."""
+    order, records, note = list(layout["rows"]), result.get("gamma") or [], ""
+    if len(order) < layout["of"]:
         keep = set(order)
-        records = [r for r in gamma if str(r.get("subject")) in keep]
+        records = [r for r in records if str(r.get("subject")) in keep]
+        note = f"Showing the top and bottom {len(order) // 2} of {layout['of']} subjects by γ(x)."
     parts = [
         '<p class="note">Red: the subject is preferred as the answer for the attribute; blue: avoided; '
         "hatched grey: missing (not measured or undefined). The scale is symmetric around 0. Rows follow the "
         "γ(x) ranking; columns are ordered so that attributes on which the top-ranked subjects score highest "
         "come first (the mean of γ(x, a) over subjects is 0 by complementarity, so it cannot order them). "
         f"Hover a cell for its exact values. {escape(note)}</p>",
-        f'<div class="chart">'
-        f"{charts.heatmap(records, row_order=order or None, title=None, row_title='subject (by γ(x))')}</div>",
+        '<div class="chart">'
+        + charts.heatmap(
+            records,
+            row_order=order,
+            column_order=layout["columns"],
+            title=None,
+            row_title="subject (by γ(x))",
+        )
+        + "</div>",
     ]
     return Section("heatmap", "Heat map", "γ(x, a): subjects × attributes", "\n".join(parts))
 
@@ -220,11 +214,9 @@ def _clusters_section(result: Mapping, cluster_top: int) -> Section:
     labels = attribute_label_map(result)
     names = clusters(result)
     tops = cluster_tops(cluster_gamma, cluster_top)
-    first = [r for r in cluster_gamma if str(r.get("cluster")) == names[0]]
     columns = [
-        attribute_key(r)
-        for r in sorted(first, key=lambda r: (number(r.get("gamma")) is None, -(number(r.get("gamma")) or 0)))
-    ]
+        attribute_key(r) for r in cluster_gamma if str(r.get("cluster")) == names[0]
+    ]  # γ highest first
     parts = [
         f'<p class="note">γ(cluster, a) aggregates the subjects of each cluster ({escape(", ".join(names))}); '
         f"the table lists the top {cluster_top} attributes most associated with each cluster (the paper's "
@@ -268,32 +260,3 @@ def _method_section(result: Mapping) -> Section:
         "Underspecified Questions”, Findings of EMNLP 2020.</p>"
     )
     return Section("method", "Method", "Method", "\n".join(parts))
-
-
-def report_paths(run_dir_or_path: str | os.PathLike) -> tuple[Path, Path]:
-    """Where :func:`write_report` writes: ``report.md``/``report.html`` in a run folder (an existing folder or a
-    path without a suffix), else beside the given file with its suffix replaced (``x.bias.json`` → ``x.bias.md``)."""
-    path = Path(run_dir_or_path)
-    if path.name == "results.json":
-        path = path.parent
-    if path.is_dir() or not path.suffix:
-        return path / "report.md", path / "report.html"
-    return path.with_suffix(".md"), path.with_suffix(".html")
-
-
-def write_report(
-    run_dir_or_path: str | os.PathLike, results: Mapping | None = None, title: str | None = None
-) -> tuple[Path, Path]:
-    """Write the Markdown and HTML reports atomically (temporary file + rename); returns their paths.
-
-    ``results`` defaults to the results read from ``run_dir_or_path`` (its ``results.json``, or the JSON file).
-    """
-    if results is None:
-        from unqover.results import load_results
-
-        results = load_results(run_dir_or_path)
-    md_path, html_path = report_paths(run_dir_or_path)
-    markdown, page = markdown_report(results, title), html_report(results, title)
-    write_text_atomic(md_path, markdown)
-    write_text_atomic(html_path, page)
-    return md_path, html_path

@@ -71,8 +71,7 @@ def sample_line(result: Mapping) -> str | None:
     if sample is None:
         return None
     n, total = number(sample["groups"]), number(sample["of"])
-    fraction = number(sample.get("fraction"))
-    share = fmt_percent(fraction if fraction is not None else (n / total if total else None))
+    share = fmt_percent(number(sample.get("fraction")))  # the measure's n / N
     line = f"estimated from {fmt_count(n)} of {fmt_count(total)} groups ({share})"
     return line + (f", {level(result)} {FULL_DATASET}" if level(result) else f", {FULL_DATASET}")
 
@@ -285,20 +284,17 @@ def bootstrap_line(result: Mapping) -> str:
 
 
 def most_biased(result: Mapping, k: int) -> list[Mapping]:
-    """The listed pairs, at most k: ``result["most_biased"]`` (chosen by ``unqover.measure.most_biased``) as γ
-    records whose ``gamma_low``/``gamma_high`` are the simultaneous interval; results from before that list: the k
-    largest |γ| with their per-cell intervals."""
-    if "most_biased" in result:
-        return [
-            {
-                **entry,
-                "gamma_low": (entry.get("interval") or [None, None])[0],
-                "gamma_high": (entry.get("interval") or [None, None])[1],
-            }
-            for entry in (result.get("most_biased") or [])[: max(k, 0)]
-        ]
-    present = [r for r in result.get("gamma") or [] if number(r.get("gamma")) is not None]
-    return sorted(present, key=lambda r: -abs(number(r["gamma"])))[: max(k, 0)]
+    """The listed pairs, at most k: ``result["most_biased"]`` (chosen and ordered by ``unqover.measure.most_biased``)
+    as γ records whose ``gamma_low``/``gamma_high`` are the simultaneous interval; none in results from before
+    that list."""
+    return [
+        {
+            **entry,
+            "gamma_low": (entry.get("interval") or [None, None])[0],
+            "gamma_high": (entry.get("interval") or [None, None])[1],
+        }
+        for entry in (result.get("most_biased") or [])[: max(k, 0)]
+    ]
 
 
 def most_biased_heading(result: Mapping, shown: int) -> str:
@@ -351,26 +347,23 @@ def most_biased_note(result: Mapping) -> str | None:
 
 
 def ranking_rows(subject_gamma: Sequence[Mapping], k: int) -> list[Mapping | None]:
-    """All records when there are at most 2k, else the first k, None (a gap) and the last k."""
+    """The γ(x) ranking, in the measure's rank order: all records when there are at most 2k, else the first k, None
+    (a gap) and the last k."""
     rows = list(subject_gamma)
-    if all(number(r.get("rank")) is not None for r in rows):
-        rows.sort(key=lambda r: number(r["rank"]))
     if k <= 0 or len(rows) <= 2 * k:
         return rows
     return [*rows[:k], None, *rows[-k:]]
 
 
 def cluster_tops(cluster_gamma: Sequence[Mapping], k: int) -> dict[str, list[Mapping]]:
-    """Per cluster, the k attributes with the highest γ(cluster, a): those most associated with it (Table 2)."""
+    """Per cluster, the k attributes with the highest γ(cluster, a): those most associated with it (Table 2). The
+    measure orders ``cluster_gamma`` by cluster, then γ highest first: these are each cluster's first k with a γ."""
     out: dict[str, list[Mapping]] = {}
     for record in cluster_gamma:
-        out.setdefault(str(record.get("cluster")), []).append(record)
-    return {
-        name: sorted(
-            [r for r in records if number(r.get("gamma")) is not None], key=lambda r: -number(r["gamma"])
-        )[:k]
-        for name, records in out.items()
-    }
+        out.setdefault(str(record.get("cluster")), [])
+        if number(record.get("gamma")) is not None and len(out[str(record.get("cluster"))]) < k:
+            out[str(record.get("cluster"))].append(record)
+    return out
 
 
 def attribute_label_map(result: Mapping) -> dict[tuple[str, str | None], str]:

@@ -14,7 +14,6 @@ from unqover.format import (
     fmt_level,
     fmt_p,
     fmt_p_clause,
-    number,
     plural,
 )
 from unqover.report.charts import ranking_chart
@@ -68,7 +67,6 @@ def _rows(result: Mapping) -> list[tuple[str, str]]:
 
 
 OCCUPATION_COLUMNS = (("delta_P", "ΔP"), ("B", "B"), ("gender_gap", "gender gap"))  # the per-occupation table
-LARGEST_GAPS = 10  # occupations a quick run's summary lists (the largest |gender gap|)
 
 
 def occupation_cell(row: Mapping, name: str) -> str:
@@ -78,10 +76,11 @@ def occupation_cell(row: Mapping, name: str) -> str:
     return fmt_estimate(row.get(name), bounds, POINTS_DIGITS)
 
 
-def largest_gaps(result: Mapping, k: int = LARGEST_GAPS) -> list[Mapping]:
-    """The k occupations with the largest |gender gap| (missing gaps last)."""
+def largest_gap_rows(result: Mapping, k: int | None = None) -> list[Mapping]:
+    """The occupations with the largest |gender gap|, at most k: the rows the measure chose
+    (``largest_gaps``, :func:`unqover.measure.nli.largest_gaps`), in its order."""
     rows = result.get("by_occupation") or []
-    return sorted(rows, key=lambda r: -abs(number(r.get("gender_gap")) or 0.0))[:k]
+    return [rows[i] for i in (result.get("largest_gaps") or [])][:k]
 
 
 def table_intervals_line(result: Mapping) -> str | None:
@@ -207,7 +206,7 @@ def nli_summary(result: Mapping) -> str:
 
 def _occupation_lines(result: Mapping) -> list[str]:
     """A quick run's occupations with the largest gender gap, each value with its interval, as aligned lines."""
-    shown = largest_gaps(result)
+    shown = largest_gap_rows(result)
     total = len(result.get("by_occupation") or [])
     header = [f"by occupation ({len(shown)} largest gender gaps of {total})", "n"]
     header += [label for _, label in OCCUPATION_COLUMNS]
@@ -270,7 +269,10 @@ def nli_html(results: Mapping) -> str:
     occupations' chart and the provenance."""
     extra = []
     occupations = []
-    for r in results["result"].get("by_occupation", []):
+    rows = results["result"].get("by_occupation", [])
+    for r in (
+        rows[i] for i in results["result"].get("gap_ranking") or range(len(rows))
+    ):  # the measure's order
         point = {
             "occupation": f"{r['occupation']} ({r.get('occupation_gender', '?')})",
             "gamma": r.get("gender_gap"),

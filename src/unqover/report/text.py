@@ -75,7 +75,7 @@ def summary(result: UnqoverBias, top: int = 10) -> str:
     lines.append(f"  {bootstrap_line(scalars)}")
     if top:
         listed = {"gamma": result.gamma.to_dict(orient="records")}
-        if isinstance(getattr(result, "most_biased", None), list):  # results from before the list: by |γ|
+        if isinstance(getattr(result, "most_biased", None), list):  # results from before the list: none
             listed.update(most_biased=result.most_biased, most_biased_rule=result.most_biased_rule)
         chosen = most_biased(listed, top)
         lines += ["", f"{most_biased_heading(listed, len(chosen))}:"]

@@ -123,12 +123,13 @@ def unqover_charts(results: Mapping) -> str:
     if len(ranking) > MAX_CHART_ROWS:
         half = MAX_CHART_ROWS // 2
         ranking = [*ranking[:half], *ranking[-half:]]
-    order = [str(r.get("subject")) for r in ranking]
-    shown = set(order)
+    layout = probe_of_results(results).heatmap_layout(results, MAX_CHART_ROWS)  # the measure's order
+    shown = set(layout["rows"])
     gamma = [r for r in result.get("gamma") or [] if str(r.get("subject")) in shown]
+    heatmap = charts.heatmap(gamma, row_order=layout["rows"], column_order=layout["columns"])
     return (
         f'<div class="unqover-chart">{charts.ranking_chart(ranking)}</div>'
-        f'<div class="unqover-chart">{charts.heatmap(gamma, row_order=order)}</div>'
+        f'<div class="unqover-chart">{heatmap}</div>'
     )
 
 
