@@ -179,6 +179,11 @@ def test_the_kept_example_runs_work_from_any_checkout(
 # --- the run folder, checked before the model loads -----------------------------------------------------------
 
 
+def flipped(data: bytes) -> bytes:
+    """``data`` with its last bit flipped: other bytes, the same size."""
+    return data[:-1] + bytes([data[-1] ^ 1])
+
+
 @pytest.fixture
 def no_loading(monkeypatch):
     """Loading a model fails the test: what is refused must be refused before."""
@@ -213,7 +218,7 @@ def test_a_folder_holding_another_run_is_refused_before_the_model_loads(
         refused(quick_run(gguf_model, upstream_word_lists_path, folder, *extra), capsys,
                 f"{folder} holds another run (it differs in {field}); choose another --output or remove that folder")  # fmt: skip
     other = tmp_path / "other.gguf"
-    other.write_bytes(gguf_model.read_bytes()[:-1] + b"\x01")  # other bytes: another model
+    other.write_bytes(flipped(gguf_model.read_bytes()))  # other bytes: another model
     refused(
         quick_run(other, upstream_word_lists_path, folder),
         capsys,
@@ -265,3 +270,42 @@ def test_a_run_interrupted_before_scoring_promises_no_resume(
     folder = shutil.copytree(gguf_run, tmp_path / "run")
     assert main(quick_run(gguf_model, upstream_word_lists_path, folder)) == 130
     assert "run the same command again to resume" in capsys.readouterr().err
+
+
+def test_a_run_without_checksums_reads_its_own_folder_first(
+    upstream_word_lists_path, offline_cache, tmp_path, monkeypatch, capsys
+):
+    """A kept example run records only its folder: where that folder is, it is read, even with
+    UNQOVER_WORD_LISTS naming other lists."""
+    lists = shutil.copytree(upstream_word_lists_path, tmp_path / "lists")
+    runs = [str(example_copy(name, tmp_path, lists)) for name in ("smollm2-fp32", "smollm2-bf16")]
+    assert main(["compare", *runs]) == 0
+    expected = capsys.readouterr().out
+    edited = shutil.copytree(upstream_word_lists_path, tmp_path / "edited")
+    with open(edited / "nouns/subjects/religion", "a", encoding="utf-8") as lines:
+        lines.write("Zoroastrian\n")
+    monkeypatch.setenv("UNQOVER_WORD_LISTS", str(edited))
+    assert main(["compare", *runs]) == 0
+    assert capsys.readouterr().out == expected
+
+
+def test_a_model_folder_under_another_name_is_the_same_run(
+    models,  # noqa: F811
+    upstream_word_lists_path,
+    tmp_path,
+    capsys,
+):
+    """A transformers folder is its weights: run.json records their SHA-256, and a copy under another name runs
+    into the first one's folder as the same run."""
+    folder = tmp_path / "run"
+    assert main(quick_run(models["gpt2"], upstream_word_lists_path, folder)) == 0
+    assert len(json.loads((folder / "run.json").read_text())["model"]["weights_sha256"]) == 64
+    renamed = shutil.copytree(models["gpt2"], tmp_path / "renamed")
+    assert main(quick_run(renamed, upstream_word_lists_path, folder)) == 0
+    changed = shutil.copytree(models["gpt2"], tmp_path / "changed")
+    (changed / "model.safetensors").write_bytes(flipped((changed / "model.safetensors").read_bytes()))
+    refused(
+        quick_run(changed, upstream_word_lists_path, folder),
+        capsys,
+        f"{folder} holds another run (it differs in model)",
+    )

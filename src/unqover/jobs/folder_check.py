@@ -65,8 +65,8 @@ def planned_folder(
 
     if source.path is None:  # a Hub model: its config may need the network; checked once it loads
         return None
-    try:
-        family = family_of(source.config())
+    try:  # a GGUF file is scored as a causal LM, or refused when it loads: its header need not be parsed here
+        family = "causal" if source.gguf_file else family_of(source.config())
         name = probe.planned_output_name(family, model_id, run, settings)
     except (UnqoverError, OSError, ValueError):  # refused with its own line when the model loads
         return None

@@ -1,11 +1,12 @@
 """Word lists known by their content, so that a run can be read again on another machine or checkout.
 
 A run of generated rows records one SHA-256 of the word-list files its rows came from (:func:`lists_sha256`: each
-file's name and SHA-256), beside the folder's path. Reading the run again (``unqover compare``, ``leaderboard``, ``measure``, the Space),
-:func:`find_word_lists` looks for a folder with that content in order: ``--word-lists`` (:func:`given_word_lists`),
-the folder ``UNQOVER_WORD_LISTS`` names, the recorded folder, the cached upstream lists, the upstream download
-(not offline). A folder whose files differ is never used; where none holds the content, one line says which
-files and checksums were wanted and the options that supply them.
+file's name and SHA-256), beside the folder's path. Reading the run again (``unqover compare``, ``leaderboard``,
+``measure``, ``publish-results``, the Space), :func:`find_word_lists` looks for a folder with that content in
+order: ``--word-lists`` (:func:`given_word_lists`), the folder ``UNQOVER_WORD_LISTS`` names, the recorded folder,
+the cached upstream lists, the upstream download (not offline); a run that recorded only its folder tries that
+folder first. A folder whose files differ is never used; where none holds the content, one line says which content
+was wanted and the options that supply it.
 """
 
 from __future__ import annotations
@@ -99,10 +100,11 @@ def find_word_lists(
 ) -> Path:
     """The folder holding the word lists a run was generated from.
 
-    ``wanted``: the run's recorded checksums (None: a run that recorded only its folder, ``recorded``); a folder
-    is taken when it holds every wanted file with that content, or, without checksums, when ``fits`` accepts it
-    (default: any folder). ``--word-lists`` that does not hold the content is refused; the other places are
-    passed over. Raises :class:`WordListsNotFound` in one line naming what was wanted and what to pass.
+    ``wanted``: the run's recorded checksum of the files ``names`` (None: a run that recorded only its folder,
+    ``recorded``, which is then tried before ``UNQOVER_WORD_LISTS``); a folder is taken when it holds that content,
+    or, without a checksum, when ``fits`` accepts it (default: any folder). ``--word-lists`` that does not hold the
+    content is refused; the other places are passed over. Raises :class:`WordListsNotFound` in one line naming
+    what was wanted and what to pass.
     """
     given, tried = _GIVEN.get(), []
 
@@ -127,15 +129,14 @@ def find_word_lists(
         if holds(given, "--word-lists"):
             return given
         raise WordListsNotFound(f"{_not_found(wanted, names, recorded, what)}: {tried[-1]}")
-    from_env = word_lists_folder(None)
-    if from_env is not None and holds(from_env, WORD_LISTS_VARIABLE):
-        return from_env
-    if recorded is not None:
-        if Path(recorded).is_dir():
-            if holds(Path(recorded), "the recorded folder"):
-                return Path(recorded)
-        else:
-            tried.append(f"the recorded folder {recorded} is not here")
+    places = [(word_lists_folder(None), WORD_LISTS_VARIABLE)]
+    if recorded is not None and not Path(recorded).is_dir():
+        tried.append(f"the recorded folder {recorded} is not here")
+    elif recorded is not None:  # a run without checksums: its own folder first, where it still is
+        places.insert(0 if wanted is None else 1, (Path(recorded), "the recorded folder"))
+    for folder, where in places:
+        if folder is not None and holds(folder, where):
+            return folder
     if wanted is None or upstream_sha256(names) == wanted:
         upstream, why = _upstream_folder()
         if upstream is not None:
