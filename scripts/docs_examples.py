@@ -58,12 +58,13 @@ BLOCKS = {
     ),
     "compare-system-prompt": (
         "docs/comparing.md",
-        "unqover compare runs/smollm2-fp32 runs/smollm2-system-prompt",
+        "unqover compare docs/examples/smollm2-fp32 docs/examples/smollm2-system-prompt",
     ),
-    "compare-bf16": ("docs/llms.md", "unqover compare runs/smollm2-fp32 runs/smollm2-bf16"),
+    "compare-bf16": ("docs/llms.md", "unqover compare docs/examples/smollm2-fp32 docs/examples/smollm2-bf16"),
     "leaderboard": (
         "docs/comparing.md",
-        "unqover leaderboard runs/smollm2-fp32 runs/smollm2-system-prompt runs/smollm2-bf16",
+        "unqover leaderboard docs/examples/smollm2-fp32 docs/examples/smollm2-system-prompt "
+        "docs/examples/smollm2-bf16",
     ),
 }
 
@@ -100,19 +101,20 @@ def render(word_lists: Path) -> dict[str, str]:
     """Every block's text (the command after ``$``, then its output), from the kept runs and today's code."""
     with tempfile.TemporaryDirectory() as tmp:
         # the layout of this repository's workspace, so that every block reads the same on every machine: the
-        # word lists at ../shared/data/unqover_word_lists (a link to ``word_lists``), the runs in runs/
+        # word lists at ../shared/data/unqover_word_lists (a link to ``word_lists``), the kept runs in
+        # docs/examples/ (the folders a reader of the docs has: the compare and leaderboard blocks name them)
         work = Path(tmp) / "main"
         shared = Path(tmp) / SHARED_WORD_LISTS.removeprefix("../")
         shared.parent.mkdir(parents=True)
         shared.symlink_to(word_lists.resolve(), target_is_directory=True)
         for name in RUNS:
-            relocate(EXAMPLES / name, work / "runs" / name, SHARED_WORD_LISTS)
+            relocate(EXAMPLES / name, work / "docs" / "examples" / name, SHARED_WORD_LISTS)
         cwd = Path.cwd()
         os.chdir(work)
         try:
             blocks = {}
             summary = _printed(
-                ["measure", "runs/smollm2-fp32/predictions.parquet", "--output", "measured.json"]
+                ["measure", "docs/examples/smollm2-fp32/predictions.parquet", "--output", "measured.json"]
             )
             summary = summary[: summary.rindex("\nFull results:")].rstrip("\n")
             folder = f"runs/{Path(MODEL_FILE).stem}/religion-qa-limit1375-seed0"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from unqover import __version__
 from unqover.errors import UnqoverError, require_models_extra
+from unqover.jobs.reread import add_word_lists_argument, given_word_lists
 from unqover.probes import options as parse
 
 if TYPE_CHECKING:
@@ -75,15 +76,16 @@ def _measure(args: argparse.Namespace) -> int:
     from unqover.probes.base import RunOptions
 
     run = RunOptions(dataset=args.dataset, config=args.config, resamples=args.resamples, seed=args.seed)
-    probe, result, output = measure_predictions(
-        args.predictions,
-        run,
-        output=args.output,
-        bias=args.bias,
-        probe_file=args.probe,
-        given=_given(args, args.probe_options),
-        split=args.split,
-    )
+    with given_word_lists(args.word_lists):  # rows generated from word lists: found by their content
+        probe, result, output = measure_predictions(
+            args.predictions,
+            run,
+            output=args.output,
+            bias=args.bias,
+            probe_file=args.probe,
+            given=_given(args, args.probe_options),
+            split=args.split,
+        )
     print(probe.summary(result, top=args.top))
     print(f"\nFull results: {output}")
     return 0
@@ -134,7 +136,8 @@ def _publish_results(args: argparse.Namespace) -> int:
     from unqover.jobs.publish_results import publish_results
 
     try:
-        published = publish_results(**_as_parsed(args, publish_results))
+        with given_word_lists(args.word_lists):  # runs generated from word lists: found by their content
+            published = publish_results(**_as_parsed(args, publish_results))
     except (UnqoverError, OSError) as err:
         print(f"unqover: error: {err}", file=sys.stderr)
         return 2
@@ -390,6 +393,7 @@ def _add_measure(measure: argparse.ArgumentParser) -> None:
     measure.set_defaults(probe_options=add_probe_options(measure, "measure_options"))
     _add_top(measure)
     _add_output(measure, "results JSON (default: PREDICTIONS with .bias.json)")
+    add_word_lists_argument(measure)
 
 
 def _add_sample(sample: argparse.ArgumentParser) -> None:
@@ -573,6 +577,7 @@ def _add_publish_results(command: argparse.ArgumentParser) -> None:
         "--source-url", metavar="URL", help="where the results can be checked (default: the dataset)"
     )
     _add_token(command, "to open the pull request")
+    add_word_lists_argument(command)
 
 
 @dataclass(frozen=True)
@@ -704,6 +709,10 @@ def _run(command, *argv) -> int:
         folder = getattr(err, "folder", None)
         if folder is None:
             print("unqover: interrupted", file=sys.stderr)
+        elif not getattr(err, "resumable", True):
+            print(
+                "unqover: interrupted before anything was scored: there is nothing to resume", file=sys.stderr
+            )
         else:
             print(
                 f"unqover: interrupted; the scores up to the last checkpoint (at most about a minute back) are "

@@ -5,6 +5,11 @@ class UnqoverError(Exception):
     """A problem with the user's input or environment, reported without a traceback by the CLI."""
 
 
+class NotAtHand(UnqoverError):
+    """Something a command needs is not on this machine (e.g. the word lists a run was generated from): no
+    fallback (a comparison without intervals, a run left unchecked) may hide it; the command refuses."""
+
+
 def first_line(err: BaseException) -> str:
     """The first line of an exception's message: library errors can be pages long."""
     text = str(err).strip()

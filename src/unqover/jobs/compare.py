@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
+from unqover.jobs.reread import add_word_lists_argument, given_word_lists
 from unqover.jobs.verify import NumbersDiffer, verify_found, verify_run
 from unqover.probes.base import ComparedRuns, Comparison, ProbeDefinition
 from unqover.probes.options import CommandParser, non_negative, output_path
@@ -144,6 +145,7 @@ def compare_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--name-a", help="label of RUN_A (default: its folder or file name)")
     parser.add_argument("--name-b", help="label of RUN_B (default: its folder or file name)")
+    add_word_lists_argument(parser)
     return parser
 
 
@@ -156,10 +158,14 @@ def _write(path: Path, comparison: Comparison) -> Path:
 
 
 def print_and_write(
-    output: Path | None, what: str, make: Callable[[], tuple[str, Callable[[Path], Path]]]
+    output: Path | None,
+    what: str,
+    make: Callable[[], tuple[str, Callable[[Path], Path]]],
+    word_lists: Path | None = None,
 ) -> int:
     """The command line of ``unqover compare`` and ``unqover leaderboard``: ``make()`` gives the text to print and
-    the writer of ``output`` (called when one is given, with its path; it returns the path written). ``output`` is
+    the writer of ``output`` (called when one is given, with its path; it returns the path written), the runs'
+    rows generated from ``word_lists`` (``--word-lists``) where they hold the recorded content. ``output`` is
     checked before anything is read (a folder in the way is named, not a temporary file); an error is one
     ``unqover: error:`` line and exit status 2."""
     from unqover.files import check_writable
@@ -167,7 +173,8 @@ def print_and_write(
     try:
         if output:
             check_writable(output, folder=False)
-        text, write = make()
+        with given_word_lists(word_lists):
+            text, write = make()
         print(text)
         if output:
             print(f"\n{what} written to {write(output)}")
@@ -188,7 +195,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top, strict=True)
         return comparison.text, lambda path: _write(path, comparison)
 
-    return print_and_write(args.output, "Comparison", make)
+    return print_and_write(args.output, "Comparison", make, args.word_lists)
 
 
 if __name__ == "__main__":

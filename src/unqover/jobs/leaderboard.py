@@ -16,6 +16,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import add_run_argument, compared_probe, print_and_write, run_name
+from unqover.jobs.reread import add_word_lists_argument
 from unqover.jobs.verify import check_distinct, verify_run
 from unqover.measure.leaderboard import METHOD, leaderboard_table
 from unqover.measure.ranking import bonferroni_confidence
@@ -157,6 +158,7 @@ def leaderboard_parser() -> argparse.ArgumentParser:
         help="also write the leaderboard: JSON when the name ends in .json, a self-contained page with the figure "
         "when .html, else Markdown",
     )
+    add_word_lists_argument(parser)
     return parser
 
 
@@ -182,7 +184,7 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
 
         return leaderboard_text(board), write
 
-    return print_and_write(args.output, "Leaderboard", make)
+    return print_and_write(args.output, "Leaderboard", make, args.word_lists)
 
 
 if __name__ == "__main__":

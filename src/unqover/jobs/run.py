@@ -36,13 +36,14 @@ from unqover.files import check_writable, write_text_atomic
 from unqover.format import fmt_count, fmt_duration
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
+from unqover.jobs.folder_check import check_folder_before_load
 from unqover.predictions import write_predictions
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, score_for_run
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.results import RESULTS_FILE, results_of, write_results
 from unqover.scoring.placement import Placement, check_device, torch_threads
-from unqover.scoring.run_folder import check_run_folder, claim
+from unqover.scoring.run_folder import check_run_folder, claim, holds_this_run
 from unqover.scoring.runner import merge_shards, recorded_batch_size
 from unqover.scoring.sampling import check_seed
 from unqover.scoring.shard_files import holds_scores, in_use
@@ -55,9 +56,10 @@ LARGE_CPU_RUN = 500_000
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C while scoring into ``folder``: what is scored so far is kept there, and the same command resumes."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, resumable: bool = True) -> None:
         super().__init__(str(folder))
         self.folder = folder
+        self.resumable = resumable  # False: interrupted before this run scored anything there
 
 
 def library_versions() -> dict:
@@ -166,8 +168,14 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
             "revision": model.revision,
             "family": model.family,
             **({"path": path} if path else {}),
-            # --adapter, --model-arg and a GGUF file, only where given (runs without them keep their run.json)
+            # --adapter, --model-arg and a GGUF file, only where given (runs without them keep their run.json);
+            # a local folder's weights by content (the same bytes elsewhere are the same run)
             **{key: provenance[key] for key in ("adapter", "model_args", "gguf") if provenance.get(key)},
+            **{
+                k: provenance[k]
+                for k in ("weights_sha256",)
+                if provenance.get(k) and not provenance.get("gguf")
+            },
         },
         "dataset": {
             **loaded.dataset,
@@ -198,6 +206,9 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     check_rows_of(probe, run.dataset)  # another probe's rows
     # a missing model folder, then rows that cannot be found: before the model loads
     probe.check_model_id(model_id, settings, run)
+    check_folder_before_load(
+        model_id, probe, run, settings, default_output
+    )  # another run's folder: before loading
     probe.check_source(run, settings)
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)
@@ -229,7 +240,7 @@ def run_loaded(
                 probe, folder, loaded, scores, extra, identity, model, run, settings, placement.shard
             )
     except KeyboardInterrupt as err:
-        raise Interrupted(folder) from err
+        raise Interrupted(folder, resumable=holds_this_run(folder, identity)) from err
 
 
 @contextlib.contextmanager

@@ -8,9 +8,10 @@ edited by hand (a headline value or interval, and every other number the probe c
 γ tables, groups and sample, :meth:`~unqover.probes.base.ProbeDefinition.checked_result`), or a results file copied
 beside another run's predictions, is refused in one line naming both values. The measures are deterministic (seeded), so an honest run gives its numbers again exactly.
 
-A run's identity (:func:`run_identity`) is its model as its predictions record it and a fingerprint of its
-predictions' contents (their columns, not their path or metadata): a copy of a run folder, or a folder of links to
-one, is the same run (:func:`check_distinct`).
+A run's identity (:func:`run_identity`) is its model as its predictions record it (by the SHA-256 of its weights
+where recorded: :func:`unqover.scoring.run_record.model_key`) and a fingerprint of its predictions' contents (their
+columns, not their path or metadata): a copy of a run folder, a folder of links to one, or a run of the same model
+file under another name, is the same run (:func:`check_distinct`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from unqover.errors import UnqoverError
+from unqover.errors import NotAtHand, UnqoverError
 from unqover.format import fmt, fmt_interval, fmt_level
 from unqover.probes.base import ProbeDefinition
 from unqover.results import model_of, predictions_of, split_results
+from unqover.scoring.run_record import model_key
 
 __all__ = ["NumbersDiffer", "RunIdentity", "check_distinct", "run_identity", "verify_found", "verify_run"]
 
@@ -68,10 +70,13 @@ def predictions_fingerprint(path: Path) -> str:
 
 
 def run_identity(results: Mapping, predictions: Path) -> RunIdentity:
-    """A run's identity: the model its predictions record (else its results') and its predictions' fingerprint."""
+    """A run's identity: the model its predictions record (else its results'), by the SHA-256 of its weights where
+    recorded (the same bytes under another file name are one model), and its predictions' fingerprint."""
     from unqover.predictions import read_provenance
 
-    model = model_of(read_provenance(predictions)) or model_of(split_results(results)[1])
+    recorded = read_provenance(predictions), split_results(results)[1]
+    model = next(filter(None, (model_key(p.get("model")) for p in recorded)), None)
+    model = model or model_of(recorded[0]) or model_of(recorded[1])
     return RunIdentity(model, predictions_fingerprint(predictions))
 
 
@@ -254,7 +259,7 @@ def verify_found(probe: ProbeDefinition, results: Mapping, path: str | Path, nam
         return None
     try:
         return verify_run(probe, results, path, name)
-    except NumbersDiffer:
+    except (NumbersDiffer, NotAtHand):
         raise
     except UnqoverError:
         return None

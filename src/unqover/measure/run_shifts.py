@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from unqover.errors import UnqoverError
+from unqover.errors import NotAtHand, UnqoverError
 from unqover.format import fmt_count, number
 from unqover.measure.pairing import PairedScores
 from unqover.measure.shifts import cell_shifts, headline_shifts, samples
@@ -143,6 +143,10 @@ def shifts_between(
     try:
         paths = [predictions_of(path, split_results(r)[1]) for path, r in zip(paths, (a, b), strict=True)]
         rows, scored = scores_of(a, paths)
+    except (
+        NotAtHand
+    ):  # the word lists the runs were generated from: refused, not a comparison without intervals
+        raise
     except Exception as err:  # a moved file, an unreachable dataset: the comparison goes on without intervals
         return None, f"cannot read the runs' predictions and dataset ({err})"
     try:

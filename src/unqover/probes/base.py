@@ -427,6 +427,11 @@ class ProbeDefinition:
         """The default run folder's last part: :meth:`output_stem`, then the mark of a quick run's selection."""
         return self.output_stem(loaded, settings) + selection_suffix(loaded.selection)
 
+    def planned_output_name(self, family: str, model_id: str, run: RunOptions, settings: dict) -> str | None:
+        """:meth:`output_name` as known before the model loads, from the model's ``family`` (its config says it),
+        so that a folder holding another run is refused before the slow part; None (the default): not known then."""
+        return None
+
     def output_stem(self, loaded: Loaded, settings: dict) -> str:
         """The default run folder's last part for a full run with seed 0 (default: PROBE-CONFIG)."""
         return f"{self.name}-{loaded.dataset.get('config')}"

@@ -399,6 +399,15 @@ class UnqoverProbe(ProbeDefinition):
     def scoring(self, model, settings: dict) -> str:
         return settings["scoring"]
 
+    def planned_output_name(self, family: str, model_id: str, run: RunOptions, settings: dict) -> str:
+        from types import SimpleNamespace
+
+        config = self.config_for(SimpleNamespace(family=family, model_id=model_id), run, settings)
+        selection = self.selection(run, settings)
+        return self.output_name(
+            Loaded(None, {"config": config}, None, selection, {"config": config}), settings
+        )
+
     def output_stem(self, loaded: Loaded, settings: dict) -> str:
         paper = "-paper" if settings["scoring"] == "paper" else ""
         return f"{self.name}-{loaded.context['config']}{paper}"
@@ -539,13 +548,16 @@ class UnqoverProbe(ProbeDefinition):
         split = split or recorded.get("split") or "test"
         source = run.dataset or recorded.get("source")
         generator = recorded.get("generator") or {}
-        if run.dataset is None and generator.get("word_lists"):
-            rows, _ = self._generated(Path(generator["word_lists"]), config)
+        generated = generator.get("word_lists") or (
+            not generator and str(source or "").startswith("generated from ")
+        )
+        if run.dataset is None and generated:  # from word lists found by their content (or recorded folder)
+            from unqover.probes.word_list_source import recorded_generated_rows
+
+            rows = recorded_generated_rows(self.name, recorded, config, what)
         elif run.dataset is None and generator:  # a custom probe: its rows come from the file given now
             rows, about = self.rows(RunOptions(), dict(self.settings), config)
             source = about["source"]
-        elif run.dataset is None and str(source or "").startswith("generated from "):
-            rows, _ = self._generated(Path(str(source).removeprefix("generated from ")), config)
         else:
             if not source or not config:
                 raise UnqoverError(f"{what} does not record its dataset; pass --dataset and --config")

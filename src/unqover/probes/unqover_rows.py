@@ -190,15 +190,16 @@ def describe_sample(rows: pa.Table, observed: np.ndarray, selection: dict, subse
 def generated_rows(name: str, word_lists: Path | None, config: str) -> tuple[pa.Table, dict]:
     """The rows of the bias class ``name`` generated in memory from word lists (default: the pinned upstream
     lists), and where they came from."""
-    from unqover.generate.unqover import make_plan
     from unqover.lexicon import resolve_word_lists
+    from unqover.probes.word_list_source import CHECKSUMS_KEY, generate, lists_checksum
 
     lists = resolve_word_lists(word_lists)
-    rows = pa.Table.from_batches(list(make_plan(lists, name, config).batches()))
+    rows = generate(lists, name, config)
     root = str(Path(lists.root).resolve())
+    content = lists_checksum(lists.root, name, config)  # what another machine finds the lists by
     return rows, {
         "source": f"generated from {root}",
-        "generator": {"bias": name, "word_lists": root},
+        "generator": {"bias": name, "word_lists": root, CHECKSUMS_KEY: content},
         "bias": name,
         "config": config,
         "split": "test",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
 from unqover.files import check_writable, write_json_atomic
+from unqover.scoring.run_record import comparable
 
 
 def read_manifest(folder: Path) -> dict | None:
@@ -56,18 +57,38 @@ def differing_fields(a: dict, b: dict) -> list[str]:
     return out
 
 
+def another_run(folder: Path, differing: list[str]) -> str:
+    """The one line refusing a run folder that holds a run differing in the fields ``differing``."""
+    return (
+        f"{folder} holds another run (it differs in {', '.join(differing)}); choose another --output or remove "
+        "that folder"
+    )
+
+
 def claim(folder: Path, identity: dict) -> None:
     """Record what this run is, or refuse a folder that holds a different run."""
     existing = read_manifest(folder)
     if existing is not None:
-        if existing != identity:
-            differing = differing_fields(existing, identity)
-            raise UnqoverError(
-                f"{folder} holds another run (it differs in {', '.join(differing)}); choose another --output or "
-                "remove that folder"
-            )
+        differing = differing_fields(*comparable(existing, identity))  # the same model's bytes: the same run
+        if differing:
+            raise UnqoverError(another_run(folder, differing))
         return
     if folder.exists() and any(folder.iterdir()):
         raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
     folder.mkdir(parents=True, exist_ok=True)
     write_json_atomic(folder / "run.json", identity)
+
+
+def holds_this_run(folder: Path, identity: dict) -> bool:
+    """Whether ``folder`` holds scores of the run ``identity`` (what an interrupted run keeps for its resume)."""
+    from unqover.scoring.shard_files import holds_scores
+
+    try:
+        existing = read_manifest(folder)
+    except UnqoverError:
+        return False
+    return (
+        existing is not None
+        and not differing_fields(*comparable(existing, identity))
+        and holds_scores(folder)
+    )
