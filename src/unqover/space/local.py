@@ -179,15 +179,31 @@ def _entries(entry: str) -> list[str]:
     return offered
 
 
+def _target(model: str) -> Path:
+    """The file or folder a model of the server is read from, resolved: a folder's one GGUF file."""
+    path = Path(model).expanduser()
+    if path.is_dir() and not (path / "config.json").is_file() and len(_gguf_files(path)) == 1:
+        path = _gguf_files(path)[0]
+    return path.resolve()
+
+
 def operator_models(entries: Sequence[str]) -> dict[str, str]:
     """The operator's model list as the page's choices: choice -> the model the loaders read (a Hub id as it is,
-    a model of the server by :func:`server_label`). Names alike are numbered (``tiny.gguf (local 2)``)."""
+    a model of the server by :func:`server_label`), each file or folder once. Names alike are numbered
+    (``tiny.gguf (local 2)``)."""
     choices: dict[str, str] = {}
+    offered: set[Path] = set()
     for entry in entries:
         for model in _entries(entry):
             if not on_disk(model):
                 choices.setdefault(model, model)
                 continue
+            target = _target(model)
+            if (
+                target in offered
+            ):  # the same file or folder again (a folder holding one GGUF file is that file)
+                continue
+            offered.add(target)
             number = 1
             while server_label(model, number) in choices:
                 number += 1
