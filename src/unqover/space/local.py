@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from unqover.errors import UnqoverError, first_line
 from unqover.jobs.models import gguf_record, is_gguf_name
 
-log = logging.getLogger(__name__)
+_log = logging.getLogger(__name__)
 
 LOCAL = "local"
 _SEPARATORS = re.compile(r"[\\/]+")
@@ -152,7 +152,7 @@ def _valid_gguf(path: Path) -> bool:
     try:
         gguf_record(path)
     except (UnqoverError, OSError) as err:
-        log.warning("UNQOVER_SPACE_MODELS: %s left out: %s", path.name, first_line(err))
+        _log.warning("UNQOVER_SPACE_MODELS: %s left out: %s", path.name, first_line(err))
         return False
     return True
 
