@@ -161,7 +161,8 @@ def test_the_live_probe_heading_names_the_probe_and_no_command_line_option(
 ):
     _, client, _ = served
     _, headline, *_ = client.predict(str(models["qa"]), "religion", 12, api_name="/probe")
-    assert headline.splitlines()[0] == f"### UnQover bias report: {models['qa']} on religion"
+    # a model of the server by its name, marked local: never its path (issue 45, item 16)
+    assert headline.splitlines()[0] == "### UnQover bias report: qa (local) on religion"
     assert upstream_word_lists_path.name not in headline  # not "on unqover_word_lists (qa)"
     for model, bias, sample in ((models["nli"], "nli-gender", 2), (models["mlm"], "eec-emotion", 1)):
         status, headline, pairs, _ = client.predict(str(model), bias, sample, api_name="/probe")

@@ -9,11 +9,30 @@ probe.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition, RunOptions
 
 # the surfaces (the Space) reach the model side through this module; both import no torch
+from unqover.scoring.gguf import gguf_parameters, gguf_record, is_gguf_name
 from unqover.scoring.models import ModelSource, is_hub_id, model_source
+
+__all__ = [
+    "CLASSIFIER_FAMILY",
+    "ModelSource",
+    "family_of",
+    "gguf_parameters",
+    "gguf_record",
+    "hub_source",
+    "is_gguf_name",
+    "is_hub_id",
+    "load_model_for",
+    "model_family",
+    "model_source",
+    "probes_scoring",
+    "scored_model",
+]
 
 #: the family of sequence classifiers (``…ForSequenceClassification``): the probes that score NLI models take it
 CLASSIFIER_FAMILY = "nli"
@@ -42,6 +61,14 @@ def family_of(config) -> str:
 def model_family(model_id: str, revision: str | None = None, token: str | None = None) -> str:
     """The family of a Hub id or local folder, from its config alone (no weights are loaded)."""
     return family_of(model_source(model_id, revision, token).config())
+
+
+def scored_model(predictions: str | Path) -> object:
+    """The model a predictions file records it was scored by (its provenance's ``model``; None: none recorded),
+    read from the file's metadata alone."""
+    from unqover.predictions import read_provenance
+
+    return (read_provenance(Path(predictions)) or {}).get("model")
 
 
 def probes_scoring(family: str) -> list[str]:

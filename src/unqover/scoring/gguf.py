@@ -218,3 +218,21 @@ def _quantization(metadata: dict, ggml_types: list[int]) -> str:
         return GGMLQuantizationType(common[0][0]).name if common else "unknown"
     except ValueError:
         return f"ggml type {common[0][0]}"
+
+
+def gguf_parameters(path: str | Path) -> int:
+    """How many weights a GGUF file holds, from its tensor table alone (each tensor's bytes over its type's block
+    size; no tensor data is read): what a server that bounds model sizes counts (the Space)."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    _, tensors, _ = _read_header(Path(path))
+    total = 0
+    for name, ggml_type, _, nbytes in tensors:
+        try:
+            block, size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
+        except (KeyError, ValueError) as err:
+            raise UnqoverError(
+                f"cannot load the GGUF file {Path(path).name}: its tensor {name} has an unknown type {ggml_type}"
+            ) from err
+        total += nbytes // size * block
+    return total

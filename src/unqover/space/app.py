@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +32,7 @@ from unqover.jobs.explore import example_rows, explorer_probe, word_lists_folder
 from unqover.jobs.run import user_cache_folder
 from unqover.space import explore as explorer
 from unqover.space import inputs, live, render, results
+from unqover.space.local import hide_models, on_disk, operator_models, server_label
 from unqover.space.models import (
     BIASES,
     CURATED_MODELS,
@@ -96,7 +97,11 @@ class Space:
         resamples: int = 200,
         default_bias: str = BIASES[0],
     ) -> None:
-        self.models = list(models or _env_list("UNQOVER_SPACE_MODELS") or CURATED_MODELS)
+        listed = list(models or _env_list("UNQOVER_SPACE_MODELS") or CURATED_MODELS)
+        # the page's model choices: a model of the server by its name, marked local (never its path) -> the model
+        self.choices = operator_models(listed)
+        self.models = list(self.choices)
+        self.listed = {*listed, *self.choices.values()}  # the operator's entries, also typed as they are
         # the live probe's run folders: under the user's cache, never in the working folder
         self.cache_dir = Path(
             cache_dir or os.environ.get("UNQOVER_SPACE_CACHE") or user_cache_folder("space")
@@ -153,15 +158,39 @@ class Space:
             resamples=self.resamples,
         )
 
+    def _chosen(self, model_id: object) -> object:
+        """The model a choice names: a model of the operator's list by its name on the page, else as typed."""
+        return self.choices.get(model_id.strip(), model_id) if isinstance(model_id, str) else model_id
+
     def check(self, model_id: str):
         """The model checks, with local folders where the operator allows them or listed them."""
-        listed = isinstance(model_id, str) and model_id.strip() in self.models
+        model = self._chosen(model_id)
+        listed = isinstance(model, str) and model.strip() in self.listed
         return check_live_model(
-            model_id,
+            model,
             token=self.token,
             max_parameters=self.max_parameters,
             local_models=self.local_models or listed,
         )
+
+    def _model_message(self, err: BaseException, model_id: object) -> str:
+        """A failure of the Live probe or Explorer tab as the page shows it: a model of the server by its name,
+        marked local (chosen from the list, or typed where the operator allows local models), and no other path of
+        the server; what a visitor typed that is no model here is repeated as typed."""
+        text = live.friendly(err)
+        model = self._chosen(model_id)
+        typed = model.strip() if isinstance(model, str) else ""
+        folders = {self.cache_dir: "the Space's cache"}
+        if self.word_lists is not None:
+            folders[self.word_lists] = "the Space's word lists"
+        if typed and (self.local_models or typed in self.listed) and on_disk(typed):
+            path = Path(typed).expanduser()
+            forms = {typed, str(path.resolve()), str(path.parent), str(path.parent.resolve())}
+            text = hide_models(text, dict.fromkeys(forms - {"", "."}, server_label(typed)))
+        elif typed and typed in text:  # the visitor's own words (no model of the server): kept as typed
+            mark = "\x00"
+            return f"⚠️ {results.hide_paths(text.replace(typed, mark), folders).replace(mark, typed)}"
+        return f"⚠️ {results.hide_paths(text, folders)}"
 
     def probe(self, model_id: str, bias: str, sample: float) -> tuple[str, str, pd.DataFrame, str]:
         """(status, headline Markdown, most biased pairs, charts HTML); failures give a message in the status."""
@@ -170,15 +199,15 @@ class Space:
             check = self.check(model_id)
             check_pair(check, bias)
             found = live.with_timeout(self._probe_gpu, self.timeout, check, bias, sample)
-            headline, pairs, charts = render.view(found)
+            headline, pairs, charts = render.view(results.shown_results(found))
         except ImportError:
             return f"⚠️ {bias} is not available in this version of unqover yet.", "", render.empty_pairs(), ""
         except Exception as err:
             log.warning("probe of %r on %r failed: %r", str(model_id)[:300], str(bias)[:40], err)
-            return f"⚠️ {live.friendly(err)}", "", render.empty_pairs(), ""
+            return self._model_message(err, model_id), "", render.empty_pairs(), ""
         unit = live.sample_size(bias).unit
         status = (
-            f"{render.DONE} {check.model_id} ({check.family}, {fmt_size(check.parameters)} parameters) on {bias}, "
+            f"{render.DONE} {check.name} ({check.family}, {fmt_size(check.parameters)} parameters) on {bias}, "
             f"{fmt_count(sample)} {unit}"
         )
         line = render.quick_run_web_line(found)
@@ -215,13 +244,12 @@ class Space:
             check = self.check(model_id)
             if check.family not in self.explorer.families:
                 raise UnqoverError(
-                    f"the explorer scores {wanted(self.explorer.families)}; {check.model_id!r} is a "
-                    f"{check.family} model"
+                    f"the explorer scores {wanted(self.explorer.families)}; {check.name!r} is a {check.family} model"
                 )
             found = live.with_timeout(self._explore_gpu, self.timeout, check, *fields)
         except Exception as err:
             log.warning("explorer on %r failed: %r", str(model_id)[:300], err)
-            return f"⚠️ {live.friendly(err)}"
+            return self._model_message(err, model_id)
         return explorer.explanation(found)
 
     def example_row(self, bias: str, index: float) -> tuple[str, str, str, str, str]:
@@ -245,17 +273,21 @@ class Space:
             location or self.results_location, self.results_root, self.token, self.results_repos
         )
 
-    def _hidden(self, text: str) -> str:
-        """``text`` with no path of the server: a file in the results folder by its name there, the Space's
-        folders by their names (:func:`unqover.space.results.hide_paths`)."""
+    def _hidden(self, text: str, models: Mapping[str, str] | None = None) -> str:
+        """``text`` with no path of the server: the local models of ``models`` by their names
+        (:func:`unqover.space.results.shown_ids`, :func:`unqover.space.local.hide_models`), a file in the results
+        folder by its name there, the Space's folders by their names (:func:`unqover.space.results.hide_paths`)."""
         folders = {self.results_root: "the Space's results folder", self.cache_dir: "the Space's cache"}
         if self.word_lists is not None:
             folders[self.word_lists] = "the Space's word lists"
-        return results.hide_paths(text, folders)
+        return results.hide_paths(hide_models(text, models or {}), folders)
 
-    def _message(self, err: BaseException) -> str:
-        """A failure of the Results tab as the page shows it, with no path of the server."""
-        return f"⚠️ {self._hidden(live.friendly(err))}"
+    def _message(
+        self, err: BaseException, runs: results.Runs | None = None, where: results.Location | None = None
+    ) -> str:
+        """A failure of the Results tab as the page shows it, with no path of the server: the local models the
+        runs record, and those their predictions record (a refusal names both where they differ), by their names."""
+        return f"⚠️ {self._hidden(live.friendly(err), results.shown_ids(runs, where) if runs else None)}"
 
     def load_results(self, location: str):
         """(status, table of runs, run choices for the viewer and the comparison)."""
@@ -269,8 +301,10 @@ class Space:
         names = list(runs)
         second = names[1] if len(names) > 1 else names[0]
         notes = "".join(f"\n\n> {note}" for note in runs.notes)
-        table = results.runs_table(runs, text=True)
-        table["dataset"] = table["dataset"].map(self._hidden)  # a dataset built from a folder of the server
+        table = results.runs_table(runs, text=True)  # its models named without their paths
+        models = results.shown_ids(runs)
+        # a dataset built from a folder of the server, or named after a model of the server
+        table["dataset"] = table["dataset"].map(lambda text: self._hidden(text, models))
         return (
             f"{render.DONE} {plural(len(names), 'run')} loaded.{notes}",
             table,
@@ -280,6 +314,7 @@ class Space:
         )
 
     def view_run(self, location: str, name: str) -> tuple[str, pd.DataFrame, str]:
+        runs = where = None
         try:
             name = inputs.text(name, "run", inputs.MAX_RUN_CHARS)
             runs, where = self._runs(location)
@@ -288,18 +323,21 @@ class Space:
             results.offered_probe(runs[name], name)
             results.check_recorded(runs, name, where, self.word_lists)
             heading, pairs, charts = render.view(results.shown_results(runs[name]))
-            return self._hidden(heading), pairs, charts
+            models = results.shown_ids(runs)
+            return self._hidden(heading, models), pairs, self._hidden(charts, models)
         except Exception as err:
-            return self._message(err), render.empty_pairs(), ""
+            return self._message(err, runs, where), render.empty_pairs(), ""
 
     def compare(self, location: str, name_a: str, name_b: str) -> str:
+        runs = where = None
         try:
             name_a = inputs.text(name_a, "run A", inputs.MAX_RUN_CHARS)
             name_b = inputs.text(name_b, "run B", inputs.MAX_RUN_CHARS)
             runs, where = self._runs(location)
-            return results.comparison(runs, name_a, name_b, where, self.word_lists)
+            compared = results.comparison(runs, name_a, name_b, where, self.word_lists)
+            return self._hidden(compared, results.shown_ids(runs))
         except Exception as err:
-            return self._message(err)
+            return self._message(err, runs, where)
 
     # --------------------------------------------------------------------------------------------- leaderboard
 
@@ -307,6 +345,7 @@ class Space:
         """(status, the run choices: the runs of ``probe`` under the location, those its leaderboard ranks chosen)."""
         import gradio as gr
 
+        runs = where = None
         try:
             probe = inputs.choice(probe, "probe", results.leaderboard_probes())
             runs, where = self._runs(location)
@@ -314,10 +353,11 @@ class Space:
             notes: list[str] = []
             chosen = results.rankable_runs(runs, probe, where, notes)
         except Exception as err:
-            return self._message(err), gr.update(choices=[], value=[])
+            return self._message(err, runs, where), gr.update(choices=[], value=[])
+        models = results.shown_ids(runs, where) if notes else {}
         status = (
             f"{render.DONE} {plural(len(names), 'run')} of {probe}, {fmt_count(len(chosen))} of them ranked (chosen)."
-            + "".join(f"\n\n> {self._hidden(note)}" for note in notes)
+            + "".join(f"\n\n> {self._hidden(note, models)}" for note in notes)
         )
         return status, gr.update(choices=names, value=chosen)
 
@@ -338,6 +378,7 @@ class Space:
         (fewer than 2 runs, a declined metric, runs that differ) are the status."""
         from unqover.report.leaderboard import leaderboard_figure, leaderboard_markdown
 
+        runs = where = None
         try:
             chosen = list(chosen or [])
             if len(chosen) > results.MAX_RUNS:
@@ -347,10 +388,12 @@ class Space:
             board = results.rank_runs(runs, chosen, where, probe, metric, self.word_lists)
         except Exception as err:
             log.warning("leaderboard failed: %r", err)
-            return self._message(err), "", ""
+            return self._message(err, runs, where), "", ""
         status = f"{render.DONE} {plural(len(board['models']), 'run')} of {board['probe']} ranked by {board['metric']}."
-        status += "".join(f"\n\n> {self._hidden(note)}" for note in board.get("left_out", []))
-        return status, self._hidden(leaderboard_markdown(board)), self._hidden(leaderboard_figure(board))
+        models = results.shown_ids(runs, where)
+        status += "".join(f"\n\n> {self._hidden(note, models)}" for note in board.get("left_out", []))
+        shown = (leaderboard_markdown(board), leaderboard_figure(board))
+        return status, self._hidden(shown[0], models), self._hidden(shown[1], models)
 
 
 def _gr_error(message: str):

@@ -2,8 +2,10 @@
 server where its operator allows local models).
 
 A model must be one of the families the probes score (QA, masked LM, causal LM; NLI classifiers for the NLI
-probe), ship safetensors weights (never pickles, never remote code) and stay under a parameter budget that fits one GPU
-call. Parameters are counted from safetensors metadata, so nothing is downloaded to check a model.
+probe), ship safetensors weights or be a GGUF file on the server (never pickles, never remote code) and stay under a
+parameter budget that fits one GPU call. Parameters are counted from safetensors metadata or a GGUF file's tensor
+table, so nothing is downloaded or loaded to check a model. A model on the server is named by
+:func:`unqover.space.local.local_label` in every message, never by its path.
 """
 
 from __future__ import annotations
@@ -18,9 +20,17 @@ from pathlib import Path
 from unqover.errors import UnqoverError, first_line
 from unqover.format import fmt_size
 from unqover.jobs.explore import explorable
-from unqover.jobs.models import family_of, hub_source, is_hub_id, model_source
+from unqover.jobs.models import (
+    family_of,
+    gguf_parameters,
+    gguf_record,
+    hub_source,
+    is_hub_id,
+    model_source,
+)
 from unqover.probes.registry import PROBES
 from unqover.space import inputs
+from unqover.space.local import local_label
 
 CURATED_MODELS = (
     "distilbert/distilbert-base-cased-distilled-squad",
@@ -47,13 +57,19 @@ FAMILY_HINTS = {
 
 @dataclass(frozen=True)
 class ModelCheck:
-    """A model that passed the checks: its family, size and the revision that keys cached results."""
+    """A model that passed the checks: its family, size, the revision that keys cached results, and its name on
+    the page (a Hub id; a model on the server by its name, marked local)."""
 
     model_id: str
     family: str
     parameters: int
     revision: str
     local: bool
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", local_label(self.model_id) if self.local else self.model_id)
 
 
 def header_parameters(path: Path) -> int:
@@ -66,10 +82,15 @@ def header_parameters(path: Path) -> int:
     return sum(math.prod(t["shape"]) for name, t in header.items() if name != "__metadata__")
 
 
-def local_parameters(folder: Path) -> int:
+def local_parameters(folder: Path, name: str | None = None) -> int:
+    """Parameter count of a model folder's safetensors files; ``name``: the folder in the message (default: its
+    own name, marked local)."""
     files = sorted(folder.glob("*.safetensors"))
     if not files:
-        raise UnqoverError(f"{folder} has no .safetensors weights: the Space loads safetensors only")
+        raise UnqoverError(
+            f"{name or local_label(str(folder))} has no .safetensors weights: the Space loads safetensors or GGUF "
+            "files only"
+        )
     return sum(header_parameters(f) for f in files)
 
 
@@ -144,17 +165,25 @@ def check_live_model(
     if not local_models:
         return _check_hub_model(model_id, revision, token, max_parameters)
     source = model_source(model_id, revision, token)
-    config = source.config()
+    local = source.path is not None
+    # the name a run of it shows (unqover.space.local.shown_record): a GGUF checkpoint by its file's name
+    name = local_label(source.gguf_file or model_id) if local else model_id
+    config = (
+        source.config()
+    )  # a GGUF file's header is checked first (whole, with a tokenizer; causal LMs only)
     family = family_of(config)
-    local = Path(source.location).is_dir()
-    if local:
-        parameters = local_parameters(Path(source.location))
+    if source.gguf_file is not None and local:
+        # the file's content names it (as a run records it): the same bytes under another name are one model
+        parameters = gguf_parameters(source.path)
+        resolved = "sha256-" + gguf_record(source.path)["sha256"][:32]
+    elif local:
+        parameters = local_parameters(Path(source.location), name)
         resolved = folder_revision(Path(source.location))
     else:
         parameters = hub_parameters(model_id, revision, token)
         resolved = revision or getattr(config, "_commit_hash", None) or "main"
-    _check_size(model_id, parameters, max_parameters)
-    return ModelCheck(model_id, family, parameters, resolved, local)
+    _check_size(name, parameters, max_parameters, local)
+    return ModelCheck(model_id, family, parameters, resolved, local, name)
 
 
 def _check_hub_model(
@@ -173,11 +202,13 @@ def _check_hub_model(
     return ModelCheck(model_id, family_of(config), parameters, resolved, False)
 
 
-def _check_size(model_id: str, parameters: int, max_parameters: int) -> None:
+def _check_size(model_id: str, parameters: int, max_parameters: int, local: bool = False) -> None:
+    """Refuse a model over the Space's size budget (``model_id``: its name on the page)."""
     if parameters > max_parameters:
+        run = "`unqover probe`" if local else f"`unqover probe {model_id}`"
         raise UnqoverError(
             f"{model_id!r} has {fmt_size(parameters)} parameters; the Space probes models up to "
-            f"{fmt_size(max_parameters)} in one GPU call. Run `unqover probe {model_id}` on your own machine"
+            f"{fmt_size(max_parameters)} in one GPU call. Run {run} on your own machine"
         )
 
 
@@ -187,7 +218,7 @@ def check_pair(check: ModelCheck, bias: str) -> None:
         raise UnqoverError(f"unknown bias class {bias!r}; choose from {', '.join(BIASES)}")
     if check.family not in FAMILIES_OF[bias]:
         raise UnqoverError(
-            f"{check.model_id!r} is a {check.family} model; {bias} needs {wanted(FAMILIES_OF[bias])}"
+            f"{check.name!r} is a {check.family} model; {bias} needs {wanted(FAMILIES_OF[bias])}"
         )
 
 

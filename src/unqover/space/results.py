@@ -42,6 +42,7 @@ from unqover.probes.unqover import INTERVAL_ESTIMATE
 from unqover.results import split_results
 from unqover.space import inputs, live
 from unqover.space.live import RESULTS
+from unqover.space.local import local_ids, recorded_local, shown_model, shown_record
 
 __all__ = [
     "INTERVAL_ESTIMATE",
@@ -64,6 +65,7 @@ __all__ = [
     "results_folder",
     "run_predictions",
     "runs_table",
+    "shown_ids",
     "shown_model",
     "shown_results",
     "source_as_text",
@@ -359,7 +361,6 @@ def runs_table(runs: Mapping[str, Mapping], text: bool = False) -> pd.DataFrame:
     for name, results in runs.items():
         provenance = results.get("provenance") or {}
         dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
-        model = provenance.get("model") if isinstance(provenance.get("model"), Mapping) else {}
         try:
             probe = offered_probe(results)
             own = probe.table_text(results) if text else probe.table_row(results)
@@ -371,7 +372,7 @@ def runs_table(runs: Mapping[str, Mapping], text: bool = False) -> pd.DataFrame:
             {
                 **dict.fromkeys(header),
                 "run": name,
-                "model": shown_model(model.get("id")),
+                "model": shown_record(provenance.get("model")),
                 "probe": shown,
                 "dataset": " / ".join(str(dataset[k]) for k in ("source", "config") if dataset.get(k)),
                 **{column: value for column, value in own.items() if column in header},
@@ -391,20 +392,9 @@ def _absolute(text: str) -> bool:
     )
 
 
-def shown_model(model: object) -> str | None:
-    """A recorded model as the Space shows it: a Hub id as it is; a local folder or file by its own name, marked
-    local (``qa-1 (local)``): no path of the server is shown."""
-    if not isinstance(model, str) or not model:
-        return None if model in (None, "") else str(model)
-    if _absolute(model) or model.startswith("."):
-        name = re.split(r"[\\/]+", model.rstrip("/\\"))[-1] or "a folder"
-        return f"{name} (local)"
-    return model
-
-
 def shown_results(results: Mapping) -> Mapping:
-    """``results`` whose recorded model (and its adapter) is named as :func:`shown_model` names it, for the pages
-    that render it (the View tab's heading)."""
+    """``results`` whose recorded model (and its adapter) is named as :func:`unqover.space.local.shown_record`
+    names it, with no ``path``: for the pages that render it (the View tab's heading, the live probe's report)."""
     provenance = results.get("provenance")
     model = provenance.get("model") if isinstance(provenance, Mapping) else None
     if isinstance(model, str):
@@ -414,14 +404,34 @@ def shown_results(results: Mapping) -> Mapping:
     shown = {k: v for k, v in model.items() if k != "path"}
     for key in ("id", "name"):
         if key in shown:
-            shown[key] = shown_model(shown[key])
+            shown[key] = shown_record(model)
     if isinstance(shown.get("adapter"), Mapping):
         adapter = {k: v for k, v in shown["adapter"].items() if k != "path"}
-        adapter["id"] = shown_model(adapter.get("id"))
+        adapter["id"] = shown_record(shown["adapter"])
         shown["adapter"] = adapter
     elif isinstance(shown.get("adapter"), str):
         shown["adapter"] = shown_model(shown["adapter"])
     return {**results, "provenance": {**provenance, "model": shown}}
+
+
+def shown_ids(runs: Mapping[str, Mapping], where: Location | None = None) -> dict[str, str]:
+    """The local models the runs record (ids and paths) with their names on the page
+    (:func:`unqover.space.local.local_ids`), for :func:`unqover.space.local.hide_models`. With ``where`` (the
+    :class:`Location` they were read from), also the models their predictions record, where they can be read
+    (a refusal names both when they differ)."""
+    from unqover.jobs.models import scored_model
+
+    records = []
+    for name, data in runs.items():
+        provenance = data.get("provenance") if isinstance(data, Mapping) else None
+        if isinstance(provenance, Mapping):
+            records.append(provenance.get("model"))
+        if where is not None and isinstance(runs, Runs):
+            try:
+                records.append(scored_model(run_predictions(runs, name, where)))
+            except Exception:  # no predictions here, or unreadable: nothing they record to hide
+                continue
+    return local_ids(records)
 
 
 def run_predictions(runs: Runs, name: str, where: Location) -> Path:
@@ -669,13 +679,15 @@ def _reason(runs: Runs, first: str, other: str) -> str:
 
 def _board_names(runs: Mapping[str, Mapping], names: Sequence[str]) -> list[str]:
     """Each run's name in the table: the model it records, or its run's name where the model is a path (no path
-    of the server is shown); repeated names get the run's name beside them, as the CLI does."""
+    of the server is shown, :func:`unqover.space.local.recorded_local`); repeated names get the run's name beside
+    them, as the CLI does."""
     from unqover.results import model_of
 
     shown = []
     for name in names:
-        model = model_of(runs[name].get("provenance") or {})
-        shown.append(name if not model or _absolute(model) or model.startswith(".") else model)
+        provenance = runs[name].get("provenance") or {}
+        model = model_of(provenance)
+        shown.append(name if not model or recorded_local(provenance.get("model")) else model)
     return [
         f"{label} ({name})" if shown.count(label) > 1 and label != name else label
         for label, name in zip(shown, names, strict=True)
