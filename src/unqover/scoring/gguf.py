@@ -328,11 +328,14 @@ def _read_header(path: Path) -> tuple[dict, list[tuple[str, int, int, int]], int
 #: the fewest bytes one entry of a GGUF header takes: a tensor's (name length, dimension count, type, offset) and
 #: a metadata entry's (key length, value type, a one-byte value)
 TENSOR_ENTRY, METADATA_ENTRY = 24, 13
+#: more tensors or metadata entries than any model has (a large mixture of experts has tens of thousands of tensors)
+IMPLAUSIBLE = 1 << 20
 
 
 def _check_counts(path: Path) -> None:
-    """Refuse a GGUF header whose tensor and metadata counts are more than the file's bytes can hold (a damaged or
-    hostile file), before a reader tries to read that many entries. Anything else is left to the reader."""
+    """Refuse a GGUF header whose tensor and metadata counts are more than the file's bytes can hold, before a
+    reader tries to read that many entries: a file cut short in its header, or a damaged or hostile one (counts
+    no model has). Anything else is left to the reader."""
     import struct
 
     with open(path, "rb") as handle:
@@ -342,11 +345,14 @@ def _check_counts(path: Path) -> None:
     version = struct.unpack_from("<I", start, 4)[0]
     tensors, entries = struct.unpack_from("<II" if version == 1 else "<QQ", start, 8)
     size = path.stat().st_size
-    if 24 + tensors * TENSOR_ENTRY + entries * METADATA_ENTRY > size:
-        raise UnqoverError(
-            f"cannot load the GGUF file {path.name}: its header claims {tensors:,} tensors and {entries:,} metadata "
-            f"entries, more than its {size:,} bytes can hold; the file is damaged: download it again"
-        )
+    if 24 + tensors * TENSOR_ENTRY + entries * METADATA_ENTRY <= size:
+        return
+    if tensors < IMPLAUSIBLE and entries < IMPLAUSIBLE:  # counts a model has, in too few bytes
+        raise UnqoverError(f"cannot load the GGUF file {path.name}: its header is cut short")
+    raise UnqoverError(
+        f"cannot load the GGUF file {path.name}: its header claims {tensors:,} tensors and {entries:,} metadata "
+        f"entries, more than its {size:,} bytes can hold; the file is damaged: download it again"
+    )
 
 
 def _quantization(metadata: dict, ggml_types: list[int]) -> str:
