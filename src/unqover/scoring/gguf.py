@@ -6,13 +6,18 @@ tensors into an ordinary model. unqover loads GGUF checkpoints through that and 
 (:class:`unqover.scoring.models.ModelSource`); this module finds the file and describes it:
 
 - :func:`find_gguf`: a model argument that is a ``.gguf`` file, or a folder that holds one ``.gguf`` file and no
-  ``config.json``, or ``--gguf-file NAME`` beside a folder or Hub id;
+  ``config.json``, or ``--gguf-file NAME`` beside a folder or Hub id (inside the folder, symbolic links followed);
+  what people give instead (the downloaded wheel, an unfinished ``NAME.gguf.part``, a ``NAME.gguf`` that is not
+  there) is refused saying what to do;
 - :func:`gguf_record`: what a run records of the file: its name, SHA-256, quantization type and architecture
-  (from the header alone, without reading tensor data), after checking that the file is GGUF, whole (every
-  tensor's bytes are inside it), and holds a tokenizer.
+  (from the header alone, without reading tensor data), after checking that the file is GGUF, that its header's
+  counts fit its size, that it is whole (every tensor's bytes are inside it), of an architecture transformers
+  loads (:func:`readable_architectures`), and holds a tokenizer.
 
 transformers reads GGUF files of causal LMs (Llama, Mistral, Qwen, Gemma, Phi-3, GPT-2, ... the list is
-:func:`readable_architectures`) and of T5; unqover scores the causal LMs among them and refuses the others.
+:func:`readable_architectures`) and of T5; unqover scores the causal LMs among them and refuses the others. A
+tokenizer the file's metadata cannot build is refused as broken (:func:`broken_tokenizer`), and weights the file
+lacks by :mod:`unqover.scoring.missing_weights`.
 """
 
 from __future__ import annotations
