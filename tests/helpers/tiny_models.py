@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -320,6 +320,43 @@ def gguf_causal_lm(folder: Path, texts: list[str], *, chat: str | None = "qwen",
         elif part == "self_attn.k_proj":
             array = permute(array, kv_heads)
         writer.add_tensor(f"blk.{index}.{layer[part]}.{rest[-1]}", array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def rewrite_gguf(
+    source: Path,
+    path: Path,
+    *,
+    drop: Iterable[str] = (),
+    fields: dict | None = None,
+    architecture: str | None = None,
+    keep: Callable[[str], bool] = lambda name: True,
+) -> Path:
+    """A copy of the GGUF file ``source`` written to ``path`` with the ``gguf`` package, changed as a broken or
+    hostile file would be: metadata keys dropped (``drop``) or set (``fields``: key -> (value, value type, item type
+    or None)), another ``general.architecture``, only the tensors ``keep`` keeps."""
+    import gguf
+    import numpy as np
+
+    reader = gguf.GGUFReader(str(source))
+    writer = gguf.GGUFWriter(str(path), architecture or reader.fields["general.architecture"].contents())
+    fields = fields or {}
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture" or key in drop or key in fields:
+            continue
+        writer.add_key_value(
+            key, field.contents(), field.types[0], field.types[1] if len(field.types) > 1 else None
+        )
+    for key, (value, kind, item) in fields.items():
+        writer.add_key_value(key, value, kind, item)
+    for tensor in reader.tensors:
+        if keep(tensor.name):
+            shape = [int(size) for size in reversed(tensor.shape)]
+            writer.add_tensor(tensor.name, np.array(tensor.data).reshape(shape))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

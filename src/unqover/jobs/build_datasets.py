@@ -109,7 +109,10 @@ def requested_datasets(names: Sequence[str]) -> list[str]:
     known = dataset_names()
     unknown = [name for name in dict.fromkeys(names) if name not in known]
     if unknown:
-        raise UnqoverError(f"unknown dataset {', '.join(unknown)}; choose from {', '.join(known)}")
+        from unqover.probes.options import did_you_mean
+
+        hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
+        raise UnqoverError(f"unknown dataset {', '.join(unknown)}{hint}; choose from {', '.join(known)}")
     return list(dict.fromkeys(names))
 
 

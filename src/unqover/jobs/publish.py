@@ -21,7 +21,7 @@ from unqover.hub.publish.modules import discover_modules, plan_module
 from unqover.hub.publish.space import plan_space
 from unqover.hub.publish.space_card import SpacePlan
 from unqover.hub.publish.upload import publish
-from unqover.probes.options import CommandParser
+from unqover.probes.options import CommandParser, did_you_mean
 
 PUBLISH_KINDS = ("datasets", "modules", "space")
 """What ``publish --what`` selects, in the order things are published (the Space links to the others)."""
@@ -32,8 +32,9 @@ def _what(value: str) -> tuple[str, ...]:
     chosen = {part.strip() for part in value.split(",") if part.strip()}
     unknown = sorted(chosen - {*PUBLISH_KINDS, "all"})
     if unknown or not chosen:
+        hint = did_you_mean(unknown[0], [*PUBLISH_KINDS, "all"]) if unknown else ""
         raise argparse.ArgumentTypeError(
-            f"{value!r}: choose from {', '.join(PUBLISH_KINDS)} or all (comma-separated, e.g. modules,space)"
+            f"{value!r}{hint}: choose from {', '.join(PUBLISH_KINDS)} or all (comma-separated, e.g. modules,space)"
         )
     return PUBLISH_KINDS if "all" in chosen else tuple(kind for kind in PUBLISH_KINDS if kind in chosen)
 

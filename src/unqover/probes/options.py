@@ -13,7 +13,7 @@ import argparse
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -30,6 +30,25 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"unqover: error: {message} (see {self.prog} --help)\n")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's check of a value against an option's choices, naming the closest choice for a mistyped one
+        (``--dtype bfloat`` -> bfloat16, ``prob`` -> probe): every command's choices, the commands included."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as err:
+            hint = did_you_mean(value, action.choices or ()) if isinstance(value, str) else ""
+            raise argparse.ArgumentError(action, f"{err.message}{hint}") from None
+
+
+def did_you_mean(typed: str, choices: Iterable[Any]) -> str:
+    """`` (did you mean NAME?)`` for a mistyped value close to one of ``choices`` (``religon`` -> religion), else
+    nothing (a three-letter word one letter off is not close: ``gpu`` is not ``cpu``); argparse before Python 3.14
+    suggests nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(typed, [str(choice) for choice in choices], n=1, cutoff=0.7)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 @dataclass(frozen=True)
@@ -216,7 +235,8 @@ def probe_list(names: Sequence[str], groups: dict[str, list[str]]) -> Callable[[
                 choices = ", ".join(names)
                 group_choices = f", or a group: {', '.join(groups)}" if groups else ""
                 raise argparse.ArgumentTypeError(
-                    f"unknown probe {name!r}; choose from {choices}{group_choices} (several: NAME,NAME)"
+                    f"unknown probe {name!r}{did_you_mean(name, [*names, *groups])}; choose from {choices}"
+                    f"{group_choices} (several: NAME,NAME)"
                 )
         return list(dict.fromkeys(chosen))
 

