@@ -8,10 +8,12 @@ pointed at `metrics/<name>`, so the examples load a module by its bare name, as 
 That file is not in evaluate's wheel or sdist (the 0.4.6 sdist holds `src/` only), and its code is not copied into
 this project. So:
 
-- `test_evaluate_common_module_test` runs the file itself, unmodified, from a checkout of evaluate at the release
-  the project pins (`git clone -b v0.4.6 https://github.com/huggingface/evaluate`; name it with
-  `UNQOVER_EVALUATE_REPO`), in a subprocess whose working directory holds only a link `metrics` -> ours. Without
-  `UNQOVER_EVALUATE_REPO` it skips and says so (like the tests against Beecher's repository).
+- `test_evaluate_common_module_test` runs the file itself, unmodified, from a copy of evaluate's tests at the
+  release the project pins: `UNQOVER_EVALUATE_REPO` if set (a `git clone -b v0.4.6` of huggingface/evaluate),
+  else `../shared/peer/evaluate-0.4.6` beside the repository (evaluate's `tests/` and its `exact_match` module,
+  unmodified). It runs in a subprocess whose working directory holds `metrics/` with links to our three modules
+  and to evaluate's own `exact_match`, the control: the same test passes on a module of evaluate's. Where neither
+  copy exists it fails under CI (`CI=true`) and skips elsewhere, saying why.
 - `test_docstring_examples_run_as_evaluate_runs_them` makes the same checks in every run, with evaluate's own
   loader (`evaluation_module_factory`, `import_main_class`) and `doctest.testmod`. Instead of patching
   `evaluate.load`, it runs the doctests from `metrics/`, where evaluate itself resolves a bare name to the folder of
@@ -41,6 +43,10 @@ REPO = Path(__file__).resolve().parents[2]
 METRICS = REPO / "metrics"
 MODULES = ("unqover_bias", "nli_gender_bias", "eec_emotion_bias")
 PROJECT_CODEBASE = "https://github.com/unqover/unqover"
+#: evaluate v0.4.6's tests and its exact_match module, unmodified, kept beside the repository for a run offline
+EVALUATE_PEER = REPO.parent / "shared" / "peer" / "evaluate-0.4.6"
+COMMON_TEST = Path("tests", "test_metric_common.py")
+CONTROL = Path("metrics", "exact_match")
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
 # evaluate's module template (templates/{{ cookiecutter.module_slug }}/README.md), in its order; "Metric" is
 # "Measurement" for a measurement.
@@ -60,18 +66,35 @@ def test_all_modules_are_covered():
     assert sorted(path.name for path in METRICS.iterdir() if path.is_dir()) == sorted(MODULES)
 
 
+def evaluate_tests_copy() -> Path:
+    """evaluate v0.4.6's repository (or the peer copy of its tests): ``UNQOVER_EVALUATE_REPO``, else
+    :data:`EVALUATE_PEER`. Missing, the test fails under CI (``CI=true``) and skips elsewhere, saying why."""
+    named = os.environ.get("UNQOVER_EVALUATE_REPO")
+    checkout = Path(named) if named else EVALUATE_PEER
+    if (checkout / COMMON_TEST).is_file() and (checkout / CONTROL).is_dir():
+        return checkout.resolve()
+    where = (
+        f"UNQOVER_EVALUATE_REPO={named}" if named else "../shared/peer/evaluate-0.4.6 (beside the repository)"
+    )
+    message = (
+        f"evaluate v0.4.6's {COMMON_TEST} and {CONTROL}/ are not in {where}: set UNQOVER_EVALUATE_REPO to a "
+        "clone of huggingface/evaluate at v0.4.6 (the file is not in evaluate's wheel or sdist)"
+    )
+    if named or os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 @pytest.mark.slow
 def test_evaluate_common_module_test(tmp_path):
-    """evaluate's `tests/test_metric_common.py` (v0.4.6), unmodified, passes on the three modules."""
-    checkout = os.environ.get("UNQOVER_EVALUATE_REPO")
-    if not checkout:
-        pytest.skip(
-            "set UNQOVER_EVALUATE_REPO to a checkout of huggingface/evaluate at v0.4.6 to run its "
-            "tests/test_metric_common.py (not shipped in evaluate's wheel or sdist)"
-        )
-    common = Path(checkout).resolve() / "tests" / "test_metric_common.py"
-    assert common.is_file(), f"{common} is missing: UNQOVER_EVALUATE_REPO must be a checkout of evaluate"
-    (tmp_path / "metrics").symlink_to(METRICS, target_is_directory=True)
+    """evaluate's `tests/test_metric_common.py` (v0.4.6), unmodified, passes on the three modules and on
+    evaluate's own `exact_match` (the control)."""
+    checkout = evaluate_tests_copy()
+    common = checkout / COMMON_TEST
+    (tmp_path / "metrics").mkdir()
+    for name in MODULES:
+        (tmp_path / "metrics" / name).symlink_to(METRICS / name, target_is_directory=True)
+    (tmp_path / "metrics" / "exact_match").symlink_to(checkout / CONTROL, target_is_directory=True)
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         [
@@ -94,10 +117,30 @@ def test_evaluate_common_module_test(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     passed = [line for line in done.stdout.splitlines() if line.startswith("PASSED")]
-    for name in MODULES:
+    for name in (*MODULES, "exact_match"):
         assert any(line.endswith(f"::LocalModuleTest::test_load_metric_{name}") for line in passed), (
             done.stdout
         )
+
+
+@pytest.mark.parametrize(
+    ("ci", "named", "outcome"),
+    [
+        ("true", False, pytest.fail.Exception),
+        ("", False, pytest.skip.Exception),
+        ("", True, pytest.fail.Exception),  # a copy the user named must be there
+    ],
+)
+def test_a_missing_copy_of_evaluates_tests_fails_under_ci(ci, named, outcome, tmp_path, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.EVALUATE_PEER", tmp_path / "absent")
+    monkeypatch.setenv("CI", ci)
+    if named:
+        monkeypatch.setenv("UNQOVER_EVALUATE_REPO", str(tmp_path / "evaluate"))
+    else:
+        monkeypatch.delenv("UNQOVER_EVALUATE_REPO", raising=False)
+    where = f"UNQOVER_EVALUATE_REPO={tmp_path / 'evaluate'}" if named else "../shared/peer/evaluate-0.4.6"
+    with pytest.raises(outcome, match=re.escape(f"metrics/exact_match/ are not in {where}")):
+        evaluate_tests_copy()
 
 
 @pytest.mark.parametrize("name", MODULES)
