@@ -24,7 +24,7 @@ from unqover.errors import UnqoverError
 from unqover.format import fmt_size
 from unqover.space import render
 from unqover.space.app import Space, build_app
-from unqover.space.models import check_live_model
+from unqover.space.models import HUB_ONLY, check_live_model
 
 #: the server's folder of models, relative to its working folder: no page shows it
 SECRET = "secret-models"
@@ -125,6 +125,10 @@ def test_a_models_folder_offers_its_model_folders_and_its_valid_gguf_files(world
     shutil.copy(world["secret"] / "tiny.gguf", world["base"] / "elsewhere" / "tiny.gguf")
     twice = [f"{SECRET}/tiny.gguf", f"./{SECRET}/tiny.gguf", "elsewhere/tiny.gguf", SECRET]
     assert space(world, models=twice).models == [TINY, "tiny.gguf (local 2)", OTHER, "tiny-hf (local)"]
+    # a folder of models is no model: typed on a Space for Hub ids, it reads as any other Hub id or path
+    found, absent = (listed.probe(name, "religion", 10)[0] for name in (SECRET, "absent-models"))
+    assert found.startswith("⚠️") and found.replace(SECRET, "ID") == absent.replace("absent-models", "ID")
+    assert listed.probe(f"./{SECRET}", "religion", 10)[0] == f"⚠️ {HUB_ONLY}"
 
 
 def test_the_check_reads_a_gguf_file_as_the_loader_does(world, here):

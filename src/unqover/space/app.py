@@ -101,7 +101,7 @@ class Space:
         # the page's model choices: a model of the server by its name, marked local (never its path) -> the model
         self.choices = operator_models(listed)
         self.models = list(self.choices)
-        self.listed = {*listed, *self.choices.values()}  # the operator's entries, also typed as they are
+        self.listed = set(self.choices.values())  # the models the operator offers, also typed as they are
         # the live probe's run folders: under the user's cache, never in the working folder
         self.cache_dir = Path(
             cache_dir or os.environ.get("UNQOVER_SPACE_CACHE") or user_cache_folder("space")
