@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -63,13 +64,21 @@ def parse_hex_ids(ids: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
 def dataset_fingerprint(ids: pa.ChunkedArray | pa.Array) -> str:
     """BLAKE2b of the row ids in order: the same rows give the same fingerprint on every machine (a dataset
     card, its Parquet files, run.json and an lm-eval task folder all record it)."""
-    digest = hashlib.blake2b(digest_size=16)
     keys = parse_hex_ids(ids)
     if keys is not None:
-        digest.update(keys.astype("<u8").tobytes())
-    else:
-        for value in ids.to_pylist():
-            digest.update(value.encode() + b"\n")
+        return hashes_fingerprint([keys])
+    digest = hashlib.blake2b(digest_size=16)
+    for value in ids.to_pylist():
+        digest.update(value.encode() + b"\n")
+    return digest.hexdigest()
+
+
+def hashes_fingerprint(chunks: Iterable[np.ndarray]) -> str:
+    """:func:`dataset_fingerprint` of the hex ids of these uint64 hashes (chunks in row order), without making
+    the id strings: a generator knows its rows' fingerprint from their hashes alone."""
+    digest = hashlib.blake2b(digest_size=16)
+    for chunk in chunks:
+        digest.update(np.asarray(chunk, dtype="<u8").tobytes())
     return digest.hexdigest()
 
 

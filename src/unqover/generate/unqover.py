@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from unqover.errors import UnqoverError
-from unqover.generate.ids import hex_ids, mix, text_hash
+from unqover.generate.ids import hashes_fingerprint, hex_ids, mix, text_hash
 from unqover.generate.text import fix_articles, render, shift_span
 from unqover.lexicon.wordlists import Attribute, Slot, Subject, Template, WordListError, WordLists
 
@@ -210,9 +210,20 @@ class ProbePlan:
         self, pairs_per_batch: int | None = None, rows_per_batch: int = 262_144
     ) -> Iterator[pa.RecordBatch]:
         """Rows as Arrow record batches (whole pairs per batch), in generation order."""
+        for start, stop in self._pair_ranges(pairs_per_batch, rows_per_batch):
+            yield self._batch(start, stop)
+
+    def fingerprint(self) -> str:
+        """The rows' fingerprint (:func:`unqover.generate.ids.dataset_fingerprint` of their ids in order) from
+        their hashes alone, so that a build knows it before writing any row without making the rows twice."""
+        return hashes_fingerprint(self._hashes(*self._layout(*pairs)) for pairs in self._pair_ranges())
+
+    def _pair_ranges(
+        self, pairs_per_batch: int | None = None, rows_per_batch: int = 262_144
+    ) -> Iterator[tuple[int, int]]:
         per_batch = pairs_per_batch or max(1, rows_per_batch // self.rows_per_pair)
         for start in range(0, len(self.pairs), per_batch):
-            yield self._batch(start, min(start + per_batch, len(self.pairs)))
+            yield start, min(start + per_batch, len(self.pairs))
 
     @cached_property
     def _tables(self) -> dict[str, object]:
@@ -248,26 +259,34 @@ class ProbePlan:
             "polarity": pa.array(POLARITIES, pa.string()),
         }
 
-    def _batch(self, start: int, stop: int) -> pa.RecordBatch:
-        tables = self._tables
-        block = self.block
+    def _layout(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each row of the pairs ``start:stop``: its pair, its offset in the pair's block and its context."""
         size = self.rows_per_pair
         pair = np.repeat(np.arange(start, stop), size)
         offset = np.tile(np.arange(size), stop - start)
-        template = block["template"][offset]  # type: ignore[index]
-        attribute = pa.array(block["attribute"][offset])  # type: ignore[index]
-        context = pair * len(self.templates) + template
-        subject_1 = pa.array(self.pairs[pair, 0])
-        subject_2 = pa.array(self.pairs[pair, 1])
-        hashes = mix(
+        return pair, offset, pair * len(self.templates) + self.block["template"][offset]  # type: ignore[index]
+
+    def _hashes(self, pair: np.ndarray, offset: np.ndarray, context: np.ndarray) -> np.ndarray:
+        """The uint64 behind each row's id: its subjects, its context and its block row, mixed."""
+        tables = self._tables
+        return mix(
             tables["subject_hash"][self.pairs[pair, 0]],  # type: ignore[index]
             tables["subject_hash"][self.pairs[pair, 1]],  # type: ignore[index]
             tables["context_hash"][context],  # type: ignore[index]
             tables["row_hash"][offset],  # type: ignore[index]
         )
+
+    def _batch(self, start: int, stop: int) -> pa.RecordBatch:
+        tables = self._tables
+        block = self.block
+        pair, offset, context = self._layout(start, stop)
+        template = block["template"][offset]  # type: ignore[index]
+        attribute = pa.array(block["attribute"][offset])  # type: ignore[index]
+        subject_1 = pa.array(self.pairs[pair, 0])
+        subject_2 = pa.array(self.pairs[pair, 1])
         spans = tables["spans"][context]  # type: ignore[index]
         columns = {
-            "id": hex_ids(hashes),
+            "id": hex_ids(self._hashes(pair, offset, context)),
             "template_id": pa.array(tables["template_id"][template]),  # type: ignore[index]
             "subject_1": tables["identity"].take(subject_1),  # type: ignore[attr-defined]
             "subject_2": tables["identity"].take(subject_2),  # type: ignore[attr-defined]

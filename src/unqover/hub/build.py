@@ -26,7 +26,6 @@ from unqover.hub.folder import (  # re-exported: the names every build shares
     SPLIT,
     BuiltDataset,
     install_staged,
-    plan_fingerprint,
     refuse_existing,
     stage_folder,
     staged,
@@ -109,7 +108,7 @@ def build_dataset(
     configs = check_configs(bias, configs)
     refuse_existing(root / bias, overwrite)
     plans = {config: make_plan(word_lists, bias, config) for config in configs}
-    fingerprints = {config: plan_fingerprint(plan) for config, plan in plans.items()}
+    fingerprints = {config: plan.fingerprint() for config, plan in plans.items()}
     card = dataset_card(bias, plans, fingerprints, title=title, summary=summary, defects=defects)
     return write_dataset(root, bias, plans, card, fingerprints, progress)
 
@@ -149,5 +148,5 @@ def build_custom_dataset(
         raise UnqoverError(f"the probe {probe.name!r} has the configs {available}, not {unknown}")
     refuse_existing(root / probe.name, overwrite)
     plans = {config: custom_plan(probe, config) for config in (configs or available)}
-    fingerprints = {config: plan_fingerprint(plan) for config, plan in plans.items()}
+    fingerprints = {config: plan.fingerprint() for config, plan in plans.items()}
     return write_dataset(root, probe.name, plans, custom_card(probe, fingerprints), fingerprints, progress)

@@ -163,7 +163,7 @@ def dataset_card(
     defects: Sequence[str],
 ) -> str:
     """The full Markdown card (YAML header + prose) of one UnQover dataset (``fingerprints``: each config's,
-    :func:`unqover.hub.folder.plan_fingerprint`).
+    :meth:`unqover.generate.unqover.ProbePlan.fingerprint`).
 
     The words of its bias class come from the probe's definition: ``title`` ("gender–occupation"), ``summary``
     (what each context pairs and asks, with an example) and the class's own ``defects`` (listed before

@@ -10,7 +10,7 @@ import yaml
 from unqover.generate.custom import CUSTOM_CONFIGS, CustomPlan, custom_configs, custom_plan
 from unqover.generate.unqover import MASK_PLACEHOLDER
 from unqover.hub.card import row_features, size_category
-from unqover.hub.folder import IDENTITY_KEY, card_configs, plan_fingerprint, plans_identity
+from unqover.hub.folder import IDENTITY_KEY, card_configs, plans_identity
 from unqover.lexicon.custom_probe import CustomProbeSpec, probe_to_dict
 
 
@@ -23,7 +23,7 @@ def custom_card_metadata(
     rows' identity (``unqover:``) of the configs in ``fingerprints`` (None: of every config)."""
     plans = plans or {c: custom_plan(probe, c) for c in custom_configs(probe)}
     if fingerprints is None:
-        fingerprints = {config: plan_fingerprint(plan) for config, plan in plans.items()}
+        fingerprints = {config: plan.fingerprint() for config, plan in plans.items()}
     features = row_features()
     masked = "mlm" in plans
     return {

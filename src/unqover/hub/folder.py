@@ -22,7 +22,6 @@ import pyarrow.parquet as pq
 
 from unqover import __version__
 from unqover.errors import UnqoverError
-from unqover.generate.ids import dataset_fingerprint
 
 SPLIT = "test"
 #: where a dataset records what its rows are: the card's YAML key and the Parquet schema metadata key
@@ -74,14 +73,6 @@ def chosen_configs(
     if unknown:
         raise UnqoverError(f"unknown {name} config {', '.join(unknown)}; choose from {', '.join(known)}")
     return list(configs)
-
-
-def plan_fingerprint(plan) -> str:
-    """The fingerprint of a generation plan's rows (:func:`unqover.generate.ids.dataset_fingerprint` of their
-    ids in order), known before they are written so that every shard's metadata records it (generating the rows
-    twice costs about a second per million rows)."""
-    ids = [batch.column("id") for batch in plan.batches()]
-    return dataset_fingerprint(pa.chunked_array(ids, type=pa.string()))
 
 
 def plans_identity(probe: str, plans: Mapping, fingerprints: Mapping[str, str]) -> dict:
