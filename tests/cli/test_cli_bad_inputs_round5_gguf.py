@@ -411,3 +411,16 @@ def test_a_mistyped_dataset_to_build_gets_the_closest_one(tmp_path, capsys):
         "ethnicity, religion, nli-gender, eec-emotion"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_gguf_file_that_links_out_as_the_hub_cache_s_files_do_is_the_model(gguf_model, tmp_path):
+    """The Hub cache links each file of a snapshot to ``../../blobs/SHA``: ``--gguf-file NAME`` of such a snapshot
+    folder names the file (only a folder on the way that leads out is refused)."""
+    from unqover.scoring.models import model_source
+
+    (tmp_path / "blobs").mkdir()
+    shutil.copy(gguf_model, tmp_path / "blobs" / "abc")
+    (tmp_path / "snapshot").mkdir()
+    (tmp_path / "snapshot" / "model.gguf").symlink_to(Path("..") / "blobs" / "abc")
+    source = model_source(str(tmp_path / "snapshot"), gguf_file="model.gguf")
+    assert source.gguf_file == "model.gguf" and source.path == str((tmp_path / "blobs" / "abc").resolve())
