@@ -252,8 +252,15 @@ def without(folder: Path, prefix: str) -> Path:
 def test_a_folder_whose_config_asks_for_more_layers_than_it_holds_is_refused(
     gguf_model, religion, tmp_path, capsys
 ):
+    """Refused in one line, without transformers' table of the weights it lacks above it."""
+    from unqover.cli import main
+
     folder = fewer_layers(shutil.copytree(gguf_model.parent / "hf", tmp_path / "hf"), "num_hidden_layers", 4)
     output = tmp_path / "out"
+    capsys.readouterr()
+    assert main(probe(folder, religion, output)) == 2
+    err = capsys.readouterr().err
+    assert "LOAD REPORT" not in err and "MISSING" not in err, err
     line = refused(probe(folder, religion, output), capsys, "")
     assert line == (
         f"unqover: error: cannot load the weights of '{folder}': the checkpoint lacks 18 of the model's 39 weights "

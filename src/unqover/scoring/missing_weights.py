@@ -10,7 +10,10 @@ the embeddings) are not missing: transformers ties them and drops them from the 
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
+from collections.abc import Iterator
 
 from unqover.errors import UnqoverError
 
@@ -39,3 +42,24 @@ def check_complete(model_id: str, model, loading_info: dict) -> None:
         "model's; the checkpoint is incomplete, or its config (a GGUF file's metadata) describes a larger model "
         "than its weights"
     )
+
+
+class _MissingReport(logging.Filter):
+    """Drops transformers' load report where it lists missing weights: unqover refuses those in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not ("LOAD REPORT" in message and "MISSING" in message)
+
+
+@contextlib.contextmanager
+def missing_refused() -> Iterator[None]:
+    """While a model loads for unqover: no load report of missing weights (a table of them before the refusal
+    that names them); a report of anything else (unexpected weights) is logged as ever."""
+    logger = logging.getLogger("transformers.modeling_utils")
+    quiet = _MissingReport()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)

@@ -27,7 +27,7 @@ from unqover.scoring.gguf import (
     refuse_missing_gguf,
     require_gguf,
 )
-from unqover.scoring.missing_weights import check_complete
+from unqover.scoring.missing_weights import check_complete, missing_refused
 from unqover.scoring.precision import bfloat16_products
 from unqover.scoring.weights import hub_snapshot, weights_sha256
 
@@ -314,16 +314,17 @@ class ModelSource:
         # what the checkpoint lacks (refused: transformers would fill it with random numbers), unless asked by hand
         info = {} if "output_loading_info" in model_args else {"output_loading_info": True}
         try:
-            model = auto_class.from_pretrained(
-                self.location,
-                dtype=getattr(torch, dtype),
-                # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
-                use_safetensors=None if allow_pickle else True,
-                **info,
-                **kwargs,
-                **model_args,
-                **self.options,
-            )
+            with missing_refused() if info else contextlib.nullcontext():
+                model = auto_class.from_pretrained(
+                    self.location,
+                    dtype=getattr(torch, dtype),
+                    # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
+                    use_safetensors=None if allow_pickle else True,
+                    **info,
+                    **kwargs,
+                    **model_args,
+                    **self.options,
+                )
             if info:
                 model, loading_info = model
                 check_complete(self.model_id, model, loading_info)
