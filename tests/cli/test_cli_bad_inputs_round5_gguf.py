@@ -431,3 +431,24 @@ def test_a_gguf_file_that_links_out_as_the_hub_cache_s_files_do_is_the_model(ggu
     (tmp_path / "snapshot" / "model.gguf").symlink_to(Path("..") / "blobs" / "abc")
     source = model_source(str(tmp_path / "snapshot"), gguf_file="model.gguf")
     assert source.gguf_file == "model.gguf" and source.path == str((tmp_path / "blobs" / "abc").resolve())
+
+
+def test_a_base_checkpoint_given_a_new_head_to_train_is_no_refusal(tmp_path):
+    """Fine-tuning an NLI classifier from a base checkpoint (``unqover.train``) trains a head the checkpoint lacks:
+    loaded, not refused; scoring the same folder as a classifier is refused."""
+    import tiny_models
+    from unqover.errors import UnqoverError
+    from unqover.scoring.nli import load_nli_model
+    from unqover.train.nli_debias import _load
+
+    folder = tiny_models.bert_mlm(tmp_path / "base", ["a man", "a woman"])
+    model, _, label_ids = _load(str(folder), None, False, None, None)
+    assert model.config.num_labels == 3 and sorted(label_ids) == ["contradiction", "entailment", "neutral"]
+    config = json.loads((folder / "config.json").read_text())
+    labels = {"0": "entailment", "1": "neutral", "2": "contradiction"}
+    classifier = {"architectures": ["BertForSequenceClassification"], "id2label": labels}
+    (folder / "config.json").write_text(json.dumps({**config, **classifier}))
+    with pytest.raises(
+        UnqoverError, match=r"lacks 4 of the model's \d+ weights \(bert\.pooler\.dense\.bias, "
+    ):
+        load_nli_model(str(folder), device="cpu", dtype="float32")

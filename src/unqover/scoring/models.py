@@ -295,10 +295,19 @@ class ModelSource:
                 raise broken_tokenizer(self.gguf_file, err) from err
             raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
 
-    def weights(self, auto_class, dtype: str, allow_pickle: bool, model_args: dict | None = None, **kwargs):
+    def weights(
+        self,
+        auto_class,
+        dtype: str,
+        allow_pickle: bool,
+        model_args: dict | None = None,
+        fresh_head: bool = False,
+        **kwargs,
+    ):
         """The weights; ``model_args`` (``--model-arg``) are more keywords for ``from_pretrained``, and an error
         that they can cause (a keyword the model does not take, a value it refuses, a library it needs) is
-        refused in one line naming them."""
+        refused in one line naming them. A weight the checkpoint lacks is refused (scores of random weights are
+        not the model's), unless ``fresh_head``: a base checkpoint given a new head to train."""
         import pickle
 
         import torch
@@ -312,7 +321,7 @@ class ModelSource:
         check_model_args(model_args)
         check_switches(model_args)
         # what the checkpoint lacks (refused: transformers would fill it with random numbers), unless asked by hand
-        info = {} if "output_loading_info" in model_args else {"output_loading_info": True}
+        info = {} if "output_loading_info" in model_args or fresh_head else {"output_loading_info": True}
         try:
             with missing_refused() if info else contextlib.nullcontext():
                 model = auto_class.from_pretrained(
