@@ -452,3 +452,31 @@ def test_a_base_checkpoint_given_a_new_head_to_train_is_no_refusal(tmp_path):
         UnqoverError, match=r"lacks 4 of the model's \d+ weights \(bert\.pooler\.dense\.bias, "
     ):
         load_nli_model(str(folder), device="cpu", dtype="float32")
+
+
+def test_a_hub_gguf_file_of_an_architecture_transformers_cannot_load_is_refused_by_name(gguf_model, tmp_path):
+    """``OWNER/REPO --gguf-file NAME`` from the Hub cache (offline): the cached file is checked as a local one before
+    transformers reads it, so its architecture is named (not "an outdated version of gguf-py")."""
+    import os
+    import subprocess
+    import sys
+
+    import tiny_models
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hf" / "hub" / "models--me--tiny-gguf"
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    tiny_models.rewrite_gguf(gguf_model, repo / "snapshots" / commit / "m.gguf", architecture="mistral")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}  # fmt: skip
+    env.pop("HF_HUB_CACHE", None)
+    code = "from unqover.scoring.models import load_model; load_model('me/tiny-gguf', gguf_file='m.gguf', device='cpu')"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "unqover.errors.UnqoverError: cannot load the GGUF file m.gguf: its architecture (general.architecture) is "
+        "'mistral', which transformers' GGUF loader does not read; transformers reads GGUF files of these"
+    ), done.stderr

@@ -5,7 +5,9 @@ initialized"): a GGUF file without ``llama.block_count`` loads as a 32-layer Lla
 holds are random, a folder whose config asks for more layers than its weights hold likewise, and a base checkpoint
 loaded with a task head gets a random head. Scores of such a model are not the checkpoint's, so every loader asks
 ``from_pretrained`` for its loading info and refuses a missing weight. Weights tied to others (an LM head tied to
-the embeddings) are not missing: transformers ties them and drops them from the list.
+the embeddings) are not missing: transformers ties them and drops them from the list. Training a new head on a base
+checkpoint (``unqover.train``) is the one load that expects weights the checkpoint lacks
+(``ModelSource.weights(fresh_head=True)``).
 """
 
 from __future__ import annotations

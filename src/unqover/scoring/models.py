@@ -198,6 +198,10 @@ class ModelSource:
             config = copy.deepcopy(_gguf_config(self, str(path), (stat.st_size, stat.st_mtime_ns)))
         else:
             config = self._config()
+            if (
+                path := self.gguf_path()
+            ) is not None:  # a Hub file, downloaded for its config: checked as a local one
+                gguf_record(path)
         causal = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
         if causal is None:
             raise UnqoverError(
