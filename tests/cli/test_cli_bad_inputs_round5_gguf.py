@@ -394,8 +394,8 @@ MISTYPED = {
     ),
     "publish --what modles": (
         ["publish", "--what", "modles"],
-        "unqover: error: argument --what: 'modles' (did you mean modules?): choose from datasets, modules, space or "
-        "all (comma-separated, e.g. modules,space) (see unqover publish --help)",
+        "unqover: error: argument --what: 'modles': choose from datasets, modules, space or all (comma-separated, "
+        "e.g. modules,space) (did you mean modules?) (see unqover publish --help)",
     ),
     "nothing close: --device gpu": (
         ["probe", "m", "--bias", "religion", "--device", "gpu"],
