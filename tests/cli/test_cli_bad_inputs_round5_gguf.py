@@ -252,8 +252,15 @@ def without(folder: Path, prefix: str) -> Path:
 def test_a_folder_whose_config_asks_for_more_layers_than_it_holds_is_refused(
     gguf_model, religion, tmp_path, capsys
 ):
+    """Refused in one line, without transformers' table of the weights it lacks above it."""
+    from unqover.cli import main
+
     folder = fewer_layers(shutil.copytree(gguf_model.parent / "hf", tmp_path / "hf"), "num_hidden_layers", 4)
     output = tmp_path / "out"
+    capsys.readouterr()
+    assert main(probe(folder, religion, output)) == 2
+    err = capsys.readouterr().err
+    assert "LOAD REPORT" not in err and "MISSING" not in err, err
     line = refused(probe(folder, religion, output), capsys, "")
     assert line == (
         f"unqover: error: cannot load the weights of '{folder}': the checkpoint lacks 18 of the model's 39 weights "
@@ -387,8 +394,8 @@ MISTYPED = {
     ),
     "publish --what modles": (
         ["publish", "--what", "modles"],
-        "unqover: error: argument --what: 'modles' (did you mean modules?): choose from datasets, modules, space or "
-        "all (comma-separated, e.g. modules,space) (see unqover publish --help)",
+        "unqover: error: argument --what: 'modles': choose from datasets, modules, space or all (comma-separated, "
+        "e.g. modules,space) (did you mean modules?) (see unqover publish --help)",
     ),
     "nothing close: --device gpu": (
         ["probe", "m", "--bias", "religion", "--device", "gpu"],
@@ -411,3 +418,65 @@ def test_a_mistyped_dataset_to_build_gets_the_closest_one(tmp_path, capsys):
         "ethnicity, religion, nli-gender, eec-emotion"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_gguf_file_that_links_out_as_the_hub_cache_s_files_do_is_the_model(gguf_model, tmp_path):
+    """The Hub cache links each file of a snapshot to ``../../blobs/SHA``: ``--gguf-file NAME`` of such a snapshot
+    folder names the file (only a folder on the way that leads out is refused)."""
+    from unqover.scoring.models import model_source
+
+    (tmp_path / "blobs").mkdir()
+    shutil.copy(gguf_model, tmp_path / "blobs" / "abc")
+    (tmp_path / "snapshot").mkdir()
+    (tmp_path / "snapshot" / "model.gguf").symlink_to(Path("..") / "blobs" / "abc")
+    source = model_source(str(tmp_path / "snapshot"), gguf_file="model.gguf")
+    assert source.gguf_file == "model.gguf" and source.path == str((tmp_path / "blobs" / "abc").resolve())
+
+
+def test_a_base_checkpoint_given_a_new_head_to_train_is_no_refusal(tmp_path):
+    """Fine-tuning an NLI classifier from a base checkpoint (``unqover.train``) trains a head the checkpoint lacks:
+    loaded, not refused; scoring the same folder as a classifier is refused."""
+    import tiny_models
+    from unqover.errors import UnqoverError
+    from unqover.scoring.nli import load_nli_model
+    from unqover.train.nli_debias import _load
+
+    folder = tiny_models.bert_mlm(tmp_path / "base", ["a man", "a woman"])
+    model, _, label_ids = _load(str(folder), None, False, None, None)
+    assert model.config.num_labels == 3 and sorted(label_ids) == ["contradiction", "entailment", "neutral"]
+    config = json.loads((folder / "config.json").read_text())
+    labels = {"0": "entailment", "1": "neutral", "2": "contradiction"}
+    classifier = {"architectures": ["BertForSequenceClassification"], "id2label": labels}
+    (folder / "config.json").write_text(json.dumps({**config, **classifier}))
+    with pytest.raises(
+        UnqoverError, match=r"lacks 4 of the model's \d+ weights \(bert\.pooler\.dense\.bias, "
+    ):
+        load_nli_model(str(folder), device="cpu", dtype="float32")
+
+
+def test_a_hub_gguf_file_of_an_architecture_transformers_cannot_load_is_refused_by_name(gguf_model, tmp_path):
+    """``OWNER/REPO --gguf-file NAME`` from the Hub cache (offline): the cached file is checked as a local one before
+    transformers reads it, so its architecture is named (not "an outdated version of gguf-py")."""
+    import os
+    import subprocess
+    import sys
+
+    import tiny_models
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hf" / "hub" / "models--me--tiny-gguf"
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    tiny_models.rewrite_gguf(gguf_model, repo / "snapshots" / commit / "m.gguf", architecture="mistral")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}  # fmt: skip
+    env.pop("HF_HUB_CACHE", None)
+    code = "from unqover.scoring.models import load_model; load_model('me/tiny-gguf', gguf_file='m.gguf', device='cpu')"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "unqover.errors.UnqoverError: cannot load the GGUF file m.gguf: its architecture (general.architecture) is "
+        "'mistral', which transformers' GGUF loader does not read; transformers reads GGUF files of these"
+    ), done.stderr

@@ -34,7 +34,7 @@ def _what(value: str) -> tuple[str, ...]:
     if unknown or not chosen:
         hint = did_you_mean(unknown[0], [*PUBLISH_KINDS, "all"]) if unknown else ""
         raise argparse.ArgumentTypeError(
-            f"{value!r}{hint}: choose from {', '.join(PUBLISH_KINDS)} or all (comma-separated, e.g. modules,space)"
+            f"{value!r}: choose from {', '.join(PUBLISH_KINDS)} or all (comma-separated, e.g. modules,space){hint}"
         )
     return PUBLISH_KINDS if "all" in chosen else tuple(kind for kind in PUBLISH_KINDS if kind in chosen)
 

@@ -83,7 +83,8 @@ def find_gguf(local: Path, gguf_file: str | None) -> tuple[Path, str] | None:
                 f"no GGUF file {gguf_file} in the model folder {local}"
                 + (f" (it holds {', '.join(held)})" if held else " (it holds no .gguf file)")
             )
-        if not (local / gguf_file).resolve().is_relative_to(local.resolve()):
+        # the folders on the way stay inside (the file itself may link elsewhere, as the Hub cache's link to blobs/)
+        if not (local / gguf_file).parent.resolve().is_relative_to(local.resolve()):
             raise UnqoverError(
                 f"--gguf-file {gguf_file!r} cannot be used: through a symbolic link it names "
                 f"{(local / gguf_file).resolve()}, outside the model folder {local}; give that file's path as the model"

@@ -5,12 +5,17 @@ initialized"): a GGUF file without ``llama.block_count`` loads as a 32-layer Lla
 holds are random, a folder whose config asks for more layers than its weights hold likewise, and a base checkpoint
 loaded with a task head gets a random head. Scores of such a model are not the checkpoint's, so every loader asks
 ``from_pretrained`` for its loading info and refuses a missing weight. Weights tied to others (an LM head tied to
-the embeddings) are not missing: transformers ties them and drops them from the list.
+the embeddings) are not missing: transformers ties them and drops them from the list. Training a new head on a base
+checkpoint (``unqover.train``) is the one load that expects weights the checkpoint lacks
+(``ModelSource.weights(fresh_head=True)``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
+from collections.abc import Iterator
 
 from unqover.errors import UnqoverError
 
@@ -39,3 +44,24 @@ def check_complete(model_id: str, model, loading_info: dict) -> None:
         "model's; the checkpoint is incomplete, or its config (a GGUF file's metadata) describes a larger model "
         "than its weights"
     )
+
+
+class _MissingReport(logging.Filter):
+    """Drops transformers' load report where it lists missing weights: unqover refuses those in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not ("LOAD REPORT" in message and "MISSING" in message)
+
+
+@contextlib.contextmanager
+def missing_refused() -> Iterator[None]:
+    """While a model loads for unqover: no load report of missing weights (a table of them before the refusal
+    that names them); a report of anything else (unexpected weights) is logged as ever."""
+    logger = logging.getLogger("transformers.modeling_utils")
+    quiet = _MissingReport()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)

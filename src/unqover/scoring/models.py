@@ -27,7 +27,7 @@ from unqover.scoring.gguf import (
     refuse_missing_gguf,
     require_gguf,
 )
-from unqover.scoring.missing_weights import check_complete
+from unqover.scoring.missing_weights import check_complete, missing_refused
 from unqover.scoring.precision import bfloat16_products
 from unqover.scoring.weights import hub_snapshot, weights_sha256
 
@@ -198,6 +198,10 @@ class ModelSource:
             config = copy.deepcopy(_gguf_config(self, str(path), (stat.st_size, stat.st_mtime_ns)))
         else:
             config = self._config()
+            if (
+                path := self.gguf_path()
+            ) is not None:  # a Hub file, downloaded for its config: checked as a local one
+                gguf_record(path)
         causal = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
         if causal is None:
             raise UnqoverError(
@@ -295,10 +299,19 @@ class ModelSource:
                 raise broken_tokenizer(self.gguf_file, err) from err
             raise UnqoverError(f"cannot load the tokenizer of {self.model_id!r}: {first_line(err)}") from err
 
-    def weights(self, auto_class, dtype: str, allow_pickle: bool, model_args: dict | None = None, **kwargs):
+    def weights(
+        self,
+        auto_class,
+        dtype: str,
+        allow_pickle: bool,
+        model_args: dict | None = None,
+        fresh_head: bool = False,
+        **kwargs,
+    ):
         """The weights; ``model_args`` (``--model-arg``) are more keywords for ``from_pretrained``, and an error
         that they can cause (a keyword the model does not take, a value it refuses, a library it needs) is
-        refused in one line naming them."""
+        refused in one line naming them. A weight the checkpoint lacks is refused (scores of random weights are
+        not the model's), unless ``fresh_head``: a base checkpoint given a new head to train."""
         import pickle
 
         import torch
@@ -312,18 +325,19 @@ class ModelSource:
         check_model_args(model_args)
         check_switches(model_args)
         # what the checkpoint lacks (refused: transformers would fill it with random numbers), unless asked by hand
-        info = {} if "output_loading_info" in model_args else {"output_loading_info": True}
+        info = {} if "output_loading_info" in model_args or fresh_head else {"output_loading_info": True}
         try:
-            model = auto_class.from_pretrained(
-                self.location,
-                dtype=getattr(torch, dtype),
-                # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
-                use_safetensors=None if allow_pickle else True,
-                **info,
-                **kwargs,
-                **model_args,
-                **self.options,
-            )
+            with missing_refused() if info else contextlib.nullcontext():
+                model = auto_class.from_pretrained(
+                    self.location,
+                    dtype=getattr(torch, dtype),
+                    # --allow-pickle allows .bin weights besides safetensors (None: safetensors when there are any)
+                    use_safetensors=None if allow_pickle else True,
+                    **info,
+                    **kwargs,
+                    **model_args,
+                    **self.options,
+                )
             if info:
                 model, loading_info = model
                 check_complete(self.model_id, model, loading_info)

@@ -200,7 +200,10 @@ def _load(model_name_or_path: str, label_map, allow_pickle: bool, revision, toke
         extra = {"num_labels": 3}
     extra.update(id2label=names, label2id={v: k for k, v in names.items()})
     tokenizer = source.tokenizer()
-    model = source.weights(transformers.AutoModelForSequenceClassification, "float32", allow_pickle, **extra)
+    fresh = not _is_classifier(config)  # a base checkpoint's new head is trained: not refused as missing
+    model = source.weights(
+        transformers.AutoModelForSequenceClassification, "float32", allow_pickle, fresh_head=fresh, **extra
+    )
     return model, tokenizer, label_ids
 
 
