@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from unqover import __version__
 from unqover.errors import UnqoverError, require_models_extra
-from unqover.jobs.reread import add_word_lists_argument, given_word_lists
+from unqover.jobs.reread import add_word_lists_argument, reading_with
 from unqover.probes import options as parse
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def _measure(args: argparse.Namespace) -> int:
     from unqover.probes.base import RunOptions
 
     run = RunOptions(dataset=args.dataset, config=args.config, resamples=args.resamples, seed=args.seed)
-    with given_word_lists(args.word_lists):  # rows generated from word lists: found by their content
+    with reading_with(args.word_lists):  # rows generated from word lists: found by their content
         probe, result, output = measure_predictions(
             args.predictions,
             run,
@@ -136,7 +136,7 @@ def _publish_results(args: argparse.Namespace) -> int:
     from unqover.jobs.publish_results import publish_results
 
     try:
-        with given_word_lists(args.word_lists):  # runs generated from word lists: found by their content
+        with reading_with(args.word_lists):  # runs generated from word lists: found by their content
             published = publish_results(**_as_parsed(args, publish_results))
     except (UnqoverError, OSError) as err:
         print(f"unqover: error: {err}", file=sys.stderr)

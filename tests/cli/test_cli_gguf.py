@@ -167,8 +167,8 @@ def test_another_gguf_file_into_the_same_run_folder_is_refused(
     gguf_model, other_gguf, religion, file_run, tmp_path, capsys, where
 ):
     """A GGUF file with other weights, run into a finished run's folder, is refused by the run folder's identity
-    check, and nothing in the folder changes: whether it replaced the run's file in place (the same path and
-    name: only its SHA-256 differs) or lies elsewhere."""
+    check before it loads (its SHA-256 against the run's), and nothing in the folder changes: whether it replaced
+    the run's file in place (the same path and name: only its SHA-256 differs) or lies elsewhere."""
     other = record_of(other_gguf)
     assert other["file"] == gguf_model.name and other["sha256"] != record_of(gguf_model)["sha256"]
     run = tmp_path / "run"
@@ -179,14 +179,14 @@ def test_another_gguf_file_into_the_same_run_folder_is_refused(
         assert main(probe_argv(model, religion, run)) == 0
         assert scores(run).equals(scores(file_run))
         shutil.copy(other_gguf, model)
-        second, differs = model, "model.gguf"
+        second = model
     else:
         shutil.copytree(file_run, run)
-        second, differs = other_gguf, "model"
+        second = other_gguf
     before = {path: path.read_bytes() for path in files(run) if path.is_file()}
     line = refused(probe_argv(second, religion, run), capsys, "holds another run")
     assert line == (
-        f"unqover: error: {run} holds another run (it differs in {differs}); choose another --output or remove "
+        f"unqover: error: {run} holds another run (it differs in model); choose another --output or remove "
         "that folder"
     )
     assert {path: path.read_bytes() for path in files(run) if path.is_file()} == before

@@ -164,14 +164,14 @@ def test_the_same_options_resume_and_other_options_are_refused(
     run_ok(probe_args(models["gpt2"], lists, out, *options), capsys)
     template = tmp_path / "chat.jinja"
     template.write_text(tiny_models.CHAT_TEMPLATES["qwen"], encoding="utf-8")
-    others = {
-        "prompt.system_prompt": ["--system-prompt", "Be brief."],
-        "prompt": ["--chat-template", str(template)],
-        "prompt.chat_template": ["--chat-template", "none"],
-        "model.adapter": ["--adapter", str(models["lora-2"])],
-        "model.model_args": ["--model-arg", "attn_implementation=sdpa"],
-    }
-    for field, change in others.items():
+    others = [  # the prompt options are told before the model loads, the adapter and model arguments after
+        ("prompt.system_prompt", ["--system-prompt", "Be brief."]),
+        ("prompt.chat_template", ["--chat-template", str(template)]),
+        ("prompt.chat_template", ["--chat-template", "none"]),
+        ("model.adapter", ["--adapter", str(models["lora-2"])]),
+        ("model.model_args", ["--model-arg", "attn_implementation=sdpa"]),
+    ]
+    for field, change in others:
         changed = list(options)
         flag = change[0]
         at = changed.index(flag) if flag in changed else None
@@ -245,7 +245,8 @@ def test_qa_and_masked_lm_runs_record_no_prompt_or_loading_options(
     out = tmp_path / "qa"
     assert main(probe_args(models["qa"], upstream_word_lists_path, out)) == 0
     identity = json.loads((out / "run.json").read_text())
-    assert "prompt" not in identity and set(identity["model"]) == {"id", "revision", "family", "path"}
+    model = {"id", "revision", "family", "path", "weights_sha256"}  # a local folder: its weights by content
+    assert "prompt" not in identity and set(identity["model"]) == model
 
 
 def test_model_args_reach_from_pretrained(models, monkeypatch, upstream_word_lists_path, tmp_path, capsys):

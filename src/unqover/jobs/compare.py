@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from unqover.errors import UnqoverError
-from unqover.jobs.reread import add_word_lists_argument, given_word_lists
+from unqover.jobs.reread import add_word_lists_argument, reading_with
 from unqover.jobs.verify import NumbersDiffer, verify_found, verify_run
 from unqover.probes.base import ComparedRuns, Comparison, ProbeDefinition
 from unqover.probes.options import CommandParser, non_negative, output_path
@@ -173,7 +173,7 @@ def print_and_write(
     try:
         if output:
             check_writable(output, folder=False)
-        with given_word_lists(word_lists):
+        with reading_with(word_lists):
             text, write = make()
         print(text)
         if output:
