@@ -326,6 +326,7 @@ def heatmap(
     row_order: Sequence[str] | None = None,
     column_order: Sequence[tuple[str, str | None]] | None = None,
     limit: float | None = None,
+    usual_count: int | None = None,
     title: str | None = "γ(x, a): subjects × attributes",
     row_title: str = "subject",
     max_cell: int = 22,
@@ -340,6 +341,8 @@ def heatmap(
       the records' order, as are all of them without an order).
     * The scale is symmetric, [−limit, +limit]: ``limit`` defaults to the largest |γ| rounded up.
     * Cells with no data or a missing γ are hatched grey ("missing"), never coloured as 0.
+    * ``usual_count``: the cells' most common count (:func:`unqover.measure.layout.usual_count`), stated once in
+      the legend; a cell whose count differs states its own.
     """
     keys = [attribute_key(r) for r in gamma_records]
     values: dict[tuple[str, tuple[str, str | None]], Mapping] = {}
@@ -380,8 +383,7 @@ def heatmap(
     bar_h = 160 if grid_h >= 160 else max(80, grid_h)
     height = max(height, top + bar_h + 100)
     uid = _uid("h", row_key, tuple(rows), tuple(columns), limit)
-    counts = [r.get("count") for r in values.values() if r.get("count") is not None]
-    usual = max(set(counts), key=counts.count) if counts else None  # stated once in the legend
+    usual = usual_count  # stated once in the legend
 
     out = [_svg_open(width, height, title or "γ(x, a) heat map", "unqover-chart heatmap")]
     out.append(f"<defs>{_hatch(uid)}")
