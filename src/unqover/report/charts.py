@@ -132,7 +132,7 @@ def scale_caption(limit: float, *, cut: int = 0) -> str:
     """The scale said on a symmetric chart, ``scale ±0.005``, and how many whiskers run past it."""
     text = f"scale ±{_axis(limit)}"
     if cut:
-        text += f"; {cut} interval{'s' if cut != 1 else ''} run past the edge (▸): hover for the bounds"
+        text += f"; {cut} interval{'s' if cut != 1 else ''} run past the edge (arrowheads there): hover for the bounds"
     return text
 
 
