@@ -112,8 +112,9 @@ def axis_limit(
     while that stays within :data:`WHISKER_ROOM` times the values' own range; at most ``cap`` (shares, rates: 1)
     unless a value exceeds it; 1 where nothing is present.
 
-    Every chart takes its scale here, and says it on the chart (tick labels, and the scale in its caption), so that
-    no chart draws tiny values on a range set by something else. The range is a presentation choice (where the
+    Every chart takes its scale here (a chart of intervals alone, the leaderboard's, from :func:`interval_range`
+    beside it), and says it on the chart (tick labels, and the scale in its caption), so that no chart draws tiny
+    values on a range set by something else. The range is a presentation choice (where the
     pixels go), not a reported number: the values, intervals and tooltips are the measure's, unchanged.
     """
     present = [abs(v) for v in map(number, values) if v is not None and math.isfinite(v)]
@@ -126,6 +127,13 @@ def axis_limit(
     if cap is not None and limit > cap:
         limit = max(cap, largest)
     return limit
+
+
+def interval_range(lows: Sequence[float], highs: Sequence[float | None]) -> tuple[float, float]:
+    """The axis of a chart of intervals on a one-sided scale (the leaderboard's): from 0 (or the lowest bound below
+    it) to 5% past the highest bound or value, so that the intervals it compares are its data and fill it."""
+    start = min(0.0, min(lows)) if lows else 0.0
+    return start, max([h for h in highs if h is not None] + [1e-9]) * 1.05
 
 
 def scale_caption(limit: float, *, cut: int = 0) -> str:
