@@ -11,7 +11,7 @@ import pytest
 
 from unqover.errors import UnqoverError
 from unqover.jobs.compare import compare_main
-from unqover.measure.layout import subject_heatmap
+from unqover.measure.layout import subject_heatmap, usual_count
 from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
 from unqover.report.compare import compare_results
@@ -178,7 +178,7 @@ def test_ranking_chart_without_intervals_and_with_missing_gamma():
 def test_heatmap_one_cell_per_subject_attribute_with_exact_tooltips():
     result = make_results()["result"]
     order = [r["subject"] for r in result["subject_gamma"]]
-    svg = charts.heatmap(result["gamma"], row_order=order)
+    svg = charts.heatmap(result["gamma"], row_order=order, usual_count=usual_count(result["gamma"]))
     root = ET.fromstring(svg)
     rows = by_class(root, "g", "row")
     assert len(rows) == 4
@@ -190,6 +190,10 @@ def test_heatmap_one_cell_per_subject_attribute_with_exact_tooltips():
     assert charts.escape("is <rude> & loud") in svg
     # rows follow the given order
     assert [r.find(SVG + "text").find(SVG + "title").text for r in rows] == order
+    assert "n = 12 per cell" in svg  # the usual count, stated once; without it each cell states its own
+    assert ", n 12" in charts.heatmap(result["gamma"], row_order=order) and "per cell" not in charts.heatmap(
+        result["gamma"]
+    )
 
 
 def test_heatmap_missing_cells_are_not_zero():

@@ -72,10 +72,19 @@ def heatmap_order(
     return rows, sorted(columns, key=loading)
 
 
+def usual_count(records: Sequence[Mapping], row_key: str = "subject") -> int | None:
+    """The most common ``count`` of a heat map's cells (one per row and attribute, the last record of each), which
+    its legend states once; None when no cell has one."""
+    cells = {(str(r.get(row_key)), attribute_key(r)): r.get("count") for r in records}
+    counts = [c for c in cells.values() if c is not None]
+    return max(set(counts), key=counts.count) if counts else None
+
+
 def subject_heatmap(result: Mapping, most: int) -> dict:
     """The subjects × attributes heat map of an UnQover result: ``rows`` (the γ(x) ranking; when there are more
     than ``most`` subjects, its top and bottom ``most // 2``), ``columns`` (:func:`heatmap_order`) and ``of``, the
-    number of subjects ranked."""
+    number of subjects ranked; ``count``, the usual count of its cells (:func:`usual_count`), and
+    ``cluster_count``, that of the clusters × attributes map."""
     ranking = [str(r.get("subject")) for r in result.get("subject_gamma") or []]
     records = result.get("gamma") or []
     if len(ranking) > most:
@@ -85,4 +94,10 @@ def subject_heatmap(result: Mapping, most: int) -> dict:
     rows, columns = heatmap_order(
         records, "subject", (ranking_shown if len(ranking) > most else ranking) or None
     )
-    return {"rows": rows, "columns": columns, "of": len(ranking)}
+    return {
+        "rows": rows,
+        "columns": columns,
+        "of": len(ranking),
+        "count": usual_count(records),
+        "cluster_count": usual_count(result.get("cluster_gamma") or [], "cluster"),
+    }

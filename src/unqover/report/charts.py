@@ -112,8 +112,9 @@ def axis_limit(
     while that stays within :data:`WHISKER_ROOM` times the values' own range; at most ``cap`` (shares, rates: 1)
     unless a value exceeds it; 1 where nothing is present.
 
-    Every chart takes its scale here, and says it on the chart (tick labels, and the scale in its caption), so that
-    no chart draws tiny values on a range set by something else. The range is a presentation choice (where the
+    Every chart takes its scale here (a chart of intervals alone, the leaderboard's, from :func:`interval_range`
+    beside it), and says it on the chart (tick labels, and the scale in its caption), so that no chart draws tiny
+    values on a range set by something else. The range is a presentation choice (where the
     pixels go), not a reported number: the values, intervals and tooltips are the measure's, unchanged.
     """
     present = [abs(v) for v in map(number, values) if v is not None and math.isfinite(v)]
@@ -128,11 +129,18 @@ def axis_limit(
     return limit
 
 
+def interval_range(lows: Sequence[float], highs: Sequence[float | None]) -> tuple[float, float]:
+    """The axis of a chart of intervals on a one-sided scale (the leaderboard's): from 0 (or the lowest bound below
+    it) to 5% past the highest bound or value, so that the intervals it compares are its data and fill it."""
+    start = min(0.0, min(lows)) if lows else 0.0
+    return start, max([h for h in highs if h is not None] + [1e-9]) * 1.05
+
+
 def scale_caption(limit: float, *, cut: int = 0) -> str:
     """The scale said on a symmetric chart, ``scale ±0.005``, and how many whiskers run past it."""
     text = f"scale ±{_axis(limit)}"
     if cut:
-        text += f"; {cut} interval{'s' if cut != 1 else ''} run past the edge (▸): hover for the bounds"
+        text += f"; {cut} interval{'s' if cut != 1 else ''} run past the edge (arrowheads there): hover for the bounds"
     return text
 
 
@@ -326,6 +334,7 @@ def heatmap(
     row_order: Sequence[str] | None = None,
     column_order: Sequence[tuple[str, str | None]] | None = None,
     limit: float | None = None,
+    usual_count: int | None = None,
     title: str | None = "γ(x, a): subjects × attributes",
     row_title: str = "subject",
     max_cell: int = 22,
@@ -340,6 +349,8 @@ def heatmap(
       the records' order, as are all of them without an order).
     * The scale is symmetric, [−limit, +limit]: ``limit`` defaults to the largest |γ| rounded up.
     * Cells with no data or a missing γ are hatched grey ("missing"), never coloured as 0.
+    * ``usual_count``: the cells' most common count (:func:`unqover.measure.layout.usual_count`), stated once in
+      the legend; a cell whose count differs states its own.
     """
     keys = [attribute_key(r) for r in gamma_records]
     values: dict[tuple[str, tuple[str, str | None]], Mapping] = {}
@@ -380,8 +391,7 @@ def heatmap(
     bar_h = 160 if grid_h >= 160 else max(80, grid_h)
     height = max(height, top + bar_h + 100)
     uid = _uid("h", row_key, tuple(rows), tuple(columns), limit)
-    counts = [r.get("count") for r in values.values() if r.get("count") is not None]
-    usual = max(set(counts), key=counts.count) if counts else None  # stated once in the legend
+    usual = usual_count  # stated once in the legend
 
     out = [_svg_open(width, height, title or "γ(x, a) heat map", "unqover-chart heatmap")]
     out.append(f"<defs>{_hatch(uid)}")

@@ -75,7 +75,7 @@ def html_report(
     if result.get("gamma"):
         sections.append(_heatmap_section(result, heatmap))
     if result.get("cluster_gamma"):
-        sections.append(_clusters_section(result, cluster_top))
+        sections.append(_clusters_section(result, cluster_top, heatmap["cluster_count"]))
     sections += [provenance_section(provenance), _method_section(result)]
     probe = results.get("probe") if isinstance(results.get("probe"), str) else None
     return page(title, sections, warning=CONTENT_WARNING, scope=scope_line(probe, provenance))
@@ -200,6 +200,7 @@ def _heatmap_section(result: Mapping, layout: Mapping) -> Section:
             records,
             row_order=order,
             column_order=layout["columns"],
+            usual_count=layout["count"],
             title=None,
             row_title="subject (by γ(x))",
         )
@@ -208,7 +209,7 @@ def _heatmap_section(result: Mapping, layout: Mapping) -> Section:
     return Section("heatmap", "Heat map", "γ(x, a): subjects × attributes", "\n".join(parts))
 
 
-def _clusters_section(result: Mapping, cluster_top: int) -> Section:
+def _clusters_section(result: Mapping, cluster_top: int, usual_count: int | None) -> Section:
     """The paper's Table 2 view: the attributes most associated with each cluster, and their heat map."""
     cluster_gamma = result.get("cluster_gamma") or []
     labels = attribute_label_map(result)
@@ -239,6 +240,7 @@ def _clusters_section(result: Mapping, cluster_top: int) -> Section:
             row_key="cluster",
             row_order=names,
             column_order=columns,
+            usual_count=usual_count,
             title=None,
             row_title="cluster",
         )

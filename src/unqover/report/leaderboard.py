@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from unqover.format import fmt, fmt_count, fmt_estimate, fmt_interval, fmt_level, fmt_p, fmt_signed
-from unqover.report.charts import escape, svg_coord
+from unqover.report.charts import escape, interval_range, svg_coord
 from unqover.report.markdown import md
 from unqover.report.page import markdown_page
 
@@ -87,10 +87,9 @@ def leaderboard_figure(board: Mapping, width: int = 760) -> str:
     """The paper-style figure as inline SVG: one row per model (least biased on top), its value as a dot on its
     simultaneous interval, and its rank interval beside it."""
     models = board["models"]
-    highs = [m["interval"][1] for m in models] + [m["value"] for m in models]
-    limit = max([h for h in highs if h is not None] + [1e-9]) * 1.05
-    lows = [m["interval"][0] for m in models]
-    start = min(0.0, min(lows)) if lows else 0.0
+    start, limit = interval_range(
+        [m["interval"][0] for m in models], [m["interval"][1] for m in models] + [m["value"] for m in models]
+    )
     left, right, top, row_h = 230, 110, 34, 26
     plot_w = width - left - right
     height = top + len(models) * row_h + 30

@@ -126,7 +126,9 @@ def unqover_charts(results: Mapping) -> str:
     layout = probe_of_results(results).heatmap_layout(results, MAX_CHART_ROWS)  # the measure's order
     shown = set(layout["rows"])
     gamma = [r for r in result.get("gamma") or [] if str(r.get("subject")) in shown]
-    heatmap = charts.heatmap(gamma, row_order=layout["rows"], column_order=layout["columns"])
+    heatmap = charts.heatmap(
+        gamma, row_order=layout["rows"], column_order=layout["columns"], usual_count=layout["count"]
+    )
     return (
         f'<div class="unqover-chart">{charts.ranking_chart(ranking)}</div>'
         f'<div class="unqover-chart">{heatmap}</div>'
