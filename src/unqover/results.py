@@ -238,6 +238,8 @@ def _settings(provenance: Mapping, result: Mapping) -> dict[str, str]:
         template = f"{Path(str(template.get('file'))).name} ({str(template.get('sha256'))[:12]})"
     dtype = provenance.get("dtype") or model.get("dtype")
     system = prompt.get("system_prompt")
+    selection = provenance.get("selection") if isinstance(provenance.get("selection"), Mapping) else {}
+    quick = any(number(selection.get(k)) is not None for k in ("limit", "sample", "precision", "groups"))
     return {
         "gguf": f"{gguf['file']} (sha256 {str(gguf.get('sha256'))[:12]})" if gguf.get("file") else "",
         "adapter": f"adapter {model_of({'model': adapter}) or adapter}" if adapter else "",
@@ -246,7 +248,7 @@ def _settings(provenance: Mapping, result: Mapping) -> dict[str, str]:
         "chat_template": f"chat template {template}" if template else "",
         "scoring": f"{provenance['scoring']} scoring" if provenance.get("scoring") else "",
         "mode": f"{result['mode']} mode" if result.get("mode") else "",
-        "selection": selection_text(provenance.get("selection")),
+        "selection": selection_text(selection) if quick else "all rows",  # a full run's seed draws nothing
     }
 
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from unqover.errors import UnqoverError
-from unqover.jobs.compare import compare_main
+from unqover.jobs.compare import compare_main, compare_runs
 from unqover.measure.layout import subject_heatmap, usual_count
 from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
@@ -457,11 +457,18 @@ def test_main_end_to_end(tmp_path, capsys):
     file_b = tmp_path / "tuned.bias.json"
     file_b.write_text(json.dumps(make_results(scale=0.5)))
     output = tmp_path / "out" / "comparison.md"
-    assert compare_main([str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 0
-    out = capsys.readouterr().out
-    assert "A = run-a" in out and "B = tuned" in out
-    assert "Subjects by |shift of γ(x)| (top 2 of 4, no intervals)" in out
-    assert output.read_text().startswith("# UnQover comparison: run-a vs tuned")
+    # numbers that no predictions give again are not shown (unqover.jobs.verify): refused, nothing written
+    assert compare_main([str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 2
+    assert capsys.readouterr().err == (
+        f"unqover: error: cannot check the numbers of run-a against its predictions (the run folder {run_a} has "
+        "no predictions.parquet); `unqover compare` shows only numbers that a run's predictions give again\n"
+    )
+    assert not output.exists()
+    # the words, as the Space shows runs whose files it does not read
+    comparison = compare_runs(make_results(), make_results(scale=0.5), "run-a", "tuned", top=2)
+    assert "A = run-a" in comparison.text and "B = tuned" in comparison.text
+    assert "Subjects by |shift of γ(x)| (top 2 of 4, no intervals)" in comparison.text
+    assert comparison.markdown.startswith("# UnQover comparison: run-a vs tuned")
 
     other = tmp_path / "gender.json"
     different = make_results(source="datasets/unqover/gender")

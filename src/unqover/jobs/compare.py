@@ -92,15 +92,18 @@ def compare_runs(
     ):  # probes that compare alike compare each other's runs
         raise UnqoverError(f"{name_a} and {name_b} were written by different probes")
     runs = ((probe_a, known_a, a, name_a), (probe_b, known_b, b, name_b))
-    if paths is not None and strict:
-        for (probe, known, run, name), path in zip(runs, paths, strict=True):
-            _verified(probe, known, run, path, name)
+    given = paths
     if not (known_a and known_b):
         paths = None
     if paths is not None and not strict:  # a run that cannot be checked is compared as its results record it
         for (probe, _, run, name), path in zip(runs, paths, strict=True):
             verify_found(probe, run, path, name)
-    return probe_a.compare(ComparedRuns(a, b, (name_a, name_b), paths, top, no_shifts))
+    # the comparison first refuses runs that are not comparable (other probes' results, datasets, modes)
+    comparison = probe_a.compare(ComparedRuns(a, b, (name_a, name_b), paths, top, no_shifts))
+    if given is not None and strict:  # nothing of it is shown unless the predictions give every number again
+        for (probe, known, run, name), path in zip(runs, given, strict=True):
+            _verified(probe, known, run, path, name)
+    return comparison
 
 
 # ---------------------------------------------------------------------------------------------------------------
