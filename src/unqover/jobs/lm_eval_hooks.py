@@ -39,6 +39,7 @@ from lm_eval.api.registry import AGGREGATION_REGISTRY, register_aggregation
 from lm_eval.api.task import ConfigurableTask
 
 from unqover.errors import UnqoverError, first_line
+from unqover.format import MISSING
 from unqover.jobs.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE, metric_values
 from unqover.probes.base import RunOptions
 from unqover.scoring.causal import prompt_text
@@ -233,7 +234,7 @@ def _subject_metrics(documents, log_likelihoods: dict, about: dict, resamples: i
 
 def _reason(text: str) -> str:
     """``declined: ...`` of a declined number's text (``— (declined: ...)``)."""
-    inner = text.removeprefix("—").strip()
+    inner = text.removeprefix(MISSING).strip()
     return inner[1:-1] if inner.startswith("(") and inner.endswith(")") else inner
 
 

@@ -586,7 +586,7 @@ class UnqoverProbe(ProbeDefinition):
         predictions file its score_1, score_2 and scored-row mask over those rows (matched by ``id``)."""
         from unqover.probes.unqover_rows import scores_over
 
-        rows, source, config, split = self.recorded_rows(dataset, RunOptions(), what="the run")
+        rows, source, config, split = self.recorded_rows(dataset, RunOptions(), what=predictions[0])
         return rows, scores_over(rows, predictions, f"{source} ({config}/{split})")
 
     def recorded_measure(self, result: Mapping) -> tuple[RunOptions, dict[str, Any]]:
