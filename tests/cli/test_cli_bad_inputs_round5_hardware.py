@@ -219,3 +219,37 @@ def test_an_hour_is_an_hour():
 
     assert fmt_duration(3650) == "1 h"  # was "1 day"
     assert fmt_duration(86400) == "1 day"
+
+
+@pytest.mark.slow
+def test_the_real_probe_finds_bf16_slower_where_the_cpu_cannot_run_it(
+    models,  # noqa: F811
+    upstream_word_lists_path,
+    tmp_path,
+):
+    """oneDNN held to AVX2 (``ONEDNN_MAX_CPU_ISA``) emulates bf16, as an AVX2-only CPU does: a bf16 CPU run there
+    measures it, warns before the model loads, and still runs."""
+    import os
+    import platform
+    import subprocess
+    import sys
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("ONEDNN_MAX_CPU_ISA=AVX2 holds x86 CPUs only")
+    env = {**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
+    argv = probe_args(
+        models["gpt2"], upstream_word_lists_path, "--dtype", "bfloat16", "--output", str(tmp_path / "run")
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "unqover", *argv], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "--dtype bfloat16 is slower" in line]
+    assert len(said) == 1, done.stderr
+    assert re.fullmatch(
+        r"unqover: warning: --dtype bfloat16 is slower than float32 on this CPU \(AVX2, [^)]+\): a bf16 matrix "
+        r"product ran at [\d.e-]+x the speed of float32 here \([\d.e+-]+ against [\d.e+-]+ GFLOP/s, measured just "
+        r"now\); leave --dtype out for float32, the reference and the faster here",
+        said[0],
+    ), said[0]
+    assert (tmp_path / "run" / "results.json").is_file()
