@@ -190,14 +190,20 @@ def test_a_long_causal_run_projects_its_time_and_tokens_from_its_first_batches(
     assert main([*argv, "--output", str(tmp_path / "run")]) == 0
     said = [line for line in capsys.readouterr().err.splitlines() if "to score" in line]
     assert len(said) == 1, said
-    pattern = (
-        r"unqover: about [^:]+ to score 8 rows on the CPU: (\d+) inputs, about [\d,]+ tokens at [\d,]+ tokens/s, "
-        r"at [\d.,]+ inputs/s as measured over batches 2-4 of this run \(3 inputs in [\d.]+ s\); a GPU is far "
-        r"faster, or for a quick estimate of the same numbers in about [^:]+: unqover probe "
+    measured, advice = said[0].split("; ")
+    match = re.fullmatch(
+        r"unqover: about .+ to score 8 rows on the CPU: (\d+) inputs, about ([\d,]+) tokens at [\d,]+ tokens/s, at "
+        r"[\d.,]+ inputs/s as measured over batches 2-4 of this run \(3 inputs in [\d.]+ s\)",
+        measured,
     )
-    match = re.match(pattern, said[0])
     assert match, said[0]
     assert int(match[1]) <= 8  # inputs: rows with equal text are scored once
+    assert int(match[2].replace(",", "")) > int(match[1])  # every input is several tokens
+    # a --limit run already: a smaller one is the quicker
+    assert (
+        advice
+        == "a GPU is far faster, or for a quick estimate of the same numbers run a smaller --limit than 2 (wider intervals)"
+    )
 
 
 def test_a_short_run_projects_nothing(monkeypatch):
