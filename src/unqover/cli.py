@@ -520,7 +520,8 @@ def _add_scoring_options(probe: argparse.ArgumentParser) -> None:
         "--dtype",
         choices=("auto", "float32", "bfloat16", "float16"),
         default="auto",
-        help="auto: fp32 on CPU, bf16/fp16 on GPU; bfloat16 on a CPU: a causal LM's matrix products in bf16, the rest in fp32",
+        help="auto: fp32 on CPU, bf16/fp16 on GPU; bfloat16 on a CPU: a causal LM's matrix products in bf16, the rest "
+        "in fp32 (faster only with bf16 matrix units, AMX or AVX-512 BF16: a short measurement warns where it is slower)",
     )
     probe.add_argument(
         "--shard", type=parse.shard, metavar="I/N", help="score shard I of N (0-based) into a shared --output"

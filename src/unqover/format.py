@@ -205,7 +205,7 @@ def fmt_duration(seconds: object) -> str:
         return f"{round(v / 60)} min"
     value, unit = (v / 3600, "h") if v < 86400 else (v / 86400, "days")
     text = f"{value:.1f}".removesuffix(".0") if value < 10 else f"{round(value):,}"
-    return f"{text} {'day' if text == '1' else unit}"
+    return f"{text} {'day' if text == '1' and unit == 'days' else unit}"
 
 
 def plural(n: object, word: str, plural: str | None = None) -> str:

@@ -289,16 +289,22 @@ def test_a_quick_run_of_a_custom_probe_gets_no_quick_run_hint(world, tmp_path, m
 def test_a_large_run_on_a_cpu_estimates_its_time_and_names_the_quick_run(
     world, tmp_path, monkeypatch, capsys
 ):
-    import unqover.jobs.run
+    import unqover.jobs.projection
 
-    monkeypatch.setattr(unqover.jobs.run, "LARGE_CPU_RUN", 10)  # the 40 rows of --limit 10 are "large"
-    assert main(probe_args(world, "qa", "--output", str(tmp_path / "run"))) == 0
+    # every run is "long": the 24 rows of the custom probe's every group
+    monkeypatch.setattr(unqover.jobs.projection, "LONG_RUN_SECONDS", 0.0)
+    # batches of 2 inputs: timed over batches 2-4, after the first's start-up costs
+    argv = ["probe", str(world["qa"]), "--probe", str(world["pets"]), "--resamples", "5", "--device", "cpu"]
+    assert main([*argv, "--batch-size", "2", "--output", str(tmp_path / "run")]) == 0
     err = capsys.readouterr().err
     said = [line for line in err.splitlines() if "on the CPU" in line]
     assert len(said) == 1, err
-    assert re.search(r"40 rows on the CPU at about [\d,]+ inputs/s \(the first batch\): about \d", said[0]), (
-        said[0]
-    )
+    assert re.fullmatch(
+        r"unqover: about [^ ]+ [^ ]+ to score 24 rows on the CPU: [\d,]+ inputs, at [\d.,]+ inputs/s as measured "
+        r"over batches 2-4 of this run \(6 inputs in [\d.]+ s\); a GPU is far faster, or for a quick estimate of "
+        r"the same numbers in about [^:]+: unqover probe .*",
+        said[0],
+    ), said[0]
     assert "--precision 0.02 --max-time 1h" in said[0]
 
 

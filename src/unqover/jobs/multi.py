@@ -20,6 +20,7 @@ from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.row_identity import check_rows_of
 from unqover.report.markdown import HEADLINE_NAMES, md, md_text
 from unqover.report.page import markdown_page
+from unqover.scoring.cpu_bf16 import warn_slow_bfloat16
 from unqover.scoring.placement import check_device
 from unqover.scoring.run_folder import check_run_folder
 from unqover.scoring.sampling import check_seed
@@ -79,6 +80,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
         else:
             check_writable(default_output(model_id, probe.name).parent, folder=True)
     check_device(run.device)
+    warn_slow_bfloat16(run.dtype, run.device)  # cached: a sweep measures once
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_config(probe_run, settings)
     check_local_dataset(run.dataset, run.config)

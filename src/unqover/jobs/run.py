@@ -33,24 +33,22 @@ from tqdm.auto import tqdm
 from unqover import __version__
 from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable, write_text_atomic
-from unqover.format import fmt_count, fmt_duration
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.folder_check import check_folder_before_load
+from unqover.jobs.projection import projection_line, say, throughput_line
 from unqover.predictions import write_predictions
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, score_for_run
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.results import RESULTS_FILE, results_of, write_results
+from unqover.scoring.cpu_bf16 import warn_slow_bfloat16
 from unqover.scoring.placement import Placement, check_device, torch_threads
 from unqover.scoring.run_folder import check_run_folder, claim, holds_this_run
-from unqover.scoring.runner import merge_shards, recorded_batch_size
+from unqover.scoring.runner import Timed, merge_shards, recorded_batch_size
 from unqover.scoring.sampling import check_seed
 from unqover.scoring.shard_files import holds_scores, in_use
-
-#: A run of this many rows on the CPU says how long it will take (the full gender set, 5,488,000 rows, takes
-#: about 17 hours there) and how to make a quick run instead.
-LARGE_CPU_RUN = 500_000
+from unqover.scoring.throughput import so_far, take
 
 
 class Interrupted(KeyboardInterrupt):
@@ -85,20 +83,9 @@ def default_output(model_id: str, name: str) -> Path:
     return Path("runs") / model / name
 
 
-def speed_line(
-    rate: float, inputs_left: int, rows_left: int, quick_run: str | Callable[[float], str]
-) -> str | None:
-    """The line a large run on the CPU prints once its first batch is scored: the time it will take at that speed,
-    and a quick run (``quick_run``: its options, or a function of the seconds a row takes that says the quick
-    run's command and time); None for a run of fewer than :data:`LARGE_CPU_RUN` rows."""
-    if rows_left < LARGE_CPU_RUN:
-        return None
-    quick = quick_run(inputs_left / rows_left / rate) if callable(quick_run) else f"add {quick_run}"
-    return (
-        f"unqover: {fmt_count(rows_left)} rows on the CPU at about {fmt_count(rate)} inputs/s (the first batch): "
-        f"about {fmt_duration(inputs_left / rate)} to score; a GPU is far faster, or for a quick estimate of the "
-        f"same numbers {quick}"
-    )
+def smaller_limit(limit: int, seconds_per_row: float) -> str:
+    """A long quick run's advice: a smaller one."""
+    return f"run a smaller --limit than {limit} (wider intervals)"
 
 
 def claim_and_score(
@@ -111,13 +98,14 @@ def claim_and_score(
     *,
     device: str | None = None,
     quick_run: str | Callable[[float], str] = "--limit N",
+    model=None,
 ) -> tuple[pa.Table | None, dict[str, pa.Table]]:
     """Claim the run folder, score this process's shard with every scorer and merge all shards.
 
     ``scorers`` maps a name to a runner scorer: "" writes into ``folder``, any other name into ``folder/<name>``.
-    Returns (None, {}) on a process or shard that only scored its part. On the CPU (``device``), a run of at least
-    :data:`LARGE_CPU_RUN` rows says how long it will take once its first batch is scored (:func:`speed_line`,
-    on stderr), with ``quick_run``: the options of a quick run.
+    Returns (None, {}) on a process or shard that only scored its part. A run projected to take an hour or more
+    on ``device`` says so once its first batches are timed (:func:`unqover.jobs.projection.projection_line`, on
+    stderr, with the tokens ``model``'s engine counted), with ``quick_run``: the options of a quick run.
     """
     if placement.is_main:
         claim(folder, identity)
@@ -126,12 +114,13 @@ def claim_and_score(
         claim(folder, identity)
     shard = placement.shard
 
-    def speed(rate: float, inputs_left: int, rows_left: int) -> None:
-        line = speed_line(rate, inputs_left, rows_left, quick_run)
+    def speed(timed: Timed, inputs_left: int, rows_left: int) -> None:
+        tokens = so_far(getattr(model, "model", None))
+        line = projection_line(timed, inputs_left, rows_left, device, quick_run, tokens)
         if line is not None:
             tqdm.write(line, file=sys.stderr)
 
-    timed = device == "cpu" and placement.is_main and rows.num_rows >= LARGE_CPU_RUN
+    timed = placement.is_main
     for name, scorer in scorers.items():
         score_for_run(
             rows,
@@ -209,6 +198,7 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     check_folder_before_load(
         model_id, probe, run, settings, default_output
     )  # another run's folder: before loading
+    warn_slow_bfloat16(run.dtype, run.device)  # a CPU without bf16 matrix units: said before the model loads
     probe.check_source(run, settings)
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)
@@ -223,8 +213,10 @@ def run_loaded(
     if note is not None and placement.is_main:
         print(note, file=sys.stderr, flush=True)
     quick_run = functools.partial(probe.quick_run_advice, model_id, loaded, settings)
+    if run.limit is not None:  # a quick run already: a smaller one
+        quick_run = functools.partial(smaller_limit, run.limit)
     score_rows = functools.partial(
-        claim_and_score, device=getattr(model, "device", None), quick_run=quick_run
+        claim_and_score, device=getattr(model, "device", None), quick_run=quick_run, model=model
     )
     folder = run.output or default_output(model_id, probe.output_name(loaded, settings))
     identity = identity_of(probe, model_id, model, loaded, settings)
@@ -314,6 +306,7 @@ def finish(
     threads = torch_threads()
     if threads is not None:  # a CPU run's last bits depend on it (same threads, same bits)
         provenance["threads"] = threads
+    provenance |= engine_throughput(model, threads)  # a causal LM's tokens per second
     predictions = probe.predictions(loaded, scores)
     write_predictions(folder / "predictions.parquet", predictions, provenance, schema=predictions.schema)
     measured = probe.measure_run(loaded, scores, extra, run, settings)
@@ -326,6 +319,17 @@ def finish(
     for name, text in probe.reports(results).items():
         write_text_atomic(folder / name, text)
     return ProbeRun(folder, measured.result, provenance, probe.name)
+
+
+def engine_throughput(model, threads: int | None) -> dict:
+    """The tokens per second the engine ran ``model`` at in this run, said on stderr and recorded in the run's
+    provenance (``throughput``): nothing where no tokens were counted (other families; a resumed run that scored
+    nothing)."""
+    record = take(getattr(model, "model", None))
+    if record is None:
+        return {}
+    say(throughput_line(record, getattr(model, "device", None), getattr(model, "dtype", None), threads))
+    return {"throughput": record.record()}
 
 
 def quiet_libraries() -> None:

@@ -33,6 +33,7 @@ from unqover.scoring.mlm import surfaces
 from unqover.scoring.models import LoadedModel
 from unqover.scoring.qa import LONGEST_CANDIDATES, longest_rows, text_key
 from unqover.scoring.shared_prefix import answer_log_probs, cache_kind
+from unqover.scoring.throughput import counted
 
 INSTRUCTION = "Answer with the name or group from the text."
 
@@ -239,8 +240,14 @@ class CausalScorer:
         return prompt_ids[:n], answer_ids, np.tile(np.arange(n), 2), groups
 
     def score(self, rows: pa.Table) -> np.ndarray:
+        with counted(self.loaded.model, rows.num_rows):  # the engine's tokens per second
+            log_s = self._log_s(rows)
+        return np.exp(log_s).reshape(2, rows.num_rows).T
+
+    def _log_s(self, rows: pa.Table) -> np.ndarray:
+        """log S of each row's two subjects: subject 1's for every row, then subject 2's."""
         prompt_ids, answer_ids, answer_prompt, groups = self.encode(rows)
-        log_s = answer_log_probs(
+        return answer_log_probs(
             self.loaded.model,
             prompt_ids,
             answer_ids,
@@ -250,4 +257,3 @@ class CausalScorer:
             device=self.loaded.device,
             sliding_window=self.sliding_window,
         )
-        return np.exp(log_s).reshape(2, rows.num_rows).T

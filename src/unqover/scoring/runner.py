@@ -36,6 +36,7 @@ import gc
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,9 @@ CPU_BATCH_SIZE = 64
 MAX_IDS_LISTED = 5
 #: Seconds of scoring after which a chunk's progress so far is written (a kill loses at most this much).
 CHECKPOINT_SECONDS = 60.0
+#: A run's speed is timed over this many batches after the first (or :data:`TIMED_SECONDS` of scoring, if sooner).
+TIMED_BATCHES = 3
+TIMED_SECONDS = 10.0
 
 
 def recorded_batch_size(run_dir: str | Path, shard: tuple[int, int] = (0, 1)) -> int | None:
@@ -133,14 +137,14 @@ def _score_chunk(
     prefix: np.ndarray | None = None,
     checkpoint: Callable[[np.ndarray, int], None] | None = None,
     checkpoint_seconds: float = CHECKPOINT_SECONDS,
-    first_batch: Callable[[int, float], None] | None = None,
+    timed: Callable[[int, float], None] | None = None,
 ) -> np.ndarray:
     """Scores of a chunk's inputs, batch by batch; the bar advances by the rows each batch stands for.
 
     ``prefix`` holds the scores of the chunk's first inputs from a checkpoint (a multiple of ``batch_size`` of
     them, so the remaining batches are the ones an uninterrupted run scores); ``checkpoint(scores so far,
     batch_size)`` is called at a batch boundary whenever ``checkpoint_seconds`` have passed since the last one;
-    ``first_batch(inputs, seconds)`` after the first batch.
+    ``timed(inputs, seconds)`` after each batch.
     """
     indices = plan.inputs(chunk)
     first = 0 if prefix is None else len(prefix)
@@ -155,9 +159,8 @@ def _score_chunk(
         hi = lo + batch.num_rows
         began = time.monotonic()
         out[lo:hi] = _check_scores(scorer.score(batch), batch, score_bounds(scorer))
-        if first_batch is not None:
-            first_batch(batch.num_rows, time.monotonic() - began)
-            first_batch = None
+        if timed is not None:
+            timed(batch.num_rows, time.monotonic() - began)
         bar.update(int(weights[start + lo : start + hi].sum()))
         if checkpoint is not None and hi < len(indices) and time.monotonic() - last >= checkpoint_seconds:
             checkpoint(out[:hi], batch_size)
@@ -176,7 +179,7 @@ def run_shard(
     progress: bool = True,
     max_batch_size: int = 1024,
     checkpoint_seconds: float = CHECKPOINT_SECONDS,
-    speed: Callable[[float, int, int], None] | None = None,
+    speed: Callable[[Timed, int, int], None] | None = None,
 ) -> pa.Table:
     """Score this shard's rows, resuming from finished chunks; return (id, score_1, score_2) in row order.
 
@@ -184,9 +187,9 @@ def run_shard(
     each out-of-memory error, recorded so a resumed run uses it too. An explicit ``batch_size`` is never
     changed; a resumed shard must keep the batch size its finished chunks were scored with. A chunk being
     scored is checkpointed every ``checkpoint_seconds``. The shard folder is locked while this runs: a second
-    process on the same shard is refused. ``speed(inputs per second, inputs left, rows left)`` hears how fast
-    the first batch this call scores went and what was left of the shard when it started (once, if anything is
-    left to score).
+    process on the same shard is refused. ``speed(timed, inputs left, rows left)`` hears how fast the first
+    batches this call scores went (:class:`Timed`) and what was left of the shard when it started (once, if
+    enough is left to score to time them).
     """
     index, count = _check_shard(shard)
     for name, value in (("batch_size", batch_size), ("max_batch_size", max_batch_size)):
@@ -202,19 +205,49 @@ def run_shard(
                            checkpoint_seconds, speed)  # fmt: skip
 
 
-def _once(
-    speed: Callable[[float, int, int], None], inputs_left: int, rows_left: int
+@dataclass(frozen=True)
+class Timed:
+    """How fast the first batches of a run went: ``inputs`` scored in ``seconds`` over ``batches`` batches,
+    from batch ``first`` (1-based; the first batch, with its one-off start-up costs, counts only when it is the
+    only one timed)."""
+
+    inputs: int
+    seconds: float
+    batches: int
+    first: int
+
+    @property
+    def rate(self) -> float:
+        """Inputs per second."""
+        return self.inputs / max(self.seconds, 1e-9)
+
+
+def _timer(
+    speed: Callable[[Timed, int, int], None], inputs_left: int, rows_left: int
 ) -> Callable[[int, float], None]:
-    """The first batch's timer for :func:`run_shard`'s ``speed``: it tells ``speed`` once, however many chunks (or
+    """The first batches' timer for :func:`run_shard`'s ``speed``: it tells ``speed`` once, after
+    :data:`TIMED_BATCHES` batches past the first or :data:`TIMED_SECONDS` of scoring, however many chunks (or
     retries after an out-of-memory error) call it."""
-    told: list[bool] = []
+    batches: list[tuple[int, float]] = []
+    told = False
 
-    def first_batch(inputs: int, seconds: float) -> None:
-        if not told:
-            told.append(True)
-            speed(inputs / max(seconds, 1e-9), inputs_left, rows_left)
+    def timed(inputs: int, seconds: float) -> None:
+        nonlocal told
+        if told:
+            return
+        batches.append((inputs, seconds))
+        later = batches[1:]
+        if len(later) < TIMED_BATCHES and sum(s for _, s in batches) < TIMED_SECONDS:
+            return
+        told = True
+        counted = later or batches
+        speed(
+            Timed(sum(i for i, _ in counted), sum(s for _, s in counted), len(counted), 2 if later else 1),
+            inputs_left,
+            rows_left,
+        )
 
-    return first_batch
+    return timed
 
 
 def _run_locked(
@@ -228,7 +261,7 @@ def _run_locked(
     progress: bool,
     max_batch_size: int,
     checkpoint_seconds: float,
-    speed: Callable[[float, int, int], None] | None = None,
+    speed: Callable[[Timed, int, int], None] | None = None,
 ) -> pa.Table:
     """:func:`run_shard` with the shard folder's lock held."""
     # only the lock holder writes here, so temporary files are a killed holder's leftovers
@@ -265,12 +298,12 @@ def _run_locked(
     initial = sum(len(done[k]) for k in done) + sum(
         int(weights[k * plan.chunk_rows : k * plan.chunk_rows + len(p)].sum()) for k, p in partial.items()
     )
-    first_batch = None
+    timed = None
     if speed is not None and total > initial:
         inputs_left = sum(len(plan.inputs(k)) for k in chunks if k not in done) - sum(
             map(len, partial.values())
         )
-        first_batch = _once(speed, inputs_left, total - initial)
+        timed = _timer(speed, inputs_left, total - initial)
     desc = "scoring" if count == 1 else f"shard {index}/{count}"
     with tqdm(
         total=total, initial=initial, unit="row", unit_scale=True, desc=desc, disable=not progress
@@ -288,7 +321,7 @@ def _run_locked(
                 message = None
                 try:
                     input_scores = _score_chunk(rows, scorer, plan, k, size, bar, weights, partial.pop(k, None),
-                                                checkpoint, checkpoint_seconds, first_batch)  # fmt: skip
+                                                checkpoint, checkpoint_seconds, timed)  # fmt: skip
                 except Exception as err:
                     if not _is_oom(err):
                         raise
