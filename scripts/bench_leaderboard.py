@@ -40,8 +40,7 @@ import pyarrow.compute as pc
 
 from unqover.generate.unqover import make_plan
 from unqover.lexicon import resolve_word_lists
-from unqover.measure.leaderboard import leaderboard_analysis, leaderboard_table
-from unqover.measure.ranking import bonferroni_confidence
+from unqover.measure.leaderboard import bonferroni_confidence, leaderboard_analysis, leaderboard_table
 from unqover.measure.unqover import measure_paired, pair_dataset_rows
 from unqover.probes.unqover_rows import ROW_COLUMNS
 from unqover.scoring.sampling import find_groups, selected_groups

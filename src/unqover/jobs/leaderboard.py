@@ -4,7 +4,7 @@ Each model's value with an interval that holds simultaneously over all K models 
 recomputed from the run's predictions and rows by its probe), its rank (1 = least biased) and rank interval, and
 the pairs whose difference is distinguishable from zero after Holm's correction over the K(K − 1)/2 pairs (the
 shifts of ``unqover compare``: paired where the runs share a sample), listed with intervals at α/#pairs. The
-statistics are :mod:`unqover.measure.ranking`'s; the words :mod:`unqover.report.leaderboard`'s.
+statistics are :mod:`unqover.measure.leaderboard`'s; the words :mod:`unqover.report.leaderboard`'s.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from unqover.errors import UnqoverError
 from unqover.jobs.compare import add_run_argument, compared_probe, print_and_write, run_name
 from unqover.jobs.reread import add_word_lists_argument
 from unqover.jobs.verify import check_distinct, verify_run
-from unqover.measure.leaderboard import METHOD, leaderboard_table
-from unqover.measure.ranking import bonferroni_confidence
+from unqover.measure.leaderboard import METHOD, bonferroni_confidence, leaderboard_table
 from unqover.probes.base import Ranking
 from unqover.probes.options import CommandParser, output_path, real
 from unqover.results import (
