@@ -14,8 +14,7 @@ from unqover.jobs.compare import compare_main, compare_runs
 from unqover.measure.layout import subject_heatmap, usual_count
 from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
-from unqover.report.compare import compare_results
-from unqover.report.compare_text import compare_markdown, compare_text
+from unqover.report.compare import compare_markdown, compare_results, compare_text
 from unqover.report.html import MAX_HEATMAP_ROWS, html_report
 from unqover.report.markdown import markdown_report
 from unqover.results import load_results, split_results

@@ -2,8 +2,7 @@
 over the dataset rows (the formulas are :mod:`unqover.measure.shifts`'s), paired over the groups both runs scored
 when they share nearly all of the smaller sample, unpaired otherwise; and every other number of the comparison
 (:func:`comparison_numbers`: each run's values beside the shifts, exact for two full runs, the cells that moved,
-what one run measured alone). The data is the comparison's; its words are :mod:`unqover.report.compare` and
-:mod:`unqover.report.compare_text`'s."""
+what one run measured alone). The data is the comparison's; its words are :mod:`unqover.report.compare`'s."""
 
 from __future__ import annotations
 

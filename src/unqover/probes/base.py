@@ -506,7 +506,7 @@ class ProbeDefinition:
         intervals; runs of different dataset configs are refused, different row selections get a warning.
         """
         from unqover.measure.run_shifts import shift_of
-        from unqover.report.compare_text import compare_headlines
+        from unqover.report.compare import compare_headlines
         from unqover.results import dataset_of, split_results
 
         a, b, (name_a, name_b) = runs.a, runs.b, runs.names

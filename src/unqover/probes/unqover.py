@@ -509,8 +509,7 @@ class UnqoverProbe(ProbeDefinition):
         modes). With ``runs.paths``, a quick run's shifts get intervals and
         p-values from both runs' predictions (:func:`unqover.measure.run_shifts.shifts_between`)."""
         from unqover.measure.run_shifts import comparison_numbers, shifts_between
-        from unqover.report.compare import compare_results
-        from unqover.report.compare_text import compare_markdown, compare_text
+        from unqover.report.compare import compare_markdown, compare_results, compare_text
         from unqover.results import split_results
 
         def scores_of(results: Mapping, predictions: Sequence[Path]) -> tuple[pa.Table, list]:
