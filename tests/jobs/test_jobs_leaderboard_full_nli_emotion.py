@@ -17,7 +17,7 @@ import pytest
 from tests.jobs.test_compare_shifts import full_values, measured, models, religion, rows, world  # noqa: F401
 from tests.jobs.test_leaderboard import refused
 from unqover.cli import main
-from unqover.jobs.leaderboard import leaderboard
+from unqover.jobs.compare import leaderboard
 from unqover.predictions import write_predictions
 from unqover.probes.base import Ranking
 from unqover.results import selection_text
