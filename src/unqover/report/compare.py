@@ -23,20 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from unqover import format as formats
 from unqover.errors import UnqoverError
-from unqover.format import (
-    MISSING,
-    fmt,
-    fmt_count,
-    fmt_declined,
-    fmt_estimate,
-    fmt_interval,
-    fmt_level,
-    fmt_p,
-    fmt_signed,
-    number,
-    plural,
-)
 from unqover.report.markdown import (
     ALL_GROUPS,
     GENERALIZATION,
@@ -55,8 +43,8 @@ def _scope(result: Mapping) -> str:
     line = sample_line(result)
     if line is not None:
         return line
-    total = number(result.get("num_groups"))
-    return ALL_GROUPS if total is None else f"all {fmt_count(total)} groups"
+    total = formats.number(result.get("num_groups"))
+    return ALL_GROUPS if total is None else f"all {formats.fmt_count(total)} groups"
 
 
 def _interval_kind(result: Mapping) -> str | None:
@@ -140,7 +128,7 @@ def compare_results(
         "dataset": dataset_of(pa) if any(dataset_of(pa).values()) else dataset_of(pb),
         "mode": ra.get("mode", "default"),
         "mu_unit": unit,
-        "confidence": number((ra.get("bootstrap") or {}).get("confidence")),
+        "confidence": formats.number((ra.get("bootstrap") or {}).get("confidence")),
         "warnings": warnings,
         "scopes": [_scope(ra), _scope(rb)],
         **numbers,
@@ -152,11 +140,11 @@ def _shift_text(row: Mapping) -> str:
     """A shift with its interval, ``+0.0500 [+0.0100, +0.0900]``; ``+0.1000 (exact)``; ``— (declined: …)``; the
     value alone without an interval."""
     if row.get("declined"):
-        return f"{MISSING} ({fmt_declined(row['declined'])})"
+        return f"{formats.MISSING} ({formats.fmt_declined(row['declined'])})"
     value = row.get("value", row.get("shift"))
     if row.get("method") == "exact":
-        return f"{fmt_signed(value)} (exact)"
-    return fmt_estimate(value, row.get("interval", row.get("shift_interval")), signed=True)
+        return f"{formats.fmt_signed(value)} (exact)"
+    return formats.fmt_estimate(value, row.get("interval", row.get("shift_interval")), signed=True)
 
 
 def _method_word(row: Mapping) -> str:
@@ -174,10 +162,10 @@ def _how(comparison: Mapping) -> str:
     if method is None:
         return "no intervals (see the warning)"
     groups, of, shared = sample.get("groups") or [None, None], sample.get("of"), sample.get("shared")
-    drawn = f"{fmt_count(groups[0])} and {fmt_count(groups[1])} of {fmt_count(of)} groups scored"
+    drawn = f"{formats.fmt_count(groups[0])} and {formats.fmt_count(groups[1])} of {formats.fmt_count(of)} groups scored"
     if method == "paired":
-        return f"paired over the {fmt_count(shared)} groups both runs scored ({drawn})"
-    return f"unpaired: the runs scored different samples ({drawn}, {fmt_count(shared)} shared)"
+        return f"paired over the {formats.fmt_count(shared)} groups both runs scored ({drawn})"
+    return f"unpaired: the runs scored different samples ({drawn}, {formats.fmt_count(shared)} shared)"
 
 
 def _subjects_heading(subjects: Sequence[Mapping], top: int) -> str:
@@ -197,18 +185,21 @@ def _gamma_cells(row: Mapping) -> list[str]:
     """A moved row's cells in the Markdown tables: γ of run A and its interval, γ of run B and its interval, the
     shift (no interval of its own)."""
     return [
-        fmt_signed(row["gamma_a"]),
-        fmt_interval(row["interval_a"], signed=True),
-        fmt_signed(row["gamma_b"]),
-        fmt_interval(row["interval_b"], signed=True),
-        fmt_signed(row["shift"]),
+        formats.fmt_signed(row["gamma_a"]),
+        formats.fmt_interval(row["interval_a"], signed=True),
+        formats.fmt_signed(row["gamma_b"]),
+        formats.fmt_interval(row["interval_b"], signed=True),
+        formats.fmt_signed(row["shift"]),
     ]
 
 
 def _pairs_heading(comparison: Mapping) -> str | None:
     """The heading of the γ(x, a) shifts; None when there is nothing to list."""
     method, rows = comparison.get("shift_method"), comparison.get("pairs") or []
-    compared, level = comparison.get("num_pairs") or 0, fmt_level(comparison.get("confidence")) or "95%"
+    compared, level = (
+        comparison.get("num_pairs") or 0,
+        formats.fmt_level(comparison.get("confidence")) or "95%",
+    )
     if method in ("paired", "unpaired"):
         if not rows:
             return (
@@ -217,7 +208,7 @@ def _pairs_heading(comparison: Mapping) -> str | None:
             )
         listed = comparison.get("num_listed") or len(rows)
         which = (
-            f"the {plural(listed, 'cell')} whose interval excludes zero"
+            f"the {formats.plural(listed, 'cell')} whose interval excludes zero"
             if listed == len(rows)
             else f"the top {len(rows)} of {listed:,} cells whose interval excludes zero"
         )
@@ -234,7 +225,7 @@ def _pairs_heading(comparison: Mapping) -> str | None:
 
 
 def _footnote(comparison: Mapping) -> str:
-    method, level = comparison.get("shift_method"), fmt_level(comparison.get("confidence")) or "95%"
+    method, level = comparison.get("shift_method"), formats.fmt_level(comparison.get("confidence")) or "95%"
     if method in ("paired", "unpaired"):
         return (
             f"Shifts: B − A of the full-dataset values, with {level} intervals ({method}) and p, the p-value of no "
@@ -278,9 +269,9 @@ def _describe(comparison: Mapping) -> list[str]:
 def _with_interval(row: Mapping, side: str) -> str:
     """A headline row's interval beside the estimate it is for (empty without an interval)."""
     interval = row.get(f"interval_{side}")
-    if fmt_interval(interval) == MISSING:
+    if formats.fmt_interval(interval) == formats.MISSING:
         return ""
-    return fmt_estimate(row.get(f"estimate_{side}"), interval)
+    return formats.fmt_estimate(row.get(f"estimate_{side}"), interval)
 
 
 def declined_lines(comparison: Mapping) -> list[str]:
@@ -291,13 +282,13 @@ def declined_lines(comparison: Mapping) -> list[str]:
         said: dict[str, list[str]] = {}
         for side, name in zip(("a", "b"), names, strict=True):
             if row.get(f"declined_{side}"):
-                said.setdefault(fmt_declined(row[f"declined_{side}"]), []).append(name)
+                said.setdefault(formats.fmt_declined(row[f"declined_{side}"]), []).append(name)
         lines += [f"{row['name']} in {' and '.join(runs)}: {text}" for text, runs in said.items()]
     return lines
 
 
 def _level(comparison: Mapping) -> str:
-    level = fmt_level(comparison.get("confidence"))
+    level = formats.fmt_level(comparison.get("confidence"))
     return f"{level} intervals" if level else "intervals"
 
 
@@ -336,9 +327,11 @@ def compare_text(comparison: Mapping) -> str:
     ]
     for row in comparison["headline"]:
         a, b = _with_interval(row, "a"), _with_interval(row, "b")
-        lines.append(f"  {row['name']:<30} {fmt(row['a']):>7} {a:>24} {fmt(row['b']):>7} {b:>24}")
+        lines.append(
+            f"  {row['name']:<30} {formats.fmt(row['a']):>7} {a:>24} {formats.fmt(row['b']):>7} {b:>24}"
+        )
     lines += [f"  {line}" for line in declined_lines(comparison)]
-    level = fmt_level(comparison.get("confidence")) or "95%"
+    level = formats.fmt_level(comparison.get("confidence")) or "95%"
     with_intervals = comparison.get("shift_method") in ("paired", "unpaired")
     lines += [
         "",
@@ -349,7 +342,7 @@ def compare_text(comparison: Mapping) -> str:
     ]
     for row in comparison["headline"]:
         lines.append(
-            f"  {row['name']:<31} {_shift_text(row):<32} {fmt_p(row['p_value']):>8}  {_method_word(row)}".rstrip()
+            f"  {row['name']:<31} {_shift_text(row):<32} {formats.fmt_p(row['p_value']):>8}  {_method_word(row)}".rstrip()
         )
     subjects = comparison["subjects"]
     if subjects and top:
@@ -358,22 +351,22 @@ def compare_text(comparison: Mapping) -> str:
             f"{_subjects_heading(subjects, top)}:",
         ]
         for r in subjects[:top]:
-            ranks = f"rank {fmt_count(r['rank_a'])} → {fmt_count(r['rank_b'])}"
+            ranks = f"rank {formats.fmt_count(r['rank_a'])} → {formats.fmt_count(r['rank_b'])}"
             lines.append(
-                f"  {fmt_signed(r['shift']):>8}  {fmt_signed(r['gamma_a'])} → {fmt_signed(r['gamma_b'])}  "
+                f"  {formats.fmt_signed(r['shift']):>8}  {formats.fmt_signed(r['gamma_a'])} → {formats.fmt_signed(r['gamma_b'])}  "
                 f"{ranks:<16} {r['subject']}"
             )
     heading = _pairs_heading(comparison)
     if heading is not None:
         lines += ["", heading if heading.endswith(".") else heading + ":"]
         for r in comparison.get("pairs") or []:
-            counted = f"{fmt_count(r.get('count'))} values" if r.get("count") is not None else ""
+            counted = f"{formats.fmt_count(r.get('count'))} values" if r.get("count") is not None else ""
             gammas = (
-                f"γ {fmt_signed(r.get('gamma_a'))} → {fmt_signed(r.get('gamma_b'))}"
+                f"γ {formats.fmt_signed(r.get('gamma_a'))} → {formats.fmt_signed(r.get('gamma_b'))}"
                 if r.get("gamma_a") is not None and r.get("gamma_b") is not None
                 else ""
             )
-            p_text = f"p {fmt_p(r['p_value'])}" if r.get("p_value") is not None else ""
+            p_text = f"p {formats.fmt_p(r['p_value'])}" if r.get("p_value") is not None else ""
             lines.append(
                 f"  {_shift_text(r):<32} {p_text:<10} {counted:<11} {gammas:<19} {r['subject']} — {r['label']}"
             )
@@ -385,7 +378,7 @@ def compare_text(comparison: Mapping) -> str:
         ]
         for r in rows:
             lines.append(
-                f"  {fmt_signed(r['shift']):>8}  {fmt_signed(r['gamma_a'])} → {fmt_signed(r['gamma_b'])}  "
+                f"  {formats.fmt_signed(r['shift']):>8}  {formats.fmt_signed(r['gamma_a'])} → {formats.fmt_signed(r['gamma_b'])}  "
                 f"{r['cluster']} — {r['label']}"
             )
     only = _only_lines(comparison, limit=20)
@@ -424,12 +417,12 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
         [
             [
                 row["name"],
-                fmt(row["a"]),
-                _with_interval(row, "a") or MISSING,
-                fmt(row["b"]),
-                _with_interval(row, "b") or MISSING,
+                formats.fmt(row["a"]),
+                _with_interval(row, "a") or formats.MISSING,
+                formats.fmt(row["b"]),
+                _with_interval(row, "b") or formats.MISSING,
                 _shift_text(row),
-                fmt_p(row["p_value"]),
+                formats.fmt_p(row["p_value"]),
                 _method_word(row) or "no interval",
             ]
             for row in comparison["headline"]
@@ -448,7 +441,7 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
                 [
                     md(r["subject"]),
                     *_gamma_cells(r),
-                    f"{fmt_count(r['rank_a'])} → {fmt_count(r['rank_b'])}",
+                    f"{formats.fmt_count(r['rank_a'])} → {formats.fmt_count(r['rank_b'])}",
                 ]
                 for r in subjects[:top]
             ],
@@ -464,11 +457,11 @@ def compare_markdown(comparison: Mapping, title: str | None = None) -> str:
                 [
                     md(r["subject"]),
                     md(r["label"]),
-                    fmt_signed(r.get("gamma_a")),
-                    fmt_signed(r.get("gamma_b")),
+                    formats.fmt_signed(r.get("gamma_a")),
+                    formats.fmt_signed(r.get("gamma_b")),
                     _shift_text(r),
-                    fmt_p(r.get("p_value")),
-                    fmt_count(r.get("count")),
+                    formats.fmt_p(r.get("p_value")),
+                    formats.fmt_count(r.get("count")),
                     _method_word(r) or "no interval",
                 ]
                 for r in comparison["pairs"]
@@ -513,7 +506,9 @@ def compare_headlines(
     for key in shifts:
         value_a, interval_a = a.get(key, (None, None))
         value_b, interval_b = b.get(key, (None, None))
-        shown_a = words[0].get(key) or fmt_estimate(value_a, interval_a)
-        shown_b = words[1].get(key) or fmt_estimate(value_b, interval_b)
-        lines.append(f"| {md(key)} | {md_text(shown_a)} | {md_text(shown_b)} | {fmt_signed(shifts[key])} |")
+        shown_a = words[0].get(key) or formats.fmt_estimate(value_a, interval_a)
+        shown_b = words[1].get(key) or formats.fmt_estimate(value_b, interval_b)
+        lines.append(
+            f"| {md(key)} | {md_text(shown_a)} | {md_text(shown_b)} | {formats.fmt_signed(shifts[key])} |"
+        )
     return "\n".join([*lines, *(f"\nwarning: {w}" for w in warnings)])
