@@ -12,7 +12,7 @@ full-dataset values (measured on all the rows) are the truth, and the true rank 
 For each budget and seed, every model's quick run scores the same seeded sample of groups (the library's design,
 as a sweep's quick runs do, so the comparisons are paired), and the leaderboard is computed by the command's own
 code path on the in-memory runs: :func:`unqover.measure.leaderboard.leaderboard_analysis` (what the UnQover
-probe's ``leaderboard_numbers`` calls) at the Bonferroni levels, then :mod:`unqover.jobs.leaderboard`'s table.
+probe's ``leaderboard_numbers`` calls) at the Bonferroni levels, then :mod:`unqover.jobs.compare`'s table.
 
 Reported per scenario, budget and metric over the seeds:
 
@@ -40,8 +40,7 @@ import pyarrow.compute as pc
 
 from unqover.generate.unqover import make_plan
 from unqover.lexicon import resolve_word_lists
-from unqover.measure.leaderboard import leaderboard_analysis, leaderboard_table
-from unqover.measure.ranking import bonferroni_confidence
+from unqover.measure.leaderboard import bonferroni_confidence, leaderboard_analysis, leaderboard_table
 from unqover.measure.unqover import measure_paired, pair_dataset_rows
 from unqover.probes.unqover_rows import ROW_COLUMNS
 from unqover.scoring.sampling import find_groups, selected_groups

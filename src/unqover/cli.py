@@ -752,7 +752,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return compare_main(argv[1:])
     if argv[:1] == ["leaderboard"]:
-        from unqover.jobs.leaderboard import leaderboard_main
+        from unqover.jobs.compare import leaderboard_main
 
         return leaderboard_main(argv[1:])
     parser = build_parser()

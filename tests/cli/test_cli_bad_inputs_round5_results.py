@@ -1,7 +1,7 @@
 """Cases of issue 45's hostile round on the results layer, lm-eval and custom probe files, through the command line:
 
 * ``unqover compare`` shows only numbers that the runs' predictions give again, as ``unqover leaderboard`` does
-  (``unqover.jobs.verify``): an edited mean answer score, γ(x), number of groups or sample size, and an edited
+  (``unqover.jobs.compare``): an edited mean answer score, γ(x), number of groups or sample size, and an edited
   confidence level are refused naming both values; a run whose predictions are gone is refused saying why;
 * runs of one model that differ in a setting that changes the numbers (dtype, system prompt, ...) are labelled with
   it in ``compare`` and ``leaderboard`` (the kept real-model runs of ``docs/examples/``);

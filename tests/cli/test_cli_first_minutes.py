@@ -313,7 +313,8 @@ def test_gender_needs_the_clusters_groups_not_the_per_subject_extras(upstream_wo
     """Gender's μ and η average over the clusters (female, male): 350 groups are enough for them (one fewer
     declines them), while the per-subject extras need far more; the note names the headline's size."""
     from unqover.lexicon import WordLists
-    from unqover.measure.unqover import pair_dataset_rows, quick_run_groups, sample_headline
+    from unqover.measure.leaderboard import sample_headline
+    from unqover.measure.unqover import pair_dataset_rows, quick_run_groups
 
     rows = pa.Table.from_batches(
         list(make_plan(WordLists(upstream_word_lists_path), "gender", "qa").batches())

@@ -17,7 +17,7 @@ import pytest
 from tests.jobs.test_compare_shifts import full_values, measured, models, religion, rows, world  # noqa: F401
 from tests.jobs.test_leaderboard import refused
 from unqover.cli import main
-from unqover.jobs.leaderboard import leaderboard
+from unqover.jobs.compare import leaderboard
 from unqover.predictions import write_predictions
 from unqover.probes.base import Ranking
 from unqover.results import selection_text
@@ -111,7 +111,7 @@ def test_a_full_run_among_quick_runs(full_runs, quick_runs, rows, models):  # no
 @pytest.fixture(scope="module")
 def quick_a(quick_runs, rows) -> tuple:  # noqa: F811
     """Quick run A's groups over the whole dataset: (paired scores, mask of the groups it scored)."""
-    from unqover.measure.run_shifts import paired_runs
+    from unqover.measure.shifts import paired_runs
     from unqover.probes.unqover_rows import scores_over
 
     result = json.loads(quick_runs["A"].read_text())
@@ -122,7 +122,7 @@ def quick_a(quick_runs, rows) -> tuple:  # noqa: F811
 @pytest.mark.parametrize("metric", ["mu", "eta", "positional_error", "attributive_error"])
 def test_the_test_against_an_exact_value_inverts_the_interval(quick_a, metric):
     """sample_p_value(v) < α exactly when the quick run's interval at 1 − α excludes v (α = 0.01)."""
-    from unqover.measure.unqover import sample_headline, sample_p_value
+    from unqover.measure.leaderboard import sample_headline, sample_p_value
 
     paired, observed = quick_a
     low, high = sample_headline(paired, observed, confidence=0.99, seed=0)[metric].interval
@@ -192,7 +192,7 @@ def test_nli_sweep_writes_a_leaderboard_of_quick_runs(nli_sweeps, nli_models):
 
 
 def test_nli_pairs_are_paired_on_one_sample_and_exact_for_full_runs(nli_sweeps, nli_models):
-    from unqover.measure.ranking import bonferroni_confidence
+    from unqover.measure.leaderboard import bonferroni_confidence
     from unqover.probes.registry import PROBES
 
     quick = [nli_sweeps["quick"] / m.name / "nli-gender" for m in nli_models]

@@ -1,5 +1,5 @@
 """Every surface that ranks, compares or publishes runs checks their numbers against their predictions, and tells
-runs apart by what they hold (`unqover.jobs.verify`): an edited number, a results file beside another run's
+runs apart by what they hold (`unqover.jobs.compare`): an edited number, a results file beside another run's
 predictions, or a copy of a run is refused in one line naming both values (or both runs).
 
 UnQover runs are the full and quick runs of tests/jobs/test_jobs_leaderboard_full_nli_emotion.py (synthetic
@@ -19,7 +19,7 @@ from tests.jobs.test_jobs_leaderboard_full_nli_emotion import emotion_sweeps, fu
 from tests.jobs.test_leaderboard import refused
 from unqover.cli import main
 from unqover.format import fmt
-from unqover.jobs.leaderboard import leaderboard
+from unqover.jobs.compare import leaderboard
 
 pytestmark = pytest.mark.slow
 

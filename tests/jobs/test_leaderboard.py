@@ -15,7 +15,7 @@ import pytest
 
 from tests.jobs.test_compare_shifts import measured, models, religion, rows, run_folder, world  # noqa: F401
 from unqover.cli import main
-from unqover.jobs.leaderboard import leaderboard
+from unqover.jobs.compare import leaderboard
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The statistics of `unqover leaderboard` (unqover.measure.ranking): Bonferroni levels, ranks with ties, rank
+"""The statistics of `unqover leaderboard` (unqover.measure.leaderboard): Bonferroni levels, ranks with ties, rank
 intervals from simultaneous intervals and Holm's adjustment, against hand-worked values and properties."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unqover.measure.ranking import bonferroni_confidence, point_ranks, rank_intervals
+from unqover.measure.leaderboard import bonferroni_confidence, point_ranks, rank_intervals
 from unqover.measure.stats import holm
 
 

@@ -14,8 +14,7 @@ from unqover.jobs.compare import compare_main, compare_runs
 from unqover.measure.layout import subject_heatmap, usual_count
 from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
-from unqover.report.compare import compare_results
-from unqover.report.compare_text import compare_markdown, compare_text
+from unqover.report.compare import compare_markdown, compare_results, compare_text
 from unqover.report.html import MAX_HEATMAP_ROWS, html_report
 from unqover.report.markdown import markdown_report
 from unqover.results import load_results, split_results
@@ -457,7 +456,7 @@ def test_main_end_to_end(tmp_path, capsys):
     file_b = tmp_path / "tuned.bias.json"
     file_b.write_text(json.dumps(make_results(scale=0.5)))
     output = tmp_path / "out" / "comparison.md"
-    # numbers that no predictions give again are not shown (unqover.jobs.verify): refused, nothing written
+    # numbers that no predictions give again are not shown (unqover.jobs.compare): refused, nothing written
     assert compare_main([str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 2
     assert capsys.readouterr().err == (
         f"unqover: error: cannot check the numbers of run-a against its predictions (the run folder {run_a} has "

@@ -17,7 +17,7 @@ import pytest
 
 from tests.report.test_report_pages import compared, make_results, page_of
 from unqover.measure.unqover import UnqoverBias
-from unqover.report.compare_text import compare_markdown, compare_text
+from unqover.report.compare import compare_markdown, compare_text
 from unqover.report.markdown import markdown_report
 from unqover.report.text import summary
 from unqover.space.render import quick_run_web_line, unqover_headline

@@ -11,7 +11,7 @@ own repo, made for that base), not a local folder unless it is a Hub-cache snaps
 ``unqover build-datasets`` made names the Hub dataset that folder is a build of (its card says so); anything else
 needs ``--dataset-id``. A number that is missing or not finite (a measure the run declined) is left out with a
 note; a run with none left is refused. Last, the run's predictions are measured again and must give the numbers
-and model its results record (:func:`unqover.jobs.verify.verify_run`): nothing edited or borrowed is published. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
+and model its results record (:func:`unqover.jobs.compare.verify_run`): nothing edited or borrowed is published. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from unqover.format import fmt_estimate, fmt_interval, fmt_level
 from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_request, write_eval_results
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
+from unqover.jobs.compare import verify_run
 from unqover.jobs.lm_eval_tasks import task_names
-from unqover.jobs.verify import verify_run
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.probes.result_identity import KIND_DESIGN, KIND_FULL, KIND_SUBSET, selection_kind
 from unqover.results import RESULTS_FILE, check_numbers, dataset_of, load_results
@@ -232,7 +232,7 @@ def run_results(
     source_url: str | None = None,
 ) -> tuple[list[EvalResult], list[str]]:
     """The headline numbers of one run (a run folder or results JSON) as Hub results, and the numbers left out,
-    once its predictions give them (:func:`unqover.jobs.verify.verify_run`)."""
+    once its predictions give them (:func:`unqover.jobs.compare.verify_run`)."""
     results = load_results(run)
     found = results_entries(results, run, model_repo, dataset_id=dataset_id, source_url=source_url)
     verify_run(results_probe(results), results, run, str(run), results_rows=False)

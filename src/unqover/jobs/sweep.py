@@ -1,7 +1,7 @@
 """A sweep of several models (``unqover probe MODEL MODEL ... --bias B[,B...]`` or ``--models FILE``): every model
 x probe runs into ``DIR/<model>/<probe>`` through :func:`unqover.jobs.multi.run_probes`, one model loaded at a time
 and freed before the next; a model that fails is reported at the end and the others go on; then one leaderboard
-per probe (``DIR/leaderboard-<probe>.json/.md/.html``, by :func:`unqover.jobs.leaderboard.leaderboard`), or, when
+per probe (``DIR/leaderboard-<probe>.json/.md/.html``, by :func:`unqover.jobs.compare.leaderboard`), or, when
 its models measured different dataset configs (QA models and masked LMs), one per config with two or more runs
 (``DIR/leaderboard-<probe>-<config>.*``; a run alone on its config is named as standing alone), and one page
 linking them (``DIR/index.html``). Run folders resume, so a second call scores only what is missing.
@@ -234,7 +234,7 @@ def run_model(model: SweepModel, probes: Sequence[ProbeDefinition], run: RunOpti
 def _leaderboard(name: str, runs: list[Path], folder: Path, metric: str | None) -> Path:
     """Write one leaderboard (``leaderboard-<name>``) as JSON, Markdown and HTML; raises UnqoverError when it
     cannot be made."""
-    from unqover.jobs.leaderboard import leaderboard
+    from unqover.jobs.compare import leaderboard
     from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown
 
     if len(runs) < 2:

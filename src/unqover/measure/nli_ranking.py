@@ -13,7 +13,7 @@ is each model's value on the full dataset:
   rule, with the smaller number of premises; its p-value is the one that interval inverts (the doubled smaller
   bootstrap tail of 0 for percentile intervals, the t test for t intervals);
 * a full run against a quick run: the quick run's replicates minus the exact value;
-* two full runs: the exact difference (:func:`unqover.measure.ranking.exact_shift`).
+* two full runs: the exact difference (:func:`unqover.measure.leaderboard.exact_shift`).
 
 Bootstrap resamples: at least 50 replicates in each tail of the level asked for (so 1 − α/K percentiles are read
 from enough replicates), at most :data:`MAX_RESAMPLES`.
@@ -29,9 +29,9 @@ import numpy as np
 from scipy import stats
 
 from unqover.measure.bootstrap import BootstrapSpec
+from unqover.measure.leaderboard import exact_shift
 from unqover.measure.nli import FEW_CLUSTERS, SIGNED, bootstrap_replicates, interval_by_rule
 from unqover.measure.nli_instances import statistics
-from unqover.measure.ranking import exact_shift
 
 TAIL_REPLICATES = 50
 MAX_RESAMPLES = 200_000

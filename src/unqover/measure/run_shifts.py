@@ -2,8 +2,7 @@
 over the dataset rows (the formulas are :mod:`unqover.measure.shifts`'s), paired over the groups both runs scored
 when they share nearly all of the smaller sample, unpaired otherwise; and every other number of the comparison
 (:func:`comparison_numbers`: each run's values beside the shifts, exact for two full runs, the cells that moved,
-what one run measured alone). The data is the comparison's; its words are :mod:`unqover.report.compare` and
-:mod:`unqover.report.compare_text`'s."""
+what one run measured alone). The data is the comparison's; its words are :mod:`unqover.report.compare`'s."""
 
 from __future__ import annotations
 
@@ -13,10 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from unqover.errors import NotAtHand, UnqoverError
-from unqover.format import fmt_count, number
-from unqover.measure.pairing import PairedScores
-from unqover.measure.shifts import cell_shifts, headline_shifts, samples
-from unqover.measure.unqover import pair_dataset_rows
+from unqover.format import number
+from unqover.measure.shifts import cell_shifts, headline_shifts, paired_runs, samples
 from unqover.results import (
     attribute_key,
     attribute_labels,
@@ -25,38 +22,6 @@ from unqover.results import (
     sample_of,
     split_results,
 )
-
-
-def paired_runs(
-    rows,
-    scored: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
-    results: Sequence[Mapping],
-    names: Sequence[str],
-    mode: str,
-) -> list[tuple[PairedScores, np.ndarray]]:
-    """Each run's groups over the whole dataset ``rows`` (its scores where it scored, zeros elsewhere) and the mask
-    of the groups it scored; ``results`` are the runs' results (not provenance). Raises :class:`UnqoverError` when
-    the scores do not reproduce the groups a run measured."""
-    runs = []
-    for (score_1, score_2, rows_scored), result, name in zip(scored, results, names, strict=True):
-        paired = pair_dataset_rows(
-            rows,
-            np.where(rows_scored, score_1, 0.0),
-            np.where(rows_scored, score_2, 0.0),
-            mode=mode,
-            drop_incomplete=True,
-        )
-        observed = rows_scored[paired.rows].all(axis=1)
-        sample = sample_of(result)
-        measured = (sample["groups"], sample["of"]) if sample else (result.get("num_groups"),) * 2
-        found = (int(observed.sum()), paired.num_groups)
-        if any(number(m) is not None and int(number(m)) != f for m, f in zip(measured, found, strict=True)):
-            raise UnqoverError(
-                f"the predictions of {name} cover {found[0]:,} of the dataset's {found[1]:,} groups, but its results "
-                f"measured {fmt_count(measured[0])} of {fmt_count(measured[1])}"
-            )
-        runs.append((paired, observed))
-    return runs
 
 
 def shift_analysis(

@@ -49,12 +49,14 @@ their values.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
+from unqover.errors import UnqoverError
+from unqover.format import fmt_count, number
 from unqover.measure.bounded import bounded_mean_intervals, bounded_mean_p_values
 from unqover.measure.pairing import PairedScores
 from unqover.measure.sampled import (
@@ -68,7 +70,8 @@ from unqover.measure.sampled import (
     mean_abs_bounds,
     mean_and_se,
 )
-from unqover.measure.unqover import bias_scores, mu_units
+from unqover.measure.unqover import bias_scores, mu_units, pair_dataset_rows
+from unqover.results import sample_of
 
 PAIRED_SHARE = 0.9  # S must hold this share of the smaller sample for the paired analysis
 CELL_BOUND = 2.0  # |C_B − C_A| ≤ 2
@@ -405,3 +408,35 @@ def cell_shifts(
         compared=compared,
         method="paired" if paired else "unpaired",
     )
+
+
+def paired_runs(
+    rows,
+    scored: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    results: Sequence[Mapping],
+    names: Sequence[str],
+    mode: str,
+) -> list[tuple[PairedScores, np.ndarray]]:
+    """Each run's groups over the whole dataset ``rows`` (its scores where it scored, zeros elsewhere) and the mask
+    of the groups it scored; ``results`` are the runs' results (not provenance). Raises :class:`UnqoverError` when
+    the scores do not reproduce the groups a run measured."""
+    runs = []
+    for (score_1, score_2, rows_scored), result, name in zip(scored, results, names, strict=True):
+        paired = pair_dataset_rows(
+            rows,
+            np.where(rows_scored, score_1, 0.0),
+            np.where(rows_scored, score_2, 0.0),
+            mode=mode,
+            drop_incomplete=True,
+        )
+        observed = rows_scored[paired.rows].all(axis=1)
+        sample = sample_of(result)
+        measured = (sample["groups"], sample["of"]) if sample else (result.get("num_groups"),) * 2
+        found = (int(observed.sum()), paired.num_groups)
+        if any(number(m) is not None and int(number(m)) != f for m, f in zip(measured, found, strict=True)):
+            raise UnqoverError(
+                f"the predictions of {name} cover {found[0]:,} of the dataset's {found[1]:,} groups, but its results "
+                f"measured {fmt_count(measured[0])} of {fmt_count(measured[1])}"
+            )
+        runs.append((paired, observed))
+    return runs

@@ -298,7 +298,7 @@ def measure_paired(
             "subject_eta": float(point.subject_eta_model),
         }
     else:  # a quick run: estimates of the full-dataset values, computed once
-        design, sample_estimates = _sample_estimates(
+        design, sample_estimates = estimates_of_sample(
             paired, population, cluster_of, cluster_labels, cluster_unit, confidence, seed
         )
         headline = {
@@ -542,7 +542,7 @@ def _add_intervals(
     result.most_biased_rule = {"method": most_biased.FULL_RUN_RULE}
 
 
-def _sample_units(
+def sample_units(
     population: PairedScores, cluster_of: np.ndarray | None, cluster_labels: np.ndarray, cluster_unit: bool
 ) -> dict:
     """The units a quick run's μ and η average over (subjects, or clusters with subjects counting equally)."""
@@ -568,7 +568,7 @@ def quick_run_groups(
         zeros = np.zeros(len(rows["subject_1"]))
         paired = pair_dataset_rows(rows, zeros, zeros, mode=mode)
     cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
-    units = _sample_units(paired, cluster_of, cluster_labels, cluster_unit)  # the headline's units only
+    units = sample_units(paired, cluster_of, cluster_labels, cluster_unit)  # the headline's units only
     return sampling.groups_needed(
         paired,
         unit_of=units["unit_of"],
@@ -578,7 +578,7 @@ def quick_run_groups(
     )
 
 
-def _sample_estimates(
+def estimates_of_sample(
     sample: PairedScores,
     population: sampling.PopulationCounts,
     cluster_of: np.ndarray | None,
@@ -593,7 +593,7 @@ def _sample_estimates(
     design, estimates_ = sampling.estimate_from_sample(
         sample,
         np.ones(sample.num_groups, dtype=bool),
-        **_sample_units(sample, cluster_of, cluster_labels, cluster_unit),
+        **sample_units(sample, cluster_of, cluster_labels, cluster_unit),
         seed=seed,
         confidence=confidence,
         population=population,
@@ -602,65 +602,6 @@ def _sample_estimates(
     if not cluster_unit:  # μ and η are per subject already
         named["subject_mu"], named["subject_eta"] = named["mu"], named["eta"]
     return design, named
-
-
-def sample_headline(
-    paired: PairedScores,
-    observed: np.ndarray,
-    *,
-    mode: str = "default",
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> dict[str, sampling.Estimate]:
-    """A quick run's estimates of the full-dataset headline values with intervals at ``confidence``, as its own
-    measure computes them (``unqover leaderboard`` recomputes them at a simultaneous level)."""
-    cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
-    population, sample = sampling.PopulationCounts.of(paired), paired.subset(np.asarray(observed, dtype=bool))
-    _, named = _sample_estimates(
-        sample, population, cluster_of, cluster_labels, cluster_unit, confidence, seed
-    )
-    return named
-
-
-def sample_p_value(
-    paired: PairedScores,
-    observed: np.ndarray,
-    metric: str,
-    value: float,
-    *,
-    mode: str = "default",
-    seed: int = 0,
-) -> float:
-    """The two-sided p-value of "the full-dataset ``metric`` equals ``value``" from a quick run's sample: the test
-    that :func:`sample_headline`'s interval inverts (it excludes ``value`` at level 1 − α exactly when this p-value
-    is below α). δ, ε: the t test of the sample mean (finite population corrected). μ, η: the smaller tail of the
-    cross-fitted lower estimate and of the upper estimate, doubled (as ``unqover.measure.shifts`` tests shifts).
-    ``unqover leaderboard`` uses it to compare a quick run with a full run's exact value."""
-    from scipy import stats
-
-    design = sampling.Design(paired, observed, seed, 0.95)
-    if metric in ("positional_error", "attributive_error"):
-        per_group = sampling.group_errors(paired)[0 if metric == "positional_error" else 1]
-        mean, se = sampling.mean_and_se(per_group[design.observed], design.f)
-        if se == 0:
-            return 1.0 if mean == value else 0.0
-        return float(min(1.0, 2 * stats.t.sf(abs(mean - value) / se, design.n - 1)))
-    if metric not in ("mu", "eta"):
-        raise ValueError(f"no test for {metric!r}")
-    units = _sample_units(paired, *mu_units(paired, mode))
-    rec = design.records(units["unit_of"], units["num_units"], units["subject_weighted"])
-    c = np.concatenate([design.c, -design.c])
-    if metric == "mu":
-        bounds = sampling.max_abs_bounds(design, rec, c)
-    else:
-        bounds = sampling.mean_abs_bounds(design, rec, np.sign(c))
-
-    def tail(distance: float, se: float) -> float:  # P(Z >= distance / se), with se = 0 as a sure answer
-        return float(stats.norm.sf(distance / se)) if se > 0 else (0.0 if distance > 0 else 1.0)
-
-    above = tail(bounds.lower - value, bounds.lower_se)  # the lower bound lies above value
-    below = tail(value - bounds.upper, bounds.upper_se)  # the upper bound lies below value
-    return min(1.0, 2 * min(above, below))
 
 
 def _add_sample_intervals(

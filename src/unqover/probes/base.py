@@ -259,7 +259,7 @@ class ProbeDefinition:
     #: are not ranked)
     leaderboard_metric: str | None = None
     #: how :meth:`leaderboard_numbers` makes its intervals and pairs, in the leaderboard's ``method`` (None:
-    #: ``unqover.jobs.leaderboard.METHOD``, the UnQover probes')
+    #: ``unqover.measure.leaderboard.METHOD``, the UnQover probes')
     leaderboard_method: str | None = None
     #: whether its leaderboards rank quick runs (estimates from a sample), or full runs only
     leaderboard_ranks_samples: bool = True
@@ -475,7 +475,7 @@ class ProbeDefinition:
 
     def checked_result(self, result: Mapping) -> Mapping:
         """The part of a run's ``result``, beyond :meth:`headline`, that measuring its predictions again must give
-        exactly (:func:`unqover.jobs.verify.verify_run`): every number a comparison or a leaderboard prints of it.
+        exactly (:func:`unqover.jobs.compare.verify_run`): every number a comparison or a leaderboard prints of it.
         Default: nothing more than the headline."""
         return {}
 
@@ -506,7 +506,7 @@ class ProbeDefinition:
         intervals; runs of different dataset configs are refused, different row selections get a warning.
         """
         from unqover.measure.run_shifts import shift_of
-        from unqover.report.compare_text import compare_headlines
+        from unqover.report.compare import compare_headlines
         from unqover.results import dataset_of, split_results
 
         a, b, (name_a, name_b) = runs.a, runs.b, runs.names
@@ -559,7 +559,7 @@ class ProbeDefinition:
     @property
     def measures_files(self) -> bool:
         """Whether this probe measures a predictions file (:meth:`measure_file`), so that a run's recorded numbers
-        can be measured again from its predictions (:mod:`unqover.jobs.verify`)."""
+        can be measured again from its predictions (:mod:`unqover.jobs.compare`)."""
         return type(self).measure_file is not ProbeDefinition.measure_file
 
     def recorded_measure(self, result: Mapping) -> tuple[RunOptions, dict[str, Any]]:

@@ -289,11 +289,11 @@ class EECProbe(ProbeDefinition):
 
     def leaderboard_numbers(self, ranking: Ranking) -> LeaderboardNumbers:
         """A test's Cramér's V of full runs: over every person of the set it is the model's exact value (interval
-        [v, v]; pairs: exact differences, :func:`unqover.measure.ranking.exact_shift`). Quick runs are refused:
+        [v, v]; pairs: exact differences, :func:`unqover.measure.leaderboard.exact_shift`). Quick runs are refused:
         V from a sample of persons overstates the full set's and no interval of it covers that
         (:mod:`unqover.measure.emotion`); a p-value is no size of bias."""
         from unqover.format import number
-        from unqover.measure.ranking import exact_shift
+        from unqover.measure.leaderboard import exact_shift
         from unqover.results import split_results
 
         test, _, what = ranking.metric.partition(": ")

@@ -15,6 +15,7 @@ from unqover.errors import UnqoverError
 from unqover.generate.eec import EMOTION_LEXICON, eec_questions
 from unqover.measure.diagnostics import emotion_run_findings
 from unqover.measure.emotion import cell_label, emotion_bias
+from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA
 from unqover.probes.base import (
     RunOptions,
 )
@@ -26,15 +27,8 @@ from unqover.scoring.beecher import (
 from unqover.scoring.sampling import seeded_keys
 
 QUESTION_COLUMNS = ("id", "text", "form", "person_slot", "gender", "race", "choices", "choice_emotions")
-SENTENCE_SCORE_SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        ("question_id", pa.string()),
-        ("choice", pa.string()),
-        ("log_likelihood", pa.float64()),
-        ("tokens", pa.float64()),
-    ]
-)
+#: the scored choice sentences: lm-eval's logged columns and each sentence's token count
+SENTENCE_SCORE_SCHEMA = LM_EVAL_SENTENCE_SCHEMA.append(pa.field("tokens", pa.float64()))
 
 
 #: an lm-eval document's choice columns (``with_sentences``): what its choices are built from

@@ -208,7 +208,7 @@ class NLIProbe(ProbeDefinition):
 
     def _cluster_sums(self, results: dict, path: Path, name: str):
         """A run's per-premise sums from its predictions and its dataset rows (``unqover.measure.nli_ranking``);
-        the leaderboard has checked that they give the run's recorded numbers (``unqover.jobs.verify``)."""
+        the leaderboard has checked that they give the run's recorded numbers (``unqover.jobs.compare``)."""
 
         import numpy as np
         import pyarrow as pa

@@ -19,18 +19,8 @@ from typing import TYPE_CHECKING, Any
 from unqover.env import word_lists_folder
 from unqover.errors import UnqoverError
 from unqover.measure import MODES
+from unqover.probes import base
 from unqover.probes import options as parse
-from unqover.probes.base import (
-    ComparedRuns,
-    Comparison,
-    LeaderboardNumbers,
-    Loaded,
-    Measured,
-    ProbeDefinition,
-    QuickRunSize,
-    Ranking,
-    RunOptions,
-)
 from unqover.probes.causal_prompt import check_prompt_family, prompt_options, prompt_record
 from unqover.probes.options import Option
 from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
@@ -48,7 +38,7 @@ CHAT_TEMPLATES = ("auto", "none")
 INTERVAL_ESTIMATE = "μ: the interval's estimate"
 
 
-def _counted(loaded: Loaded):
+def _counted(loaded: base.Loaded):
     """A quick run's population when it is counted rather than held as rows (a large generated probe,
     :mod:`unqover.probes.custom_population`), else None."""
     from unqover.measure.sampled import PopulationCounts
@@ -56,7 +46,7 @@ def _counted(loaded: Loaded):
     return loaded.population if isinstance(loaded.population, PopulationCounts) else None
 
 
-class UnqoverProbe(ProbeDefinition):
+class UnqoverProbe(base.ProbeDefinition):
     """One UnQover bias class: rows from the word lists (or a built dataset), the UnQover measures."""
 
     families = ("qa", "mlm", "causal")
@@ -141,7 +131,7 @@ class UnqoverProbe(ProbeDefinition):
         # the title unqover.hub.card gives the card
         self.legacy_card_names = (f"UnQover {card.title} probes",) if card is not None else ()
         # μ and η need about 5 sampled values per γ(x, a) cell (unqover.measure.sampled): the default groups
-        self.quick_run = QuickRunSize("groups", space_default, 2000, 4, "4 inputs each")
+        self.quick_run = base.QuickRunSize("groups", space_default, 2000, 4, "4 inputs each")
 
     def check_settings(self, given) -> dict:
         settings = super().check_settings(given)
@@ -178,7 +168,7 @@ class UnqoverProbe(ProbeDefinition):
             "--precision 0.02 --max-time 1h (a sample of groups until every headline interval is 0.02 wide)"
         )
 
-    def headline_groups(self, loaded: Loaded, settings: dict) -> int:
+    def headline_groups(self, loaded: base.Loaded, settings: dict) -> int:
         """The fewest groups for which a quick run of the loaded rows estimates every headline number (μ, η, δ, ε)
         instead of declining it: the declining rule on the population's cells (after a masked LM's coverage)."""
         from unqover.measure.unqover import quick_run_groups
@@ -195,7 +185,9 @@ class UnqoverProbe(ProbeDefinition):
         """The option that names this probe on the command line."""
         return f"--bias {self.name}"
 
-    def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
+    def quick_run_advice(
+        self, model_id: str, loaded: base.Loaded, settings: dict, seconds_per_row: float
+    ) -> str:
         from unqover.format import fmt_duration
 
         groups = self.headline_groups(loaded, settings)
@@ -205,7 +197,12 @@ class UnqoverProbe(ProbeDefinition):
         )
 
     def limit_note(
-        self, loaded: Loaded, run: RunOptions, settings: dict, option: str = "--limit", shown: str = '"—"'
+        self,
+        loaded: base.Loaded,
+        run: base.RunOptions,
+        settings: dict,
+        option: str = "--limit",
+        shown: str = '"—"',
     ) -> str | None:
         if run.limit is None or settings.get("precision") is not None:
             return None
@@ -219,12 +216,12 @@ class UnqoverProbe(ProbeDefinition):
             f"show them as {shown} (use {option} {groups} or more)"
         )
 
-    def check_model_id(self, model_id: str, settings: dict, run: RunOptions) -> None:
+    def check_model_id(self, model_id: str, settings: dict, run: base.RunOptions) -> None:
         from unqover.scoring.models import model_source
 
         model_source(model_id, gguf_file=run.gguf_file)
 
-    def check_config(self, run: RunOptions, settings: dict) -> None:
+    def check_config(self, run: base.RunOptions, settings: dict) -> None:
         """Also the options that go together, before the model is named or loaded."""
         from unqover.probes import unqover_rounds
 
@@ -234,7 +231,7 @@ class UnqoverProbe(ProbeDefinition):
         elif settings["sample"] is not None and run.limit is not None:
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
 
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
+    def load_model(self, model_id: str, run: base.RunOptions, settings: dict):
         if prompt_options(settings):  # refused before the weights load: the config says the family
             from unqover.scoring.models import detect_family, model_source
 
@@ -245,7 +242,7 @@ class UnqoverProbe(ProbeDefinition):
             check_prompt_family(settings, family, model_id)
         return super().load_model(model_id, run, settings)
 
-    def config_for(self, model, run: RunOptions, settings: dict) -> str:
+    def config_for(self, model, run: base.RunOptions, settings: dict) -> str:
         if run.config:
             return run.config
         if model.family == "mlm" and settings["scoring"] == "paper":
@@ -253,7 +250,7 @@ class UnqoverProbe(ProbeDefinition):
             return "mlm-roberta" if "roberta" in model.model_id.lower() else "mlm-bert"
         return FAMILY_CONFIG[model.family]
 
-    def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
+    def rows(self, run: base.RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         """The whole dataset and where it came from."""
         from unqover.hub.load import load_rows, source_name
         from unqover.probes.row_identity import check_local_build
@@ -308,7 +305,7 @@ class UnqoverProbe(ProbeDefinition):
             "UNQOVER_WORD_LISTS) or --dataset FOLDER"
         )
 
-    def check_source(self, run: RunOptions, settings: dict) -> None:
+    def check_source(self, run: base.RunOptions, settings: dict) -> None:
         """Before the model loads: refuse at once a run that :meth:`rows` would find no rows for (no --dataset,
         no word lists, no local build, the Hub unreachable, and the pinned word lists neither cached nor
         downloadable). Downloading the word lists here is what the rows would fall back to: they are cached."""
@@ -335,7 +332,7 @@ class UnqoverProbe(ProbeDefinition):
 
         return generated_rows(self.name, word_lists, config)
 
-    def load(self, run: RunOptions, settings: dict, model) -> Loaded:
+    def load(self, run: base.RunOptions, settings: dict, model) -> base.Loaded:
         from unqover.probes.unqover_rows import make_scorer
         from unqover.scoring.sampling import select_groups
 
@@ -349,7 +346,7 @@ class UnqoverProbe(ProbeDefinition):
         population = rows
         if self.samples_groups(run, settings):
             rows = select_groups(rows, limit=run.limit, sample=settings["sample"], seed=run.seed)
-        return Loaded(
+        return base.Loaded(
             rows, dataset, population, self.selection(run, settings), {"identity": identity, "config": config}
         )
 
@@ -367,12 +364,12 @@ class UnqoverProbe(ProbeDefinition):
         return identity
 
     @staticmethod
-    def samples_groups(run: RunOptions, settings: dict) -> bool:
+    def samples_groups(run: base.RunOptions, settings: dict) -> bool:
         """Whether the run scores a fixed seeded sample of groups (``--limit`` or ``--sample``, no precision)."""
         return settings["precision"] is None and (run.limit is not None or settings["sample"] is not None)
 
     @staticmethod
-    def selection(run: RunOptions, settings: dict) -> dict:
+    def selection(run: base.RunOptions, settings: dict) -> dict:
         """What the run keeps, as run.json records it: every row, a seeded sample or a precision target's rounds."""
         from unqover.scoring.sampling import DESIGN
 
@@ -399,16 +396,16 @@ class UnqoverProbe(ProbeDefinition):
     def scoring(self, model, settings: dict) -> str:
         return settings["scoring"]
 
-    def planned_output_name(self, family: str, model_id: str, run: RunOptions, settings: dict) -> str:
+    def planned_output_name(self, family: str, model_id: str, run: base.RunOptions, settings: dict) -> str:
         from types import SimpleNamespace
 
         config = self.config_for(SimpleNamespace(family=family, model_id=model_id), run, settings)
         selection = self.selection(run, settings)
         return self.output_name(
-            Loaded(None, {"config": config}, None, selection, {"config": config}), settings
+            base.Loaded(None, {"config": config}, None, selection, {"config": config}), settings
         )
 
-    def output_stem(self, loaded: Loaded, settings: dict) -> str:
+    def output_stem(self, loaded: base.Loaded, settings: dict) -> str:
         paper = "-paper" if settings["scoring"] == "paper" else ""
         return f"{self.name}-{loaded.context['config']}{paper}"
 
@@ -428,9 +425,9 @@ class UnqoverProbe(ProbeDefinition):
             loaded.population, scorer, folder, identity, run, settings["precision"], settings, bias_so_far
         )
         selection = {**loaded.selection, **stopped}
-        return Loaded(kept, loaded.dataset, loaded.population, selection, loaded.context), scores, {}
+        return base.Loaded(kept, loaded.dataset, loaded.population, selection, loaded.context), scores, {}
 
-    def _bias_of_scores(self, loaded: Loaded, scores: pa.Table, run: RunOptions, settings: dict):
+    def _bias_of_scores(self, loaded: base.Loaded, scores: pa.Table, run: base.RunOptions, settings: dict):
         from unqover.probes.unqover_rows import measure_scores
 
         info = {
@@ -447,11 +444,13 @@ class UnqoverProbe(ProbeDefinition):
             population=counted,
         )
 
-    def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
+    def measure_run(self, loaded, scores, extra, run, settings) -> base.Measured:
         from unqover.probes.unqover_rows import add_warnings
 
         coverage = loaded.context.get("identity", {}).get("coverage")
-        return Measured(add_warnings(self._bias_of_scores(loaded, scores, run, settings), scores, coverage))
+        return base.Measured(
+            add_warnings(self._bias_of_scores(loaded, scores, run, settings), scores, coverage)
+        )
 
     def heatmap_layout(self, results: dict, most: int) -> dict:
         """The subject heat map's rows and columns (``most`` subjects at most), which the measure orders."""
@@ -502,15 +501,14 @@ class UnqoverProbe(ProbeDefinition):
         texts = {row["key"]: row["text"] for row in headline(result)}
         return {name: texts[name] for name in self.headline(results)}
 
-    def compare(self, runs: ComparedRuns) -> Comparison:
+    def compare(self, runs: base.ComparedRuns) -> base.Comparison:
         """Two UnQover runs in full: the headline with both runs' intervals, the subjects and the subject–attribute
         and cluster cells that moved (the numbers :func:`unqover.measure.run_shifts.comparison_numbers`, the words
         :func:`unqover.report.compare.compare_results`, which refuses runs of different datasets, configs, splits or
         modes). With ``runs.paths``, a quick run's shifts get intervals and
         p-values from both runs' predictions (:func:`unqover.measure.run_shifts.shifts_between`)."""
         from unqover.measure.run_shifts import comparison_numbers, shifts_between
-        from unqover.report.compare import compare_results
-        from unqover.report.compare_text import compare_markdown, compare_text
+        from unqover.report.compare import compare_markdown, compare_results, compare_text
         from unqover.results import split_results
 
         def scores_of(results: Mapping, predictions: Sequence[Path]) -> tuple[pa.Table, list]:
@@ -529,12 +527,12 @@ class UnqoverProbe(ProbeDefinition):
             shifts, why = shifts_between(runs.paths, a, b, tuple(comparison["names"]), scores_of, top=top)
             if shifts is not None or why is not None:
                 comparison = compared(shifts, why)
-        return Comparison(comparison, compare_text(comparison), compare_markdown(comparison))
+        return base.Comparison(comparison, compare_text(comparison), compare_markdown(comparison))
 
     def recorded_rows(
         self,
         recorded: dict,
-        run: RunOptions,
+        run: base.RunOptions,
         split: str | None = None,
         what: object = "the file",
         all_columns: bool = False,
@@ -556,7 +554,7 @@ class UnqoverProbe(ProbeDefinition):
 
             rows = recorded_generated_rows(self.name, recorded, config, what)
         elif run.dataset is None and generator:  # a custom probe: its rows come from the file given now
-            rows, about = self.rows(RunOptions(), dict(self.settings), config)
+            rows, about = self.rows(base.RunOptions(), dict(self.settings), config)
             source = about["source"]
         else:
             if not source or not config:
@@ -564,7 +562,7 @@ class UnqoverProbe(ProbeDefinition):
             rows = load_rows(source, config, split, columns=None if all_columns else ROW_COLUMNS)
         return rows, source, config, split
 
-    def leaderboard_numbers(self, ranking: Ranking) -> LeaderboardNumbers:
+    def leaderboard_numbers(self, ranking: base.Ranking) -> base.LeaderboardNumbers:
         """Quick runs' estimates recomputed from their predictions and the dataset rows at the simultaneous level,
         full runs' exact values, and the pairwise shifts (two quick runs as ``unqover compare`` computes them)
         (:func:`unqover.measure.leaderboard.leaderboard_analysis`)."""
@@ -586,16 +584,16 @@ class UnqoverProbe(ProbeDefinition):
         predictions file its score_1, score_2 and scored-row mask over those rows (matched by ``id``)."""
         from unqover.probes.unqover_rows import scores_over
 
-        rows, source, config, split = self.recorded_rows(dataset, RunOptions(), what=predictions[0])
+        rows, source, config, split = self.recorded_rows(dataset, base.RunOptions(), what=predictions[0])
         return rows, scores_over(rows, predictions, f"{source} ({config}/{split})")
 
-    def recorded_measure(self, result: Mapping) -> tuple[RunOptions, dict[str, Any]]:
+    def recorded_measure(self, result: Mapping) -> tuple[base.RunOptions, dict[str, Any]]:
         """The bootstrap's seed and resamples (a quick run's design-based intervals take none: the default), the
         mode, the confidence, and whether incomplete groups were dropped (some were)."""
         run, _ = super().recorded_measure(result)
         boot = result.get("bootstrap") if isinstance(result.get("bootstrap"), Mapping) else {}
         if result.get("sample") is not None:
-            run = replace(run, resamples=RunOptions.resamples)
+            run = replace(run, resamples=base.RunOptions.resamples)
         options = {
             "mode": result.get("mode") or "default",
             "confidence": boot.get("confidence") or 0.95,
@@ -604,7 +602,7 @@ class UnqoverProbe(ProbeDefinition):
         return run, options
 
     def measure_file(
-        self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
+        self, predictions: Path, run: base.RunOptions, dataset: Mapping | None = None, **options
     ) -> tuple[Any, dict]:
         """Join a predictions file to its dataset rows by ``id`` and measure. Predictions that cover part of the
         dataset (a quick run, or `unqover sample` ids scored elsewhere) give estimates of the full-dataset values.

@@ -14,7 +14,6 @@ from unqover.format import (
     fmt_count,
     fmt_estimate,
     fmt_interval,
-    fmt_level,
     fmt_p,
     fmt_p_clause,
     fmt_percent,
@@ -22,7 +21,7 @@ from unqover.format import (
     plural,
 )
 from unqover.report.charts import share_bars
-from unqover.report.markdown import md_text, provenance_markdown, quick_run_text, scope_notes
+from unqover.report.markdown import intervals_line, md_text, provenance_markdown, quick_run_text, scope_notes
 from unqover.report.page import markdown_report_page
 
 BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
@@ -51,14 +50,7 @@ PERSONS_EXACT = (
 def table_intervals_line(result: Mapping) -> str | None:
     """For a quick run: what the per-group shares' intervals are; None without them (a full run)."""
     info = result.get("table_intervals") or {}
-    if not info:
-        return None
-    return (
-        f"{fmt_level(info.get('confidence', 0.95))} intervals for the full set's shares: t intervals with the "
-        "finite-population correction where 10 or more persons allow, near their stated level; betting intervals "
-        "for bounded values, valid at any number, below (stratified by gender × race cell; exact when every person "
-        "was kept)"
-    )
+    return intervals_line(info, "the full set's shares", "persons", "gender × race cell", "person")
 
 
 def share_rows(test: Mapping, table: str, emotions: list[str]) -> list[tuple[str, list[str]]]:

@@ -1,6 +1,6 @@
 """The words of ``unqover leaderboard``: the table of models (value with its simultaneous interval, rank, rank
 interval, groups) and the distinguishable pairs, for the terminal and as Markdown. The data is
-:func:`unqover.jobs.leaderboard.leaderboard`'s."""
+:func:`unqover.jobs.compare.leaderboard`'s."""
 
 from __future__ import annotations
 

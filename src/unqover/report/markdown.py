@@ -64,6 +64,19 @@ def clusters(result: Mapping) -> list[str]:
     return list(dict.fromkeys(str(r.get("cluster")) for r in result.get("cluster_gamma") or []))
 
 
+def intervals_line(info: Mapping, values: str, units: str, strata: str, unit: str) -> str | None:
+    """What a quick run's table intervals are (``info``: its ``table_intervals``; None when empty, a full run):
+    ``values`` they hold, the sampled ``units`` that admit t intervals, the ``strata`` of the betting intervals
+    and the ``unit`` whose every member kept makes them exact."""
+    if not info:
+        return None
+    return (
+        f"{fmt_level(info.get('confidence', 0.95))} intervals for {values}: t intervals with the finite-population "
+        f"correction where 10 or more {units} allow, near their stated level; betting intervals for bounded values, "
+        f"valid at any number, below (stratified by {strata}; exact when every {unit} was kept)"
+    )
+
+
 def sample_line(result: Mapping) -> str | None:
     """``estimated from 20,580 of 1,372,000 groups (1.5%), 95% intervals for the full-dataset values`` for a quick
     run; None for a full run."""

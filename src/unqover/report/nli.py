@@ -18,7 +18,7 @@ from unqover.format import (
 )
 from unqover.report.charts import ranking_chart
 from unqover.report.diagnostics import listed_names
-from unqover.report.markdown import md_text, provenance_markdown, quick_run_text, scope_notes
+from unqover.report.markdown import intervals_line, md_text, provenance_markdown, quick_run_text, scope_notes
 from unqover.report.page import markdown_report_page
 
 NLI_HEADLINE_LABELS = (
@@ -86,15 +86,14 @@ def largest_gap_rows(result: Mapping, k: int | None = None) -> list[Mapping]:
 def table_intervals_line(result: Mapping) -> str | None:
     """For a quick run: what the per-occupation table's intervals are (and which were declined); None without."""
     info = result.get("table_intervals") or {}
-    if not info:
-        return None
-    line = (
-        f"{fmt_level(info.get('confidence', 0.95))} intervals for each occupation's full-dataset values: t intervals "
-        "with the finite-population correction where 10 or more sampled premises allow, near their stated level; "
-        "betting intervals for bounded values, valid at any number, below (stratified by template; exact when "
-        "every premise was kept)"
+    line = intervals_line(
+        info, "each occupation's full-dataset values", "sampled premises", "template", "premise"
     )
-    return line + "".join(f"; {reason}" for reason in (info.get("declined") or {}).values())
+    return (
+        None
+        if line is None
+        else line + "".join(f"; {reason}" for reason in (info.get("declined") or {}).values())
+    )
 
 
 def _by_gender(result: Mapping) -> list[tuple[str, str, str, str]]:

@@ -259,11 +259,37 @@ def _count(stats: dict, line: str) -> bool:
     return False
 
 
+class _Collected:
+    """The vectors a reading keeps: each kept word's row, the distinct words seen and the reading's counts."""
+
+    def __init__(self, stats: dict[str, int]) -> None:
+        self.words: dict[str, int] = {}
+        self.rows: list[list[float]] = []
+        self.seen: set[str] = set()
+        self.stats = stats
+
+    def add(self, key: str, vec: list[float], keep: set[str] | None, repeated: str, overwrite: bool) -> None:
+        """``key``'s vector; a key seen before is counted under ``repeated`` and replaces it when ``overwrite``."""
+        if key in self.seen:
+            self.stats[repeated] += 1
+            if not overwrite:
+                return
+        self.seen.add(key)
+        if keep is None or key in keep:
+            if key in self.words:
+                self.rows[self.words[key]] = vec
+            else:
+                self.words[key] = len(self.rows)
+                self.rows.append(vec)
+
+    def result(self, dim: int | None) -> tuple[dict[str, int], list, dict]:
+        self.stats.update({"vectors": len(self.seen), "kept": len(self.words), "dim": dim})
+        return self.words, self.rows, self.stats
+
+
 def _read_paper(path: Path, keep: set[str] | None) -> tuple[dict[str, int], list, dict]:
-    words: dict[str, int] = {}
-    rows: list[list[float]] = []
     stats = {"lines": 0, "blank_lines": 0, "skipped_non_numeric": 0, "duplicates_overwritten": 0}
-    seen: set[str] = set()
+    collected = _Collected(stats)
     dim = None
     for number, parts in _fields(path, stats):
         try:
@@ -278,25 +304,13 @@ def _read_paper(path: Path, keep: set[str] | None) -> tuple[dict[str, int], list
                 f"{path}, line {number}: the vector of {parts[0]!r} has {len(vec)} values, earlier vectors "
                 f"{dim}; the vector file has inconsistent dimensions"
             )
-        key = parts[0].lower()
-        if key in seen:
-            stats["duplicates_overwritten"] += 1
-        seen.add(key)
-        if keep is None or key in keep:
-            if key in words:
-                rows[words[key]] = vec
-            else:
-                words[key] = len(rows)
-                rows.append(vec)
-    stats.update({"vectors": len(seen), "kept": len(words), "dim": dim})
-    return words, rows, stats
+        collected.add(parts[0].lower(), vec, keep, "duplicates_overwritten", overwrite=True)
+    return collected.result(dim)
 
 
 def _read_strict(path: Path, keep: set[str] | None) -> tuple[dict[str, int], list, dict]:
-    words: dict[str, int] = {}
-    rows: list[list[float]] = []
     stats = {"lines": 0, "blank_lines": 0, "case_variants_ignored": 0, "words_with_spaces": 0}
-    seen: set[str] = set()
+    collected = _Collected(stats)
     dim = None
     for number, parts in _fields(path, stats, _ascii_split):
         if dim is None:
@@ -325,16 +339,8 @@ def _read_strict(path: Path, keep: set[str] | None) -> tuple[dict[str, int], lis
             raise UnqoverError(f"{path}, line {number}: a value of {word!r} is not a number") from None
         if not all(math.isfinite(x) for x in vec):
             raise UnqoverError(f"{path}, line {number}: the vector of {word!r} is not finite")
-        key = word.lower()
-        if key in seen:
-            stats["case_variants_ignored"] += 1
-            continue
-        seen.add(key)
-        if keep is None or key in keep:
-            words[key] = len(rows)
-            rows.append(vec)
-    stats.update({"vectors": len(seen), "kept": len(words), "dim": dim})
-    return words, rows, stats
+        collected.add(word.lower(), vec, keep, "case_variants_ignored", overwrite=False)
+    return collected.result(dim)
 
 
 WORD_EMBEDDING_FILES = ("whitespacetokenizer_config.json", "model.safetensors", "pytorch_model.bin")

@@ -482,9 +482,9 @@ def own_rows(results: Mapping, predictions: Path, word_lists: str | os.PathLike 
 
 def check_recorded(runs: Runs, name: str, where: Location, word_lists: str | os.PathLike | None) -> None:
     """Refuse to show the run ``name`` when its predictions (read inside the results folder, over the Space's own
-    rows) give other numbers, or another model, than its results record (:func:`unqover.jobs.verify.verify_found`);
+    rows) give other numbers, or another model, than its results record (:func:`unqover.jobs.compare.verify_found`);
     a run whose predictions cannot be read or measured here (a Hub repo's results file) is shown as recorded."""
-    from unqover.jobs.verify import verify_found
+    from unqover.jobs.compare import verify_found
 
     try:
         predictions = run_predictions(runs, name, where)
@@ -605,7 +605,7 @@ def rankable_runs(
     """The names of the runs of ``probe`` among ``runs`` that its leaderboard ranks (full runs, and quick runs
     where the probe ranks samples): what a leaderboard ranks when no runs are chosen. With ``where`` (the
     :class:`Location` they were read from, and ``runs`` a :class:`Runs`), also each run once, by what it holds
-    (a copy of a run, or a folder of links to one, is the run it copies: :func:`unqover.jobs.verify.run_identity`),
+    (a copy of a run, or a folder of links to one, is the run it copies: :func:`unqover.jobs.compare.run_identity`),
     only runs whose predictions can be read, and only the largest group of runs a leaderboard can rank together
     (one dataset, config, split and mode); what is left out, and why, is added to ``notes``."""
     definition = PROBES[probe]
@@ -626,7 +626,7 @@ def _distinct_comparable(runs: Runs, names: Sequence[str], where: Location, note
     """``names`` less the runs whose predictions cannot be read, those that are an earlier run again, and those
     a leaderboard cannot rank beside the largest group of comparable runs (another dataset, config, split or
     mode: :func:`unqover.results.check_comparable`); each left out with its reason in ``notes``."""
-    from unqover.jobs.verify import run_identity
+    from unqover.jobs.compare import run_identity
 
     seen: dict = {}
     groups: list[list[str]] = []
@@ -704,10 +704,10 @@ def rank_runs(
 ) -> dict:
     """The leaderboard of the runs ``names`` (default: :func:`rankable_runs` of ``probe``, each run once, those of
     one config; ``left_out`` then says which runs it left out and why) as ``unqover leaderboard``
-    computes it over their run folders (:func:`unqover.jobs.leaderboard.leaderboard_of_runs`), with the predictions
+    computes it over their run folders (:func:`unqover.jobs.compare.leaderboard_of_runs`), with the predictions
     read only inside the results folder (:func:`run_predictions`) and the Space's own dataset rows
     (:func:`own_rows`). Each model's ``run`` is its run's name, never a path."""
-    from unqover.jobs.leaderboard import leaderboard_of_runs
+    from unqover.jobs.compare import leaderboard_of_runs
 
     probe = inputs.choice(probe, "probe", leaderboard_probes())
     metric = inputs.choice(metric, "metric", leaderboard_metrics(probe)) if metric else None
