@@ -712,7 +712,8 @@ def _run(command, *argv) -> int:
             print("unqover: interrupted", file=sys.stderr)
         elif not getattr(err, "resumable", True):
             print(
-                "unqover: interrupted before anything was scored: there is nothing to resume", file=sys.stderr
+                "unqover: interrupted before any scores were kept: there is nothing to resume",
+                file=sys.stderr,
             )
         else:
             print(

@@ -149,6 +149,19 @@ def fmt_count(value: object) -> str:
     return MISSING if v is None else f"{round(v):,}"
 
 
+def fmt_significant(value: object, digits: int = 3) -> str:
+    """A measured rate or ratio to ``digits`` significant digits, never in exponent form: ``2,320``, ``45``,
+    ``1.1``, ``0.034``; "—" when missing."""
+    v = number(value)
+    if v is None:
+        return MISSING
+    if v == 0:
+        return "0"
+    places = digits - 1 - math.floor(math.log10(abs(v)))
+    text = f"{round(v, places):,.{max(places, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def fmt_p(value: object) -> str:
     """A p-value: ``0.0270``, ``1.0000``, ``< 0.0001`` below :data:`P_FLOOR`; "—" when missing."""
     p = number(value)

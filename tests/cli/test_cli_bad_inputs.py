@@ -305,7 +305,7 @@ def test_nli_and_emotion_datasets_are_recorded_as_absolute_paths(tmp_path, monke
 
 
 @pytest.mark.slow
-def test_ctrl_c_says_that_the_same_command_resumes(world, tmp_path, monkeypatch, capsys):
+def test_ctrl_c_before_the_first_checkpoint_says_nothing_is_kept(world, tmp_path, monkeypatch, capsys):
     from unqover.scoring.qa import QAScorer
 
     real = QAScorer.score
@@ -321,8 +321,9 @@ def test_ctrl_c_says_that_the_same_command_resumes(world, tmp_path, monkeypatch,
     args = probe_args(world, "qa", "--output", str(tmp_path / "run"), "--batch-size", "8")
     assert main(args) == 130
     err = capsys.readouterr().err
-    assert f"are kept in {tmp_path / 'run'}: run the same command again to resume" in err
-    assert "interrupted; the scores up to the last checkpoint" in err and "Traceback" not in err
+    # two batches scored, but no chunk finished and no checkpoint written yet (one a minute): nothing was kept
+    assert "unqover: interrupted before any scores were kept: there is nothing to resume" in err
+    assert "run the same command again to resume" not in err and "Traceback" not in err
     assert not (tmp_path / "run" / "predictions.parquet").exists()
     monkeypatch.setattr(QAScorer, "score", real)
     assert main(args) == 0

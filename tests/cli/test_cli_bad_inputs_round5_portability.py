@@ -264,7 +264,7 @@ def test_a_run_interrupted_before_scoring_promises_no_resume(
     capsys.readouterr()
     assert main(quick_run(gguf_model, upstream_word_lists_path, tmp_path / "new")) == 130
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err == "unqover: interrupted before anything was scored: there is nothing to resume"
+    assert err == "unqover: interrupted before any scores were kept: there is nothing to resume"
     monkeypatch.undo()
     monkeypatch.setattr("unqover.jobs.run.score_for_run", interrupt)
     folder = shutil.copytree(gguf_run, tmp_path / "run")

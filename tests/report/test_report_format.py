@@ -318,3 +318,24 @@ def test_sizes_never_print_a_small_model_as_zero():
 
     assert fmt_size(35_000) == "35.0k" and fmt_size(66_400_000) == "66.4M" and fmt_size(1.5e9) == "1.5B"
     assert fmt_size(350) == "350" and fmt_size(None) == "—"
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (2320.5, 3, "2,320"),  # never '2.32e+03'
+        (123456, 3, "123,000"),
+        (45.0, 3, "45"),
+        (1.1, 3, "1.1"),
+        (0.0342, 3, "0.0342"),
+        (0.0344, 2, "0.034"),
+        (-9.876, 2, "-9.9"),
+        (0, 3, "0"),
+        (None, 3, "—"),
+        (float("nan"), 3, "—"),
+    ],
+)
+def test_measured_rates_print_to_their_significant_digits(value, digits, text):
+    from unqover.format import fmt_significant
+
+    assert fmt_significant(value, digits) == text

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from unqover.format import fmt_count, fmt_duration
+from unqover.format import fmt_count, fmt_duration, fmt_seconds, fmt_significant
 from unqover.scoring.runner import Timed
 from unqover.scoring.throughput import Throughput
 
@@ -51,8 +51,8 @@ def projection_line(
     faster = "a GPU is far faster, or " if device == "cpu" else ""
     return (
         f"unqover: about {fmt_duration(seconds)} to score {fmt_count(rows_left)} rows {where}: "
-        f"{fmt_count(inputs_left)} inputs{token_part}, at {timed.rate:,.3g} inputs/s as measured over {batches} "
-        f"of this run ({fmt_count(timed.inputs)} inputs in {timed.seconds:.1f} s); {faster}for a quick estimate "
+        f"{fmt_count(inputs_left)} inputs{token_part}, at {fmt_significant(timed.rate)} inputs/s as measured over {batches} "
+        f"of this run ({fmt_count(timed.inputs)} inputs in {fmt_seconds(timed.seconds)}); {faster}for a quick estimate "
         f"of the same numbers {quick}"
     )
 
@@ -66,7 +66,7 @@ def throughput_line(record: Throughput, device: str | None, dtype: str | None, t
         if part
     )
     return (
-        f"unqover: the model ran {fmt_count(record.tokens)} tokens in {record.seconds:.1f} s of scoring: "
+        f"unqover: the model ran {fmt_count(record.tokens)} tokens in {fmt_seconds(record.seconds)} of scoring: "
         f"{fmt_count(round(record.tokens_per_second))} tokens/s on this host ({setting}); a run of N tokens takes "
         "about N / that many seconds"
     )

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from unqover.format import fmt_significant
+
 #: the product timed: 128 token rows through a 576 -> 1,536 projection (SmolLM2-135M's feed-forward shape)
 SHAPE = (128, 576, 1536)
 #: seconds the two dtypes' products are timed for, taking turns (at least :data:`ROUNDS` turns each)
@@ -97,8 +99,8 @@ def slow_bfloat16_line(speed: Bf16Speed) -> str | None:
         return None
     return (
         f"unqover: warning: --dtype bfloat16 is slower than float32 on this CPU ({speed.features()}): a bf16 "
-        f"matrix product ran at {speed.ratio:.2g}x the speed of float32 here ({speed.bf16_gflops:.3g} against "
-        f"{speed.fp32_gflops:.3g} GFLOP/s, measured just now); leave --dtype out for float32, the reference "
+        f"matrix product ran at {fmt_significant(speed.ratio, 2)}x the speed of float32 here ({fmt_significant(speed.bf16_gflops)} against "
+        f"{fmt_significant(speed.fp32_gflops)} GFLOP/s, measured just now); leave --dtype out for float32, the reference "
         "and the faster here"
     )
 

@@ -33,7 +33,7 @@ class Throughput:
         """What a run's provenance keeps (``throughput``)."""
         return {
             "tokens": self.tokens,
-            "scoring_seconds": round(self.seconds, 3),
+            "scoring_seconds": round(self.seconds, 6),
             "tokens_per_second": round(self.tokens_per_second, 1),
         }
 
@@ -67,12 +67,18 @@ def counted(model, inputs: int) -> Iterator[None]:
 
 def so_far(model) -> Throughput | None:
     """What has been counted for ``model`` since the last :func:`take` (None: nothing)."""
-    record = _COUNTS.get(model) if model is not None else None
+    record = _COUNTS.get(model) if _countable(model) else None
     return record if record is not None and record.tokens else None
 
 
 def take(model) -> Throughput | None:
     """What has been counted for ``model`` (None: nothing), starting the count again (a model loaded once for
     several probes counts each run's own)."""
-    record = _COUNTS.pop(model, None) if model is not None else None
+    record = _COUNTS.pop(model, None) if _countable(model) else None
     return record if record is not None and record.tokens else None
+
+
+def _countable(model) -> bool:
+    """Whether ``model`` is one whose forward passes :func:`counted` counts: a torch module (Beecher's GloVe or
+    TF-IDF models run no forward pass, and are not hashable)."""
+    return hasattr(model, "register_forward_pre_hook")
