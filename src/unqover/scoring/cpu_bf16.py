@@ -97,11 +97,15 @@ def slow_bfloat16_line(speed: Bf16Speed) -> str | None:
     """The warning a CPU run in bf16 prints where bf16 is the slower (None where it is not)."""
     if speed.ratio >= 1:
         return None
+    ratio, bf16, fp32 = (
+        fmt_significant(speed.ratio, 2),
+        fmt_significant(speed.bf16_gflops),
+        fmt_significant(speed.fp32_gflops),
+    )
     return (
         f"unqover: warning: --dtype bfloat16 is slower than float32 on this CPU ({speed.features()}): a bf16 "
-        f"matrix product ran at {fmt_significant(speed.ratio, 2)}x the speed of float32 here ({fmt_significant(speed.bf16_gflops)} against "
-        f"{fmt_significant(speed.fp32_gflops)} GFLOP/s, measured just now); leave --dtype out for float32, the reference "
-        "and the faster here"
+        f"matrix product ran at {ratio}x the speed of float32 here ({bf16} against {fp32} GFLOP/s, measured just "
+        "now); leave --dtype out for float32, the reference and the faster here"
     )
 
 
