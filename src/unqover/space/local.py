@@ -111,8 +111,8 @@ def local_ids(models: Iterable[object]) -> dict[str, str]:
 
 def hide_models(text: str, names: Mapping[str, str]) -> str:
     """``text`` with each path of ``names`` (path -> its name on the page, :func:`local_ids`) replaced by its name,
-    also as Markdown escapes it; a path is matched whole (not inside a longer path or word). A bare name (no
-    separator) is its own name already and is left as it is."""
+    also as Markdown escapes it; a path is matched whole (not inside a longer path or word), with any path inside
+    it. A bare name (no separator) is its own name already and is left as it is."""
     forms: dict[str, str] = {}
     for path, label in names.items():
         if _SEPARATORS.search(path):
@@ -120,8 +120,11 @@ def hide_models(text: str, names: Mapping[str, str]) -> str:
     if not forms:
         return text
     alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
-    pattern = re.compile(rf"(?<![\w.@+~/\\-])(?:{alternatives})(?![\w@+~/\\-]|\.\w)")
-    return pattern.sub(lambda m: forms[m.group(0)], text)
+    # a path inside the model's folder (its config.json, its GGUF file) is the model too: shown by its name
+    pattern = re.compile(
+        rf"(?<![\w.@+~/\\-])({alternatives})(?:[/\\][^\s'\"`,;:()]*|(?![\w@+~/\\-]|\.\w))"
+    )
+    return pattern.sub(lambda m: forms[m.group(1)], text)
 
 
 # ---------------------------------------------------------------------------------------------------------------
