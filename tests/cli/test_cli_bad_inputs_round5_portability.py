@@ -309,3 +309,33 @@ def test_a_model_folder_under_another_name_is_the_same_run(
         capsys,
         f"{folder} holds another run (it differs in model)",
     )
+
+
+def test_a_hub_gguf_run_is_its_own_run_and_another_file_of_its_repo_is_not(tmp_path):
+    """A Hub GGUF run records its file's name and SHA-256 (no path): the same repo and file resume it before the
+    model loads; another file of the repo, or another repo, is another run."""
+    from unqover.errors import UnqoverError
+    from unqover.jobs.folder_check import check_folder_before_load
+    from unqover.probes.base import RunOptions
+    from unqover.probes.registry import get_probe
+
+    record = {"id": "owner/repo", "gguf": {"file": "m.gguf", "sha256": "ab" * 32}, "family": "causal"}
+    (tmp_path / "run.json").write_text(json.dumps({"probe": "religion", "model": record}))
+    probe = get_probe("religion")
+    run = RunOptions(output=tmp_path, gguf_file="m.gguf")
+    settings = probe.check_settings(run.settings)
+    check_folder_before_load("owner/repo", probe, run, settings, lambda *a: tmp_path)  # the same run: no refusal
+    for model_id, gguf_file in (("owner/repo", "other.gguf"), ("owner/other", "m.gguf")):
+        other = RunOptions(output=tmp_path, gguf_file=gguf_file)
+        with pytest.raises(UnqoverError, match="holds another run .*model"):
+            check_folder_before_load(model_id, probe, other, settings, lambda *a: tmp_path)
+
+
+def test_several_probes_check_their_folders_before_the_model_loads(
+    gguf_run, gguf_model, upstream_word_lists_path, tmp_path, no_loading, capsys
+):
+    """`--bias religion,ethnicity` into a folder whose religion run is another run's: refused before the load."""
+    shutil.copytree(gguf_run, tmp_path / "out" / "religion")
+    argv = quick_run(gguf_model, upstream_word_lists_path, tmp_path / "out", "--dtype", "bfloat16")
+    argv[argv.index("religion")] = "religion,ethnicity"
+    refused(argv, capsys, f"{tmp_path / 'out' / 'religion'} holds another run (it differs in dtype)")

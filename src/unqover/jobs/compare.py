@@ -485,10 +485,6 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     return print_and_write(args.output, "Comparison", make, args.word_lists)
 
 
-if __name__ == "__main__":
-    sys.exit(compare_main())
-
-
 def _run_key(path: Path) -> Path:
     """The run folder a path names (a folder's results.json is that folder), to find one run given twice."""
     path = path.resolve()
@@ -587,10 +583,6 @@ def leaderboard_of_runs(
     return {**board, "method": probe.leaderboard_method or METHOD}
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# command line
-
-
 def leaderboard_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="unqover leaderboard",
@@ -640,7 +632,3 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
         return leaderboard_text(board), write
 
     return print_and_write(args.output, "Leaderboard", make, args.word_lists)
-
-
-if __name__ == "__main__":
-    sys.exit(leaderboard_main())

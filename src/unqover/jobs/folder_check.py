@@ -98,8 +98,10 @@ def _other_model(recorded: Mapping, source, model_id: str) -> bool:
     or folder's SHA-256), else by the local path or the Hub id."""
     from unqover.scoring.weights import file_sha256, weights_sha256
 
-    if source.path is None:
-        return recorded.get("id") != model_id or model_content(recorded) is not None
+    if source.path is None:  # a Hub model (a GGUF file in a Hub repo records its file and SHA-256 too)
+        gguf = recorded.get("gguf") if isinstance(recorded.get("gguf"), Mapping) else {}
+        named = Path(source.gguf_file).name if source.gguf_file else None
+        return recorded.get("id") != model_id or "path" in recorded or gguf.get("file") != named
     content = file_sha256(Path(source.path)) if source.gguf_file else weights_sha256(source.path)
     if content is not None and model_content(recorded) is not None:
         return content != model_content(recorded)

@@ -15,6 +15,7 @@ from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable, write_text_atomic
 from unqover.format import MISSING
 from unqover.hub.load import check_local_dataset
+from unqover.jobs.folder_check import check_folder_before_load
 from unqover.jobs.run import default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.row_identity import check_rows_of
@@ -80,14 +81,15 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
         else:
             check_writable(default_output(model_id, probe.name).parent, folder=True)
     check_device(run.device)
-    warn_slow_bfloat16(run.dtype, run.device)  # cached: a sweep measures once
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         probe.check_config(probe_run, settings)
     check_local_dataset(run.dataset, run.config)
     check_rows_of(probes[0], run.dataset)  # another probe's rows (a --dataset goes with a single probe)
     probes[0].check_model_id(model_id, all_settings[0], runs[0])
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
+        check_folder_before_load(model_id, probe, probe_run, settings, default_output)  # before the load
         probe.check_source(probe_run, settings)
+    warn_slow_bfloat16(run.dtype, run.device)  # said once a process: a sweep measures and warns once
     placement, model = probes[0].load_model(model_id, runs[0], all_settings[0])
     unfit = [p.name for p in probes if model.family not in p.families]
     if unfit:

@@ -198,8 +198,8 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     check_folder_before_load(
         model_id, probe, run, settings, default_output
     )  # another run's folder: before loading
-    warn_slow_bfloat16(run.dtype, run.device)  # a CPU without bf16 matrix units: said before the model loads
     probe.check_source(run, settings)
+    warn_slow_bfloat16(run.dtype, run.device)  # a CPU without bf16 matrix units: said before the model loads
     placement, model = probe.load_model(model_id, run, settings)
     return run_loaded(model_id, probe, run, settings, placement, model)
 

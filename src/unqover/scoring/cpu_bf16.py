@@ -123,6 +123,11 @@ def warn_slow_bfloat16(
         return None
     speed = (measured or measure)()
     line = slow_bfloat16_line(speed)
-    if line is not None:
+    if line is not None and line not in _SAID:  # once a process: a sweep's models share the CPU
+        _SAID.add(line)
         print(line, file=sys.stderr, flush=True)
     return speed
+
+
+#: the warnings printed in this process
+_SAID: set[str] = set()

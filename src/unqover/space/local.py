@@ -121,9 +121,7 @@ def hide_models(text: str, names: Mapping[str, str]) -> str:
         return text
     alternatives = "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
     # a path inside the model's folder (its config.json, its GGUF file) is the model too: shown by its name
-    pattern = re.compile(
-        rf"(?<![\w.@+~/\\-])({alternatives})(?:[/\\][^\s'\"`,;:()]*|(?![\w@+~/\\-]|\.\w))"
-    )
+    pattern = re.compile(rf"(?<![\w.@+~/\\-])({alternatives})(?:[/\\][^\s'\"`,;:()]*|(?![\w@+~/\\-]|\.\w))")
     return pattern.sub(lambda m: forms[m.group(1)], text)
 
 
