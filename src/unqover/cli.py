@@ -27,7 +27,7 @@ from unqover.probes import options as parse
 
 if TYPE_CHECKING:
     from unqover.probes.base import ProbeDefinition, RunOptions
-    from unqover.probes.options import Option
+    from unqover.options import Option
 
 DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from unqover.errors import UnqoverError
 from unqover.format import fmt
 from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
-from unqover.probes.options import Option
+from unqover.options import Option
 
 NAME = "toy-length"
 DATASET = "toy-words"

@@ -295,7 +295,7 @@ def toy_registry(monkeypatch):
     from unqover.hub.folder import BuiltDataset
     from unqover.probes import registry
     from unqover.probes.base import ProbeDefinition
-    from unqover.probes.options import Option
+    from unqover.options import Option
 
     built: list[tuple[str, dict]] = []
     source = Option("--source", "KEY=PATH", type=str, metavar="KEY=PATH", repeat=True)

@@ -22,7 +22,7 @@ from unqover.errors import UnqoverError
 if TYPE_CHECKING:
     from unqover.hub.folder import BuiltDataset
     from unqover.probes.base import ProbeDefinition
-    from unqover.probes.options import Option
+    from unqover.options import Option
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
-from unqover.probes.options import Option
+from unqover.options import Option
 
 if TYPE_CHECKING:  # the definitions are read before any run starts: nothing heavy is imported here
     import pyarrow as pa

@@ -25,7 +25,7 @@ from unqover.probes.base import (
     ReportWords,
     RunOptions,
 )
-from unqover.probes.options import Option
+from unqover.options import Option
 from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from unqover.probes import options as parse
 from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, ReportWords, RunOptions
 from unqover.probes.eec import NAME as EMOTION_PROBE
 from unqover.probes.eec import EECProbe
-from unqover.probes.options import Option
+from unqover.options import Option
 
 if TYPE_CHECKING:
     import pyarrow as pa

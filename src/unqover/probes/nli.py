@@ -28,7 +28,7 @@ from unqover.probes.base import (
     load_for_run,
     table_text,
 )
-from unqover.probes.options import Option
+from unqover.options import Option
 
 NAME = "nli-gender"
 #: ``--source eec=PATH`` belongs to the emotion probe's dataset

@@ -1,6 +1,6 @@
 """Command-line options as data: what every run takes, and the checks that turn an argument into a value.
 
-A probe definition lists its own options (:class:`Option`); ``unqover.cli`` adds the shared ones and every
+A probe definition lists its own options (:class:`unqover.options.Option`); ``unqover.cli`` adds the shared ones and every
 registered probe's to its parser, so adding an option is one line in the definition that owns it. The argument
 checks (:func:`positive`, :func:`width`, ...) raise :class:`argparse.ArgumentTypeError`, which a
 :class:`CommandParser` prints as one line naming the option. Nothing here imports more than the standard library: the parser is built before
@@ -14,7 +14,6 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -49,45 +48,6 @@ def did_you_mean(typed: str, choices: Iterable[Any]) -> str:
 
     close = difflib.get_close_matches(typed, [str(choice) for choice in choices], n=1, cutoff=0.7)
     return f" (did you mean {close[0]}?)" if close else ""
-
-
-@dataclass(frozen=True)
-class Option:
-    """One command-line option: its flag, how its text is read and what it means.
-
-    ``default`` is the value a probe uses when the option is not given (the parser itself records None, so a
-    probe can tell "not given" from "given"); options of several probes with the same flag become one argument.
-    """
-
-    flag: str  # "--length-rule"
-    help: str
-    type: Callable[[str], Any] | None = None
-    choices: Sequence[str] | None = None
-    metavar: str | None = None
-    default: Any = None
-    flag_only: bool = False  # a switch: present or absent
-    repeat: bool = False  # may be given several times: the value is the list of them
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-    def add_to(
-        self, parser: argparse.ArgumentParser, help: str | None = None, choices: Sequence[str] | None = None
-    ) -> None:
-        """Add the option to ``parser`` (with the ``help`` and ``choices`` of all the probes that share it)."""
-        if self.flag_only:
-            parser.add_argument(self.flag, action="store_true", default=None, help=help or self.help)
-            return
-        parser.add_argument(
-            self.flag,
-            action="append" if self.repeat else "store",
-            type=self.type,
-            choices=choices if choices is not None else self.choices,
-            metavar=self.metavar,
-            default=None,
-            help=help or self.help,
-        )
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from unqover.measure import MODES
 from unqover.probes import base
 from unqover.probes import options as parse
 from unqover.probes.causal_prompt import check_prompt_family, prompt_options, prompt_record
-from unqover.probes.options import Option
+from unqover.options import Option
 from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
 
 if TYPE_CHECKING:

@@ -32,6 +32,7 @@ from unqover.errors import UnqoverError, first_line
 from unqover.scoring.mlm import surfaces
 from unqover.scoring.models import LoadedModel
 from unqover.scoring.qa import LONGEST_CANDIDATES, longest_rows, text_key
+from unqover.scoring.requests import Continuations
 from unqover.scoring.shared_prefix import answer_log_probs, cache_kind
 from unqover.scoring.throughput import counted
 
@@ -144,10 +145,15 @@ class CausalScorer:
         share_prefixes: bool = True,
         chat_template: str = "auto",
         system_prompt: str | None = None,
+        loglikelihood: Callable[[Continuations], np.ndarray] | None = None,
     ) -> None:
         self.loaded = loaded
+        #: an engine without a local model (a server) answers the continuation requests itself
+        self.served = loglikelihood
         shareable, self.sliding_window = (
-            cache_kind(loaded.model, loaded.device) if share_prefixes else (False, None)
+            cache_kind(loaded.model, loaded.device)
+            if share_prefixes and loglikelihood is None
+            else (False, None)
         )
         self.share_prefixes = share_prefixes and shareable
         tok = loaded.tokenizer
@@ -194,7 +200,7 @@ class CausalScorer:
     def check_fit(self, prompt_ids: Sequence[Sequence[int]], answer_ids: Sequence[Sequence[int]]) -> None:
         """Every prompt with its answer (``answer_ids[i]`` after ``prompt_ids[i]``) fits the model's positions
         (``max_position_embeddings``): a longer sequence fails inside the model or is scored past what it learned."""
-        limit = getattr(self.loaded.model.config, "max_position_embeddings", None)
+        limit = max_positions(self.loaded)
         longest = max((len(p) + len(a) for p, a in zip(prompt_ids, answer_ids, strict=True)), default=0)
         if not isinstance(limit, int) or longest <= limit:
             return
@@ -240,20 +246,33 @@ class CausalScorer:
         return prompt_ids[:n], answer_ids, np.tile(np.arange(n), 2), groups
 
     def score(self, rows: pa.Table) -> np.ndarray:
+        if self.served is not None:
+            return np.exp(self._log_s(rows)).reshape(2, rows.num_rows).T
         with counted(self.loaded.model, rows.num_rows):  # the engine's tokens per second
             log_s = self._log_s(rows)
         return np.exp(log_s).reshape(2, rows.num_rows).T
 
     def _log_s(self, rows: pa.Table) -> np.ndarray:
         """log S of each row's two subjects: subject 1's for every row, then subject 2's."""
-        prompt_ids, answer_ids, answer_prompt, groups = self.encode(rows)
+        requests = Continuations(*self.encode(rows))
+        if self.served is not None:
+            return self.served(requests)
         return answer_log_probs(
             self.loaded.model,
-            prompt_ids,
-            answer_ids,
-            answer_prompt,
-            groups=groups,
+            requests.prompts,
+            requests.answers,
+            requests.answer_prompt,
+            groups=requests.groups,
             pad_id=self.pad_id,
             device=self.loaded.device,
             sliding_window=self.sliding_window,
         )
+
+
+def max_positions(loaded) -> int | None:
+    """The positions a causal LM was trained on (its config's ``max_position_embeddings``; a served model: what
+    its server reports), or None where nothing says."""
+    config = getattr(loaded.model, "config", None)
+    limit = getattr(config, "max_position_embeddings", None) if config is not None else None
+    limit = limit if limit is not None else getattr(loaded, "max_positions", None)
+    return limit if isinstance(limit, int) else None
