@@ -26,8 +26,8 @@ from unqover.jobs.reread import add_word_lists_argument, reading_with
 from unqover.probes import options as parse
 
 if TYPE_CHECKING:
-    from unqover.probes.base import ProbeDefinition, RunOptions
     from unqover.options import Option
+    from unqover.probes.base import ProbeDefinition, RunOptions
 
 DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 
@@ -168,6 +168,7 @@ def _probe(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         model_args=parse.model_args(args.model_arg),
         settings=_given(args, args.probe_options),
+        engine_options=_given(args, args.engines_own),
     )
     if args.models is not None or len(args.model) > 1 or args.ray is not None:
         return _sweep(args, probes, run)
@@ -563,6 +564,22 @@ def _add_model_loading(probe: argparse.ArgumentParser) -> None:
         "and dequantizes (causal LMs; needs the gguf package of the models extra); a .gguf file given as MODEL, or "
         "a folder holding one .gguf file, needs none",
     )
+    _add_engines(probe)
+
+
+def _add_engines(probe: argparse.ArgumentParser) -> None:
+    """``--engine`` and every engine's own options (``unqover.scoring.engines``: each declares its own)."""
+    from unqover.jobs.models import ENGINES, engine_options
+
+    probe.add_argument(
+        "--engine",
+        choices=["auto", *ENGINES],
+        default="auto",
+        help="what runs the model: auto (the default) picks Beecher's own models (tfidf:, glove:) by their "
+        "prefix and transformers for every other model; openai scores a model an OpenAI-compatible server "
+        "serves (vLLM, SGLang, llama.cpp, TGI; with --base-url)",
+    )
+    probe.set_defaults(engines_own=[option.add_to(probe) or option for option in engine_options()])
 
 
 def _add_publish_results(command: argparse.ArgumentParser) -> None:

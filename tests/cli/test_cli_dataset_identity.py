@@ -288,8 +288,10 @@ def test_a_new_probes_build_is_stamped_and_checked(built, tmp_path, monkeypatch,
     """The toy probe's builder writes no identity: build-datasets records it, and the checks apply to it."""
     from toy_probe import DATASET, NAME, ToyProbe
     from unqover.probes import registry
+    from unqover.scoring.engines import ENGINES
 
     monkeypatch.setitem(registry.PROBES, NAME, ToyProbe())
+    monkeypatch.setitem(ENGINES, "toy", "toy_probe:ToyEngine")
     assert main(["build-datasets", DATASET, "--output", str(tmp_path), "--quiet"]) == 0
     folder = tmp_path / DATASET
     ids = pq.read_table(_parquet(folder, "words"))["id"]

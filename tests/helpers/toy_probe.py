@@ -1,6 +1,6 @@
 """A toy probe: one definition module, registered by a test, that goes through every surface.
 
-Rows are words; the "model" ``toy:NAME`` scores a word by its letters (score_1: share of vowels, score_2: share of
+Rows are words; the "model" ``toy:NAME``, loaded by the toy engine, scores a word by its letters (score_1: share of vowels, score_2: share of
 consonants), so the toy measure, "vowel lead" (mean of score_1 − score_2), is known exactly. The definition says
 everything a surface needs: its options (``--toy-vowels``), its measure option (``--toy-scale``), its dataset
 (``toy-words``, built by ``build-datasets``), its results-table column, its headline numbers and its reports.
@@ -19,8 +19,10 @@ import pyarrow.parquet as pq
 
 from unqover.errors import UnqoverError
 from unqover.format import fmt
-from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
 from unqover.options import Option
+from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.scoring.engines.base import Engine
+from unqover.scoring.requests import EngineRequest
 
 NAME = "toy-length"
 DATASET = "toy-words"
@@ -48,6 +50,10 @@ def toy_measure(scores: pa.Table, scale: float = 1.0) -> ToyResult:
     return ToyResult(float(lead.mean()), [float(lead.mean() - half), float(lead.mean() + half)], len(lead))
 
 
+#: what the toy engine answers: a word's share of vowels and of consonants
+TOY_REQUESTS = "toy-vowels"
+
+
 @dataclass
 class ToyModel:
     model_id: str
@@ -55,6 +61,8 @@ class ToyModel:
     family: str = "toy"
     revision: str | None = None
     dtype: str = "float64"
+    engine: str = "toy"
+    capabilities: tuple[str, ...] = (TOY_REQUESTS,)
 
     def provenance(self) -> dict:
         return {"id": self.model_id, "family": self.family, "vowels": self.vowels}
@@ -76,10 +84,29 @@ class ToyScorer:
         return np.stack([share, 1 - share], axis=1)
 
 
+class ToyEngine(Engine):
+    """The toy models ``toy:NAME``, registered beside the probe by a test (one line of the engine registry)."""
+
+    name = "toy"
+    capabilities = (TOY_REQUESTS,)
+
+    def serves(self, model_id: str) -> bool:
+        return model_id.startswith("toy:")
+
+    def load(self, request: EngineRequest, wants):
+        from unqover.scoring.placement import place
+
+        return place(request.shard, "cpu")[0], ToyModel(request.model_id, request.load["vowels"])
+
+    def scorer(self, model, capability: str, **how):
+        return ToyScorer(model.vowels)
+
+
 class ToyProbe(ProbeDefinition):
     name = NAME
     title = "Toy vowel probe"
     families = ("toy",)
+    wants = (TOY_REQUESTS,)
     limit_meaning = "the first N words"
     quick_run = QuickRunSize("words", 5, 10, 1)
     options = (Option("--toy-vowels", "the letters the toy model counts as vowels", default="aeiou"),)
@@ -87,12 +114,10 @@ class ToyProbe(ProbeDefinition):
     datasets = (DATASET,)
     table_columns = ("vowel lead",)
 
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.scoring.placement import place
-
-        if not model_id.startswith("toy:"):
-            raise UnqoverError(f"the toy probe scores toy:NAME models, not {model_id!r}")
-        return place(run.shard, "cpu")[0], ToyModel(model_id, settings["toy_vowels"])
+    def engine_load(self, engine, request, run: RunOptions, settings: dict) -> dict:
+        if engine.name != "toy":
+            raise UnqoverError(f"the toy probe scores toy:NAME models, not {request.model_id!r}")
+        return {"vowels": settings["toy_vowels"]}
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         if run.dataset:
@@ -108,8 +133,10 @@ class ToyProbe(ProbeDefinition):
             rows, {"source": source, "config": "words", "split": "test"}, None, {"limit": run.limit}
         )
 
-    def scorers(self, model, settings: dict) -> dict:
-        return {"": ToyScorer(model.vowels)}
+    def scorers(self, model, settings: dict, loaded=None) -> dict:
+        from unqover.scoring.engines import scorer_for
+
+        return {"": scorer_for(model, self.wants)}
 
     def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         return Measured(toy_measure(scores))

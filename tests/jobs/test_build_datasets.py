@@ -293,9 +293,9 @@ def toy_registry(monkeypatch):
     """Three toy definitions: ``a`` and ``b`` share the repeatable ``--source`` (each keeps its own entries),
     ``c`` takes no option and is built by default. Builds are recorded, not written."""
     from unqover.hub.folder import BuiltDataset
+    from unqover.options import Option
     from unqover.probes import registry
     from unqover.probes.base import ProbeDefinition
-    from unqover.options import Option
 
     built: list[tuple[str, dict]] = []
     source = Option("--source", "KEY=PATH", type=str, metavar="KEY=PATH", repeat=True)

@@ -11,6 +11,7 @@ import pytest
 
 from toy_probe import DATASET, NAME, WORDS, ToyProbe
 from unqover.cli import main
+from unqover.scoring.engines import ENGINES
 
 
 @pytest.fixture
@@ -18,6 +19,7 @@ def toy(monkeypatch):
     from unqover.probes import registry
 
     monkeypatch.setitem(registry.PROBES, NAME, ToyProbe())
+    monkeypatch.setitem(ENGINES, "toy", "toy_probe:ToyEngine")  # the toy engine: one line of the registry
     return registry.PROBES[NAME]
 
 

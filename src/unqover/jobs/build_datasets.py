@@ -21,8 +21,8 @@ from unqover.errors import UnqoverError
 
 if TYPE_CHECKING:
     from unqover.hub.folder import BuiltDataset
-    from unqover.probes.base import ProbeDefinition
     from unqover.options import Option
+    from unqover.probes.base import ProbeDefinition
 
 
 @dataclass(frozen=True)

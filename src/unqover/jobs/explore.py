@@ -151,9 +151,10 @@ def score_question(
 
     from unqover.measure.pairing import pair_rows
     from unqover.measure.unqover import bias_scores
+    from unqover.scoring.requests import FILL_IN, first_wanted
 
     definition = explorer_probe(probe)
-    masked = model.family == "mlm"
+    masked = first_wanted(model.capabilities, definition.wants) == FILL_IN  # a masked LM's rows
     rows = question_rows(subject_1, subject_2, context, question, negated, masked=masked)
     scorer = definition.scorers(model, definition.check_settings({}))[""]
     if masked:

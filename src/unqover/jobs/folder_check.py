@@ -16,22 +16,27 @@ from typing import Any
 
 from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition, RunOptions
+from unqover.scoring.engines.base import Engine
+from unqover.scoring.requests import EngineRequest
 from unqover.scoring.run_folder import another_run, differing_fields, read_manifest
 from unqover.scoring.run_record import model_content
 
 
 def check_folder_before_load(
-    model_id: str, probe: ProbeDefinition, run: RunOptions, settings: dict, default_output: Callable
-) -> None:
-    """Refuse a run whose folder holds another run, as far as that can be told before the model loads;
+    engine: Engine, request: EngineRequest, probe: ProbeDefinition, run: RunOptions, settings: dict,
+    default_output: Callable,
+) -> None:  # fmt: skip
+    """Refuse a run whose folder holds another run, as far as that can be told before the model loads (a model
+    whose ``engine`` reads its files here: :meth:`~unqover.scoring.engines.base.Engine.local_source`);
     ``default_output(model_id, name)``: the default run folder of a run whose folder's last part is ``name``."""
-    from unqover.scoring.models import model_source
-
+    model_id = request.model_id
     try:
-        source = model_source(model_id, run.revision, run.token, run.gguf_file)
+        source = engine.local_source(request)
     except UnqoverError:  # refused with its own line where the model is looked at
         return
-    folder = run.output or planned_folder(model_id, probe, run, settings, source, default_output)
+    if source is None:
+        return
+    folder = run.output or planned_folder(engine, request, probe, run, settings, source, default_output)
     if folder is None:
         return
     existing = read_manifest(folder)
@@ -57,20 +62,19 @@ def check_folder_before_load(
 
 
 def planned_folder(
-    model_id: str, probe: ProbeDefinition, run: RunOptions, settings: dict, source, default_output: Callable
-) -> Path | None:
-    """The default run folder, where it can be told before the model loads (a local model: its config gives its
-    family); None otherwise."""
-    from unqover.jobs.models import family_of
-
+    engine: Engine, request: EngineRequest, probe: ProbeDefinition, run: RunOptions, settings: dict, source,
+    default_output: Callable,
+) -> Path | None:  # fmt: skip
+    """The default run folder, where it can be told before the model loads (a local model: its config says what
+    it answers); None otherwise."""
     if source.path is None:  # a Hub model: its config may need the network; checked once it loads
         return None
     try:  # a GGUF file is scored as a causal LM, or refused when it loads: its header need not be parsed here
-        family = "causal" if source.gguf_file else family_of(source.config())
-        name = probe.planned_output_name(family, model_id, run, settings)
+        capabilities = engine.capabilities_of(request)
+        name = probe.planned_output_name(capabilities, request.model_id, run, settings)
     except (UnqoverError, OSError, ValueError):  # refused with its own line when the model loads
         return None
-    return None if name is None else default_output(model_id, name)
+    return None if name is None else default_output(request.model_id, name)
 
 
 def planned_record(probe: ProbeDefinition, run: RunOptions, settings: dict, source) -> dict[str, Any]:

@@ -189,7 +189,8 @@ def _documents(probe: ProbeDefinition, record: dict):
     """The full task's documents (every column) and where they came from: an UnQover dataset's rows, or the
     emotion/person questions with their choice sentences."""
     from unqover.probes.eec_rows import with_sentences
-    from unqover.probes.unqover_rows import check_rows_fit_family, check_unqover_columns
+    from unqover.probes.unqover_rows import check_rows_fit, check_unqover_columns
+    from unqover.scoring.requests import CONTINUATIONS
 
     if record["kind"] == "subjects":
         if "dataset" in record:  # a folder written before: the rows it recorded, wherever lm-eval runs
@@ -199,7 +200,7 @@ def _documents(probe: ProbeDefinition, record: dict):
         settings = probe.check_settings({"word_lists": record["word_lists"]})
         rows, about = probe.rows(run, settings, CAUSAL_CONFIG)
         check_unqover_columns(rows, about["source"])
-        check_rows_fit_family(rows, "causal", CAUSAL_CONFIG)
+        check_rows_fit(rows, CONTINUATIONS, CAUSAL_CONFIG)
         return rows, about
     source = (record.get("dataset") or {}).get("source")
     given = source if source and Path(source).is_dir() else record["given_dataset"]

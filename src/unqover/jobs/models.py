@@ -3,7 +3,7 @@ model loaded the way a probe's runs load it.
 
 The family of a model is read from its config (``unqover.scoring.models``; sequence classifiers are NLI models).
 Which loader a model gets (an NLI classifier or a QA / masked / causal LM) is the probe definitions' choice: a
-model is loaded by a probe that scores its family, through that definition's ``load_model``. Nothing here names a
+model is loaded by a probe that scores its family, through the engine that serves it. Nothing here names a
 probe.
 """
 
@@ -15,12 +15,15 @@ from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition, RunOptions
 
 # the surfaces (the Space) reach the model side through this module; both import no torch
+from unqover.scoring.engines import ENGINES, engine_options
 from unqover.scoring.gguf import gguf_parameters, gguf_record, is_gguf_name
-from unqover.scoring.models import ModelSource, is_hub_id, model_source
+from unqover.scoring.models import CLASSIFIER_FAMILY, ModelSource, family_of, is_hub_id, model_source
 
 __all__ = [
     "CLASSIFIER_FAMILY",
+    "ENGINES",
     "ModelSource",
+    "engine_options",
     "family_of",
     "gguf_parameters",
     "gguf_record",
@@ -34,9 +37,6 @@ __all__ = [
     "scored_model",
 ]
 
-#: the family of sequence classifiers (``…ForSequenceClassification``): the probes that score NLI models take it
-CLASSIFIER_FAMILY = "nli"
-
 
 def hub_source(model_id: str, revision: str | None = None, token: str | None = None) -> ModelSource:
     """The Hub model ``model_id`` (its ``config()``, ``location``), never a local folder: no disk is looked at, and
@@ -45,17 +45,6 @@ def hub_source(model_id: str, revision: str | None = None, token: str | None = N
     if not is_hub_id(model_id):
         raise UnqoverError(f"{model_id!r} is no Hub model id (owner/name)")
     return ModelSource(model_id, model_id, revision, token)
-
-
-def family_of(config) -> str:
-    """The model family of a transformers config: ``nli`` for sequence classifiers, else the family its
-    ``architectures`` name (``qa``, ``mlm``, ``causal``); an unsupported model is an error."""
-    from unqover.scoring.models import detect_family
-
-    architectures = getattr(config, "architectures", None) or []
-    if any(a.endswith("ForSequenceClassification") for a in architectures):
-        return CLASSIFIER_FAMILY
-    return detect_family(architectures, getattr(config, "model_type", None))
 
 
 def model_family(model_id: str, revision: str | None = None, token: str | None = None) -> str:
@@ -86,7 +75,7 @@ def load_model_for(
     token: str | None = None,
     device: str = "auto",
 ):
-    """The model loaded as ``probe``'s runs load it (its definition's ``load_model`` with its default settings):
+    """The model loaded as ``probe``'s runs load it (its engine, with the definition's default settings):
     an NLI classifier for a probe of NLI models, a QA / masked / causal LM for the others. ``probe`` is a
     definition or a probe's name; None: the first probe (registry order) that scores the model's family."""
     from unqover.probes.registry import get_probe
@@ -97,7 +86,10 @@ def load_model_for(
         if not scoring:
             raise UnqoverError(f"no probe scores {family} models such as {model_id!r}")
         probe = scoring[0]
+    from unqover.jobs.run import checked_engine
+    from unqover.scoring.engines import load_for
+
     definition = probe if isinstance(probe, ProbeDefinition) else get_probe(probe)
     run = RunOptions(revision=revision, token=token, device=device, progress=False)
-    _, model = definition.load_model(model_id, run, definition.check_settings({}))
-    return model
+    engine, request = checked_engine(model_id, definition, run, definition.check_settings({}))
+    return load_for(engine, request, definition.wants)[1]

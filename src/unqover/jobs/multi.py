@@ -16,13 +16,15 @@ from unqover.files import check_writable, write_text_atomic
 from unqover.format import MISSING
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.folder_check import check_folder_before_load
-from unqover.jobs.run import default_output, run_loaded
+from unqover.jobs.run import checked_engine, default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.row_identity import check_rows_of
 from unqover.report.markdown import HEADLINE_NAMES, md, md_text
 from unqover.report.page import markdown_page
 from unqover.scoring.cpu_bf16 import warn_slow_bfloat16
+from unqover.scoring.engines import load_for
 from unqover.scoring.placement import check_device
+from unqover.scoring.requests import first_wanted
 from unqover.scoring.run_folder import check_run_folder
 from unqover.scoring.sampling import check_seed
 
@@ -51,10 +53,10 @@ def probe_settings(probes: Sequence[ProbeDefinition], given: Mapping) -> list[di
 
 
 def check_shared_loader(probes: Sequence[ProbeDefinition]) -> None:
-    """The probes of one command share one loaded model: their definitions must load models alike."""
+    """The probes of one command share one loaded model: they must ask it the same requests."""
     first = probes[0]
     for other in probes[1:]:
-        if type(other).load_model is not type(first).load_model:
+        if other.wants != first.wants:
             raise UnqoverError(
                 f"the {first.name} and {other.name} probes load different kinds of model, so they cannot share "
                 "one command: run them in separate commands"
@@ -85,13 +87,15 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
         probe.check_config(probe_run, settings)
     check_local_dataset(run.dataset, run.config)
     check_rows_of(probes[0], run.dataset)  # another probe's rows (a --dataset goes with a single probe)
-    probes[0].check_model_id(model_id, all_settings[0], runs[0])
+    engine, request = checked_engine(model_id, probes[0], runs[0], all_settings[0])
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
-        check_folder_before_load(model_id, probe, probe_run, settings, default_output)  # before the load
+        check_folder_before_load(
+            engine, request, probe, probe_run, settings, default_output
+        )  # before the load
         probe.check_source(probe_run, settings)
-    warn_slow_bfloat16(run.dtype, run.device)  # said once a process: a sweep measures and warns once
-    placement, model = probes[0].load_model(model_id, runs[0], all_settings[0])
-    unfit = [p.name for p in probes if model.family not in p.families]
+    warn_slow_bfloat16(request.dtype, request.device)  # said once a process: a sweep measures and warns once
+    placement, model = load_for(engine, request, probes[0].wants)
+    unfit = [p.name for p in probes if first_wanted(model.capabilities, p.wants) is None]
     if unfit:
         raise UnqoverError(
             f"{model_id} is a {model.family} model, which the {', '.join(unfit)} probe(s) cannot score; leave "

@@ -24,6 +24,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
@@ -43,7 +44,10 @@ from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.results import RESULTS_FILE, results_of, write_results
 from unqover.scoring.cpu_bf16 import warn_slow_bfloat16
+from unqover.scoring.engines import engine_for, load_for
+from unqover.scoring.engines.base import Engine
 from unqover.scoring.placement import Placement, check_device, torch_threads
+from unqover.scoring.requests import EngineRequest
 from unqover.scoring.run_folder import check_run_folder, claim, holds_this_run
 from unqover.scoring.runner import Timed, merge_shards, recorded_batch_size
 from unqover.scoring.sampling import check_seed
@@ -159,7 +163,12 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
             **({"path": path} if path else {}),
             # --adapter, --model-arg and a GGUF file, only where given (runs without them keep their run.json);
             # a local folder's weights by content (the same bytes elsewhere are the same run)
-            **{key: provenance[key] for key in ("adapter", "model_args", "gguf") if provenance.get(key)},
+            # a model on a server: its engine, URL and what the server reported
+            **{
+                key: provenance[key]
+                for key in ("adapter", "model_args", "gguf", "engine", "served_at", "server")
+                if provenance.get(key)
+            },
             **{
                 k: provenance[k]
                 for k in ("weights_sha256",)
@@ -178,6 +187,39 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
     return {**identity, **loaded.context.get("identity", {})}
 
 
+def engine_request(model_id: str, probe: ProbeDefinition, run: RunOptions) -> EngineRequest:
+    """What the run's engine loads: the model and the run's loading options (``--engine``, ``--dtype``, ...)."""
+    return EngineRequest(
+        model_id,
+        engine=run.engine,
+        revision=run.revision,
+        token=run.token,
+        dtype=run.dtype,
+        device=run.device,
+        shard=run.shard,
+        allow_pickle=run.allow_pickle,
+        adapter=run.adapter,
+        model_args=run.model_args,
+        gguf_file=run.gguf_file,
+        options=run.engine_options,
+        asker=probe.name,
+    )
+
+
+def checked_engine(
+    model_id: str, probe: ProbeDefinition, run: RunOptions, settings: dict
+) -> tuple[Engine, EngineRequest]:
+    """The run's engine and what it loads, checked before anything loads: the engine's own options (another
+    engine's refused), the probe's part of the load (which may refuse the engine or the model: ``engine_load``),
+    then the engine's checks of the model argument and the options that apply to it."""
+    request = engine_request(model_id, probe, run)
+    engine = engine_for(request)
+    request = replace(request, options=engine.check_options(request.options))
+    request = replace(request, load=probe.engine_load(engine, request, run, settings))
+    engine.check(request, probe.wants)
+    return engine, request
+
+
 def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
     """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
     require_models_extra()
@@ -193,14 +235,12 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     probe.check_config(run, settings)
     check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
     check_rows_of(probe, run.dataset)  # another probe's rows
-    # a missing model folder, then rows that cannot be found: before the model loads
-    probe.check_model_id(model_id, settings, run)
-    check_folder_before_load(
-        model_id, probe, run, settings, default_output
-    )  # another run's folder: before loading
+    # a model its engine cannot load (a missing folder), then rows that cannot be found: before the model loads
+    engine, request = checked_engine(model_id, probe, run, settings)
+    check_folder_before_load(engine, request, probe, run, settings, default_output)  # another run's folder
     probe.check_source(run, settings)
-    warn_slow_bfloat16(run.dtype, run.device)  # a CPU without bf16 matrix units: said before the model loads
-    placement, model = probe.load_model(model_id, run, settings)
+    warn_slow_bfloat16(request.dtype, request.device)  # a CPU without bf16 matrix units: said before the load
+    placement, model = load_for(engine, request, probe.wants)
     return run_loaded(model_id, probe, run, settings, placement, model)
 
 

@@ -23,7 +23,7 @@ from unqover.errors import UnqoverError, first_line
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.multi import check_shared_loader, probe_settings, run_probes
-from unqover.jobs.run import default_output
+from unqover.jobs.run import checked_engine, default_output
 from unqover.probes.base import ProbeDefinition, RunOptions
 from unqover.probes.options import parse_duration
 from unqover.probes.row_identity import check_rows_of
@@ -199,7 +199,7 @@ def _check_all(
     failures = {}
     for model in models:
         try:
-            probes[0].check_model_id(model.model_id, settings[0], run)
+            checked_engine(model.model_id, probes[0], run, settings[0])
             for probe in probes:
                 check_run_folder(run.output / model.folder_name() / probe.name)
         except UnqoverError as err:

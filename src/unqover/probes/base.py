@@ -65,6 +65,10 @@ class RunOptions:
     checkpoint_seconds: float = 60.0  # a chunk being scored is also saved this often (a kill loses <= this)
     started: float | None = None  # time.monotonic() when the command started: --max-time counts from it
     threads: int | None = None  # torch intra-op threads to score with (None: its default); a sweep sets it
+    engine: str = (
+        "auto"  # the engine that runs the model (``unqover.scoring.engines``; auto: the one serving it)
+    )
+    engine_options: dict[str, Any] = field(default_factory=dict)  # the engine's own options (``--base-url``)
     settings: dict[str, Any] = field(default_factory=dict)  # the probe's own options, checked by the probe
 
 
@@ -157,32 +161,6 @@ def selection_suffix(selection: dict | None) -> str:
     return "".join(f"-{part}" for part in parts)
 
 
-def load_for_run(loader: Callable, model_id: str, run: RunOptions, **extra):
-    """(placement, model): ``loader`` (``load_model``, ``load_nli_model``) with the run's options, on this
-    process's device (its own GPU under ``accelerate launch``). ``--adapter`` and ``--model-arg`` reach the
-    loader only when given."""
-    from unqover.scoring.placement import load_placed
-
-    if run.adapter is not None:
-        extra["adapter"] = run.adapter
-    if run.model_args:
-        extra["model_args"] = dict(run.model_args)
-    if run.gguf_file is not None:
-        extra["gguf_file"] = run.gguf_file
-
-    return load_placed(
-        loader,
-        model_id,
-        shard=run.shard,
-        device=run.device,
-        revision=run.revision,
-        dtype=run.dtype,
-        token=run.token,
-        allow_pickle=run.allow_pickle,
-        **extra,
-    )
-
-
 def score_for_run(rows: pa.Table, scorer, folder: Path, run: RunOptions, **keywords) -> None:
     """Score ``rows`` with ``scorer`` into ``folder`` (:func:`unqover.scoring.runner.run_shard`) in the run's
     batches, chunks and checkpoints, with its progress bar unless ``keywords`` say otherwise (``keywords``:
@@ -226,7 +204,10 @@ class ProbeDefinition:
 
     name: str = ""
     title: str = ""
-    families: tuple[str, ...] = ()  # model families this probe scores
+    families: tuple[str, ...] = ()  # model families this probe scores (in words: ``unqover probe --help``)
+    #: the requests this probe can ask a model (``unqover.scoring.requests``), in its order of preference: an
+    #: engine that answers one of them runs its model
+    wants: tuple[str, ...] = ()
     #: the report module whose functions :meth:`reports`, :meth:`quick_run_line` and :meth:`summary` call (None:
     #: the definition writes those hooks itself)
     words: ReportWords | None = None
@@ -313,11 +294,11 @@ class ProbeDefinition:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.name} probe builds no dataset")
 
-    def check_model_id(self, model_id: str, settings: dict[str, Any], run: RunOptions) -> None:
-        """Refuse at once a model argument that cannot name a model, before the rows' source is checked and the
-        model loads (nothing is loaded or downloaded); default: nothing to check (a probe's own model names).
-        The probes of transformers models use :func:`unqover.scoring.models.model_source`: a file that is no GGUF
-        file, or a path that does not exist, is refused."""
+    def engine_load(self, engine, request, run: RunOptions, settings: dict[str, Any]) -> dict[str, Any]:
+        """What this probe passes to the engine's load (``EngineRequest.load``: an NLI classifier's label map),
+        after refusing, before anything loads, an ``engine`` (:class:`unqover.scoring.engines.base.Engine`) or a
+        model it cannot use with these settings. Default: nothing."""
+        return {}
 
     def check_source(self, run: RunOptions, settings: dict[str, Any]) -> None:
         """Refuse, before any model is loaded, a run whose rows cannot be found (no local build, the Hub
@@ -373,13 +354,6 @@ class ProbeDefinition:
 
         return table_text(self.table_row(results), DIGITS)
 
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        """(placement, loaded model) for this process. The default: a transformers model of the language-model
-        families (:func:`unqover.scoring.models.load_model`) with the run's options."""
-        from unqover.scoring.models import load_model
-
-        return load_for_run(load_model, model_id, run)
-
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         """The rows to score (after a quick run's selection) and where they came from."""
         raise NotImplementedError
@@ -391,7 +365,7 @@ class ProbeDefinition:
         forward pass that fails, e.g. ``--model-arg n_layer=-1``) is refused in one line naming the model
         arguments, when there are any."""
         try:
-            scorers = self.scorers(model, settings)
+            scorers = self.scorers(model, settings, loaded)
         except (RuntimeError, ValueError, IndexError, TypeError) as err:
             if isinstance(err, UnqoverError) or not getattr(model, "model_args", None):
                 raise
@@ -411,12 +385,14 @@ class ProbeDefinition:
         job runner's); a probe that scores in rounds overrides this.
         """
         scores, extra = claim_and_score(
-            loaded.rows, self.scorers(model, settings), folder, identity, run, placement
+            loaded.rows, self.scorers(model, settings, loaded), folder, identity, run, placement
         )
         return None if scores is None else (loaded, scores, extra)
 
-    def scorers(self, model, settings: dict) -> dict[str, Any]:
-        """Runner scorers by name: "" is the main one (``predictions.parquet``), others go to ``<name>/``."""
+    def scorers(self, model, settings: dict, loaded: Loaded | None = None) -> dict[str, Any]:
+        """Runner scorers by name: "" is the main one (``predictions.parquet``), others go to ``<name>/``: each the
+        scorer of a request :attr:`wants` names, from the engine that loaded ``model``
+        (:func:`unqover.scoring.engines.scorer_for`); ``loaded``: the run's rows, where a scorer reads them."""
         raise NotImplementedError
 
     def scoring(self, model, settings: dict) -> dict | str:
@@ -427,8 +403,11 @@ class ProbeDefinition:
         """The default run folder's last part: :meth:`output_stem`, then the mark of a quick run's selection."""
         return self.output_stem(loaded, settings) + selection_suffix(loaded.selection)
 
-    def planned_output_name(self, family: str, model_id: str, run: RunOptions, settings: dict) -> str | None:
-        """:meth:`output_name` as known before the model loads, from the model's ``family`` (its config says it),
+    def planned_output_name(
+        self, capabilities: Sequence[str], model_id: str, run: RunOptions, settings: dict
+    ) -> str | None:
+        """:meth:`output_name` as known before the model loads, from what the model answers (``capabilities``: its
+        engine reads them from its config),
         so that a folder holding another run is refused before the slow part; None (the default): not known then."""
         return None
 

@@ -1,15 +1,20 @@
 """The UnQover probes' causal-LM prompt options (``--system-prompt``, ``--chat-template``): which were given, their
-refusal for other model families, and run.json's record of the prompt a run used."""
+refusal for models that answer no continuations, and run.json's record of the prompt a run used."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from unqover.errors import UnqoverError
+from unqover.scoring.requests import ANSWER_SPANS, CLASSES, CONTINUATIONS, FILL_IN
 
-#: a model family in words, for the options that apply to causal LMs only
-FAMILY_WORDS = {"qa": "an extractive QA model", "mlm": "a masked LM", "nli": "an NLI classifier"}
+#: a model in words by the first request it answers, for the options that apply to causal LMs only
+CAPABILITY_WORDS = {
+    ANSWER_SPANS: "an extractive QA model",
+    FILL_IN: "a masked LM",
+    CLASSES: "an NLI classifier",
+}
 
 
 def prompt_options(settings: Mapping[str, Any]) -> list[str]:
@@ -21,14 +26,14 @@ def prompt_options(settings: Mapping[str, Any]) -> list[str]:
     return [flag for flag, on in given if on]
 
 
-def check_prompt_family(settings: Mapping[str, Any], family: str, model_id: str) -> None:
-    """The prompt options apply to causal LMs: refuse them for another family, in one line."""
+def check_prompt_model(settings: Mapping[str, Any], capabilities: Sequence[str], model_id: str) -> None:
+    """The prompt options apply to causal LMs (models that answer continuations): refuse them for another model
+    (``capabilities``: what it answers), in one line."""
     given = prompt_options(settings)
-    if given and family != "causal":
+    if given and CONTINUATIONS not in capabilities:
         verb = "apply" if len(given) > 1 else "applies"
-        raise UnqoverError(
-            f"{' and '.join(given)} {verb} to causal LMs; {model_id} is {FAMILY_WORDS.get(family, family)}"
-        )
+        what = CAPABILITY_WORDS.get(capabilities[0], capabilities[0]) if capabilities else "no causal LM"
+        raise UnqoverError(f"{' and '.join(given)} {verb} to causal LMs; {model_id} is {what}")
 
 
 def prompt_record(settings: Mapping[str, Any], tokenizer) -> dict:

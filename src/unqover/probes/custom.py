@@ -12,6 +12,7 @@ from unqover.errors import UnqoverError
 from unqover.probes.base import Loaded, RunOptions
 from unqover.probes.row_identity import custom_card_name
 from unqover.probes.unqover import UnqoverProbe
+from unqover.scoring.requests import FILL_IN, first_wanted
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -113,7 +114,11 @@ class CustomProbe(UnqoverProbe):
         from unqover.format import fmt_count, plural
         from unqover.probes.custom_population import num_groups, population_counts, sampled_rows
 
-        if run.dataset or not self.samples_groups(run, settings) or model.family == "mlm":
+        if (
+            run.dataset
+            or not self.samples_groups(run, settings)
+            or first_wanted(model.capabilities, self.wants) == FILL_IN
+        ):
             return super().load(run, settings, model)
         config = self.config_for(model, run, settings)
         groups = self._sample_size(run, settings, config)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
+from unqover.options import Option
 from unqover.probes import options as parse
 from unqover.probes.base import (
     LeaderboardNumbers,
@@ -25,8 +26,8 @@ from unqover.probes.base import (
     ReportWords,
     RunOptions,
 )
-from unqover.options import Option
 from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
+from unqover.scoring.requests import SENTENCES
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -52,6 +53,7 @@ class EECProbe(ProbeDefinition):
 
     title = "EEC emotion fill-in"
     families = ("mlm", "causal", *BEECHER_FAMILIES)
+    wants = (SENTENCES,)
     limit_meaning = "N persons per gender x race cell, all their questions"
     quick_run = QuickRunSize("persons per gender × race cell", 1, 5, 840)
     options = (
@@ -119,40 +121,16 @@ class EECProbe(ProbeDefinition):
 
         return None if run.dataset else question_vocabulary(eec_questions())
 
-    def check_model_id(self, model_id: str, settings: dict, run: RunOptions) -> None:
-        from unqover.scoring.models import model_source
-
-        if model_id.partition(":")[0] in BEECHER_FAMILIES:  # Beecher's own models: checked as they load
-            if run.gguf_file is not None:
+    def engine_load(self, engine, request, run: RunOptions, settings: dict) -> dict:
+        """Beecher's scoring mode and the words a GloVe load keeps; ``--scoring paper`` reproduces his code, so it
+        applies to his own models (the ``beecher`` engine's) alone."""
+        if engine.name != "beecher":
+            if settings["scoring"] != "default":
                 raise UnqoverError(
-                    f"--gguf-file applies to transformers models, not to Beecher's own {model_id}"
+                    "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
                 )
-            return
-        if settings["scoring"] != "default":
-            raise UnqoverError(
-                "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
-            )
-        model_source(model_id, gguf_file=run.gguf_file)
-
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.scoring.beecher import load_beecher_model
-        from unqover.scoring.placement import place
-
-        if model_id.partition(":")[0] in BEECHER_FAMILIES:
-            given = [
-                flag for flag, value in (("--adapter", run.adapter), ("--model-arg", run.model_args)) if value
-            ]
-            if given:
-                raise UnqoverError(
-                    f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to transformers models, not "
-                    f"to Beecher's own {model_id}"
-                )
-            # Beecher's own models: a TF-IDF corpus or word vectors, scored on the CPU in one process
-            vocabulary = self.beecher_vocabulary(run, settings)
-            loaded, factory = load_beecher_model(model_id, settings["scoring"], vocabulary=vocabulary)
-            loaded.scorer = factory(None)
-            return place(run.shard, "cpu")[0], loaded
-        return super().load_model(model_id, run, settings)
+            return {}
+        return {"mode": settings["scoring"], "vocabulary": self.beecher_vocabulary(run, settings)}
 
     # the rows of a run, as hooks a probe of the same kind (the person task) replaces
 
@@ -205,25 +183,23 @@ class EECProbe(ProbeDefinition):
         questions, dataset = self.load_questions(run.dataset, run.config, paper)
         questions, selection = self.select(questions, run.limit, run.seed)
         context = {"questions": questions, "scoring": self.scoring(model, settings), "family": model.family}
-        if model.family in BEECHER_FAMILIES:
-            # his models read the question strings (paper mode fills exactly his)
-            model.scorer = type(model.scorer)(model, questions)
-            context["model"] = model
+        # Beecher's models read the question strings (paper mode fills exactly his)
+        context["scorer"] = self.scorers(model, settings, Loaded(None, dataset, None, None, context))[""]
         return Loaded(self.choice_rows(questions), dataset, None, selection, context)
 
-    def scorers(self, model, settings: dict) -> dict:
-        from unqover.scoring.eec import sentence_scorer
+    def scorers(self, model, settings: dict, loaded: Loaded | None = None) -> dict:
+        from unqover.scoring.engines import scorer_for
 
-        return {"": model.scorer if model.family in BEECHER_FAMILIES else sentence_scorer(model)}
+        if loaded is not None and "scorer" in loaded.context:
+            return {"": loaded.context["scorer"]}
+        questions = None if loaded is None else loaded.context.get("questions")
+        return {"": scorer_for(model, self.wants, questions=questions)}
 
     def scoring(self, model, settings: dict) -> dict:
-        from unqover.scoring.eec import sentence_scorer
-
+        method = self.scorers(model, settings)[""].method
         if model.family in BEECHER_FAMILIES:
-            method = model.scorer.method
             return {"sentence": method, "mode": settings["scoring"], "length_rule": settings["length_rule"]}
-
-        return {"sentence": sentence_scorer(model).method, "length_rule": settings["length_rule"]}
+        return {"sentence": method, "length_rule": settings["length_rule"]}
 
     def output_stem(self, loaded: Loaded, settings: dict) -> str:
         return f"{self.name}-questions"
@@ -253,7 +229,7 @@ class EECProbe(ProbeDefinition):
         paper = self.paper_mode(family, settings)
         oov = None
         if family in BEECHER_FAMILIES:
-            oov = oov_rates(questions, loaded.rows, loaded.context["model"].scorer.known(loaded.rows))
+            oov = oov_rates(questions, loaded.rows, loaded.context["scorer"].known(loaded.rows))
         result, ranked = self.rank_and_measure(
             questions, loaded.rows, scores, run, settings, loaded.selection, paper, oov
         )

@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from unqover.options import Option
 from unqover.probes import options as parse
 from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, ReportWords, RunOptions
 from unqover.probes.eec import NAME as EMOTION_PROBE
 from unqover.probes.eec import EECProbe
-from unqover.options import Option
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from unqover.errors import UnqoverError
+from unqover.options import Option
 from unqover.probes import options as parse
 from unqover.probes.base import (
     LeaderboardNumbers,
@@ -25,10 +26,9 @@ from unqover.probes.base import (
     Ranking,
     ReportWords,
     RunOptions,
-    load_for_run,
     table_text,
 )
-from unqover.options import Option
+from unqover.scoring.requests import CLASSES
 
 NAME = "nli-gender"
 #: ``--source eec=PATH`` belongs to the emotion probe's dataset
@@ -49,6 +49,7 @@ class NLIProbe(ProbeDefinition):
 
     title = "NLI gender-occupation"
     families = ("nli",)
+    wants = (CLASSES,)
     lm_eval_unfit = (
         "an NLI classifier's entailment probabilities are no language-model request type (lm-eval asks a model "
         "for log-likelihoods, rolling log-likelihoods or generated text)"
@@ -92,20 +93,9 @@ class NLIProbe(ProbeDefinition):
         "level 1 - alpha/#pairs"
     )
 
-    def load_model(self, model_id: str, run: RunOptions, settings: dict):
-        from unqover.scoring.nli import load_nli_model
-
-        return load_for_run(load_nli_model, model_id, run, label_map=settings["label_map"])
-
-    def check_model_id(self, model_id: str, settings: dict, run: RunOptions) -> None:
-        from unqover.scoring.models import model_source
-
-        if run.gguf_file is not None:
-            raise UnqoverError(
-                f"--gguf-file cannot be used with {self.name}: GGUF checkpoints are causal LMs, and {self.name} "
-                "scores NLI classifiers"
-            )
-        model_source(model_id)
+    def engine_load(self, engine, request, run: RunOptions, settings: dict) -> dict:
+        """The ``--label-map`` the classifier's labels are read with."""
+        return {"label_map": settings["label_map"]}
 
     def check_source(self, run: RunOptions, settings: dict) -> None:
         from unqover.probes.nli_rows import check_nli_source
@@ -130,11 +120,11 @@ class NLIProbe(ProbeDefinition):
             rows = kept
         return Loaded(rows, dataset, None, selection, context)
 
-    def scorers(self, model, settings: dict) -> dict:
+    def scorers(self, model, settings: dict, loaded: Loaded | None = None) -> dict:
         from unqover.probes.nli_rows import NLIRowScorer
-        from unqover.scoring.nli import NLIScorer
+        from unqover.scoring.engines import scorer_for
 
-        scorer = NLIScorer(model, batch_size=1 << 30)  # the runner chooses the batches
+        scorer = scorer_for(model, self.wants)
         extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in model.label_ids else {}
         return {"": NLIRowScorer(scorer), **extra}
 

@@ -19,18 +19,22 @@ from typing import TYPE_CHECKING, Any
 from unqover.env import word_lists_folder
 from unqover.errors import UnqoverError
 from unqover.measure import MODES
+from unqover.options import Option
 from unqover.probes import base
 from unqover.probes import options as parse
-from unqover.probes.causal_prompt import check_prompt_family, prompt_options, prompt_record
-from unqover.options import Option
+from unqover.probes.causal_prompt import check_prompt_model, prompt_options, prompt_record
 from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
+from unqover.scoring.requests import ANSWER_SPANS, CONTINUATIONS, FILL_IN, first_wanted
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from unqover.probes.unqover_cards import DatasetCard
 
-FAMILY_CONFIG = {"qa": "qa", "mlm": "mlm", "causal": "qa"}
+#: the requests an UnQover probe can ask a model, in this order of preference
+WANTS = (ANSWER_SPANS, FILL_IN, CONTINUATIONS)
+#: the dataset config of the rows each request is asked on
+CAPABILITY_CONFIG = {ANSWER_SPANS: "qa", FILL_IN: "mlm", CONTINUATIONS: "qa"}
 SCORINGS = ("default", "paper")
 #: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
 CHAT_TEMPLATES = ("auto", "none")
@@ -50,6 +54,7 @@ class UnqoverProbe(base.ProbeDefinition):
     """One UnQover bias class: rows from the word lists (or a built dataset), the UnQover measures."""
 
     families = ("qa", "mlm", "causal")
+    wants = WANTS
     group = "unqover"
     explorable = True
     leaderboard_metric = "mu"
@@ -216,11 +221,6 @@ class UnqoverProbe(base.ProbeDefinition):
             f"show them as {shown} (use {option} {groups} or more)"
         )
 
-    def check_model_id(self, model_id: str, settings: dict, run: base.RunOptions) -> None:
-        from unqover.scoring.models import model_source
-
-        model_source(model_id, gguf_file=run.gguf_file)
-
     def check_config(self, run: base.RunOptions, settings: dict) -> None:
         """Also the options that go together, before the model is named or loaded."""
         from unqover.probes import unqover_rounds
@@ -231,24 +231,25 @@ class UnqoverProbe(base.ProbeDefinition):
         elif settings["sample"] is not None and run.limit is not None:
             raise UnqoverError("pass either --limit (a number of groups) or --sample (a fraction), not both")
 
-    def load_model(self, model_id: str, run: base.RunOptions, settings: dict):
-        if prompt_options(settings):  # refused before the weights load: the config says the family
-            from unqover.scoring.models import detect_family, model_source
-
-            config = model_source(model_id, run.revision, run.token, run.gguf_file).config()
-            family = detect_family(
-                getattr(config, "architectures", None), getattr(config, "model_type", None)
-            )
-            check_prompt_family(settings, family, model_id)
-        return super().load_model(model_id, run, settings)
+    def engine_load(self, engine, request, run: base.RunOptions, settings: dict) -> dict:
+        """The prompt options, refused before the weights load for a model that answers no continuations (its
+        engine reads what it answers from its config)."""
+        if prompt_options(settings):
+            capabilities = engine.capabilities_of(request)
+            if capabilities is not None:
+                check_prompt_model(settings, capabilities, request.model_id)
+        return {}
 
     def config_for(self, model, run: base.RunOptions, settings: dict) -> str:
+        """``--config``, else the config of the rows the model's requests are asked on (``model``: a loaded model,
+        or what is known of it before it loads: its ``capabilities`` and ``model_id``)."""
         if run.config:
             return run.config
-        if model.family == "mlm" and settings["scoring"] == "paper":
+        capability = first_wanted(model.capabilities, self.wants)
+        if capability == FILL_IN and settings["scoring"] == "paper":
             # the original scored masked LMs on its single-token subject lists
             return "mlm-roberta" if "roberta" in model.model_id.lower() else "mlm-bert"
-        return FAMILY_CONFIG[model.family]
+        return CAPABILITY_CONFIG[capability]
 
     def rows(self, run: base.RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         """The whole dataset and where it came from."""
@@ -339,9 +340,9 @@ class UnqoverProbe(base.ProbeDefinition):
         config = self.config_for(model, run, settings)
         rows, dataset = self.rows(run, settings, config)
         identity = self.checked_identity(rows, dataset, config, model, settings)
-        if model.family == "mlm":
+        if first_wanted(model.capabilities, self.wants) == FILL_IN:
             # the population a quick run estimates is the covered dataset: drop split subjects before sampling
-            rows, cover = make_scorer(model, settings["scoring"]).single_token_coverage(rows)
+            rows, cover = make_scorer(model, self.wants, settings["scoring"]).single_token_coverage(rows)
             identity["coverage"] = cover.as_dict()
         population = rows
         if self.samples_groups(run, settings):
@@ -351,15 +352,16 @@ class UnqoverProbe(base.ProbeDefinition):
         )
 
     def checked_identity(self, rows: pa.Table, dataset: dict, config: str, model, settings: dict) -> dict:
-        """Refuse rows the model cannot score (missing columns, another family's rows, a prompt option of
-        another family); the run identity's ``coverage`` (None) and, for causal LMs, ``prompt`` records."""
-        from unqover.probes.unqover_rows import check_rows_fit_family, check_unqover_columns
+        """Refuse rows the model cannot score (missing columns, rows of another kind of model, a prompt option of
+        a model that answers no continuations); the run identity's ``coverage`` (None) and, for causal LMs, ``prompt`` records."""
+        from unqover.probes.unqover_rows import check_rows_fit, check_unqover_columns
 
+        capability = first_wanted(model.capabilities, self.wants)
         check_unqover_columns(rows, dataset["source"])
-        check_rows_fit_family(rows, model.family, config)
-        check_prompt_family(settings, model.family, model.model_id)
+        check_rows_fit(rows, capability, config)
+        check_prompt_model(settings, (capability,), model.model_id)
         identity = {"coverage": None}
-        if model.family == "causal":  # QA and masked-LM runs keep the run.json they always had
+        if capability == CONTINUATIONS:  # QA and masked-LM runs keep the run.json they always had
             identity["prompt"] = prompt_record(settings, model.tokenizer)
         return identity
 
@@ -380,13 +382,14 @@ class UnqoverProbe(base.ProbeDefinition):
             selection["design"] = DESIGN
         return selection
 
-    def scorers(self, model, settings: dict) -> dict:
+    def scorers(self, model, settings: dict, loaded: base.Loaded | None = None) -> dict:
         from unqover.probes.unqover_rows import make_scorer
 
         template = settings.get("template_file")
         return {
             "": make_scorer(
                 model,
+                self.wants,
                 settings["scoring"],
                 chat_template=template["text"] if template else settings.get("chat_template", "auto"),
                 system_prompt=settings.get("system_prompt"),
@@ -396,10 +399,12 @@ class UnqoverProbe(base.ProbeDefinition):
     def scoring(self, model, settings: dict) -> str:
         return settings["scoring"]
 
-    def planned_output_name(self, family: str, model_id: str, run: base.RunOptions, settings: dict) -> str:
+    def planned_output_name(
+        self, capabilities: Sequence[str], model_id: str, run: base.RunOptions, settings: dict
+    ) -> str:
         from types import SimpleNamespace
 
-        config = self.config_for(SimpleNamespace(family=family, model_id=model_id), run, settings)
+        config = self.config_for(SimpleNamespace(capabilities=capabilities, model_id=model_id), run, settings)
         selection = self.selection(run, settings)
         return self.output_name(
             base.Loaded(None, {"config": config}, None, selection, {"config": config}), settings

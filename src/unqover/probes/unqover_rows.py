@@ -1,12 +1,12 @@
-"""The UnQover probes' rows and scores: which columns a dataset needs, the scorer of each model family, the
-rows' fit to the family, scores matched to rows by id and the measures of them (full or sampled).
+"""The UnQover probes' rows and scores: which columns a dataset needs, the scorer of the requests a model
+answers, the rows' fit to them, scores matched to rows by id and the measures of them (full or sampled).
 
 Loaded by the definitions in :mod:`unqover.probes.unqover` when a run starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ from unqover.measure.unqover import UnqoverBias, unqover_bias
 from unqover.predictions import UNQOVER_ROW_FIELDS
 from unqover.probes.row_identity import check_columns
 from unqover.report.diagnostics import design_warning, unqover_warnings
+from unqover.scoring.requests import ANSWER_SPANS, CONTINUATIONS, FILL_IN, first_wanted
 from unqover.scoring.sampling import DESIGN, budget, check_design, find_groups, selected_groups
 
 #: The columns a scorer and the measure need of a dataset's rows.
@@ -41,22 +42,24 @@ ROW_COLUMNS = (
 )
 
 
-def make_scorer(model, scoring: str, *, chat_template: str = "auto", system_prompt: str | None = None):
-    """The scorer of a model family (``scoring`` "paper": the original code's quirks); a causal LM's prompts
-    take ``chat_template`` ("auto", "none" or a template's text) and ``system_prompt``."""
-    from unqover.scoring.causal import CausalScorer
-    from unqover.scoring.mlm import MLMScorer
-    from unqover.scoring.qa import QAScorer
+def make_scorer(
+    model,
+    wants: Sequence[str],
+    scoring: str,
+    *,
+    chat_template: str = "auto",
+    system_prompt: str | None = None,
+):
+    """The scorer of the first of ``wants`` (the probe's requests: answer spans, fill-ins, continuations) that
+    ``model`` answers, from the engine that loaded it; ``scoring`` "paper": the original code's quirks; a causal
+    LM's prompts take ``chat_template`` ("auto", "none" or a template's text) and ``system_prompt``."""
+    from unqover.scoring.engines import scorer_for
 
-    if model.family == "qa":
-        return QAScorer(model, mode=scoring)
-    if model.family == "mlm":
-        return MLMScorer(model, mode=scoring)
-    if scoring == "paper":
+    if scoring == "paper" and first_wanted(model.capabilities, wants) == CONTINUATIONS:
         raise UnqoverError(
             "the original code scored no causal LMs: --scoring paper applies to QA and masked LMs"
         )
-    return CausalScorer(model, chat_template=chat_template, system_prompt=system_prompt)
+    return scorer_for(model, wants, scoring=scoring, chat_template=chat_template, system_prompt=system_prompt)
 
 
 def check_unqover_columns(rows: pa.Table, source: str) -> None:
@@ -64,24 +67,29 @@ def check_unqover_columns(rows: pa.Table, source: str) -> None:
     check_columns(rows, REQUIRED_COLUMNS, source, "an UnqOver dataset")
 
 
-FAMILY_NAMES = {"qa": "an extractive QA model", "mlm": "a masked LM", "causal": "a causal LM"}
+#: a model in words, by the UnQover request it answers
+CAPABILITY_NAMES = {
+    ANSWER_SPANS: "an extractive QA model",
+    FILL_IN: "a masked LM",
+    CONTINUATIONS: "a causal LM",
+}
 
 
-def check_rows_fit_family(rows: pa.Table, family: str, config: str) -> None:
-    """Refuse rows the model family cannot score meaningfully: masked-LM rows (questions with the mask
-    placeholder) for QA and causal LMs, question rows (no placeholder) for masked LMs."""
+def check_rows_fit(rows: pa.Table, capability: str, config: str) -> None:
+    """Refuse rows the model cannot answer meaningfully: masked-LM rows (questions with the mask placeholder) for
+    QA and causal LMs, question rows (no placeholder) for masked LMs (``capability``: what it answers)."""
     if rows.num_rows == 0:
         return
     masked = int(pc.sum(pc.match_substring(rows["question"], MASK_PLACEHOLDER)).as_py() or 0)
-    if family == "mlm" and masked < rows.num_rows:
+    if capability == FILL_IN and masked < rows.num_rows:
         raise UnqoverError(
             f"a masked LM scores masked-LM rows, but {rows.num_rows - masked:,} of the {rows.num_rows:,} "
             f"{config!r} rows have no {MASK_PLACEHOLDER} in their question: use --config mlm (or leave "
             "--config out)"
         )
-    if family != "mlm" and masked:
+    if capability != FILL_IN and masked:
         raise UnqoverError(
-            f"{FAMILY_NAMES.get(family, family)} answers questions, but the {config!r} rows are for masked LMs "
+            f"{CAPABILITY_NAMES.get(capability, capability)} answers questions, but the {config!r} rows are for masked LMs "
             f"({masked:,} questions hold {MASK_PLACEHOLDER}): use --config qa (or leave --config out)"
         )
 

@@ -41,6 +41,7 @@ from unqover.scoring.beecher_inputs import _check_mode, _text_files, file_digest
 from unqover.scoring.beecher_tfidf import TfidfSentenceModel
 from unqover.scoring.choices import BEECHER_FAMILIES
 from unqover.scoring.models import model_record
+from unqover.scoring.requests import SENTENCES
 
 #: Beecher's blank in his question strings.
 PAPER_BLANK = "________"
@@ -212,6 +213,8 @@ class BeecherModel:
     files: int = 1
     dtype: str = "float64"  # the vectors and TF-IDF weights
     device: str = "cpu"
+    engine: str = "beecher"  # the engine that loaded it (``unqover.scoring.engines``)
+    capabilities: tuple[str, ...] = (SENTENCES,)  # what it answers (``unqover.scoring.requests``)
 
     @property
     def revision(self) -> str | None:

@@ -29,9 +29,17 @@ from unqover.scoring.gguf import (
 )
 from unqover.scoring.missing_weights import check_complete, missing_refused
 from unqover.scoring.precision import bfloat16_products
+from unqover.scoring.requests import ANSWER_SPANS, CLASSES, CONTINUATIONS, FILL_IN, SENTENCES
 from unqover.scoring.weights import hub_snapshot, weights_sha256
 
 FAMILIES = ("qa", "mlm", "causal")
+#: what a transformers model of each family (its config's architectures) answers
+FAMILY_CAPABILITIES = {
+    "qa": (ANSWER_SPANS,),
+    "mlm": (FILL_IN, SENTENCES),
+    "causal": (CONTINUATIONS, SENTENCES),
+    "nli": (CLASSES,),
+}
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEVICES = ("auto", "cuda", "mps", "cpu")
 
@@ -52,6 +60,11 @@ class LoadedModel:
     model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
     weights_sha256: str | None = None  # a local folder's weight files (``unqover.scoring.weights``)
     gguf: dict | None = None  # a GGUF checkpoint: its file, SHA-256, quantization, architecture
+    engine: str = "transformers"  # the engine that loaded it (``unqover.scoring.engines``)
+    capabilities: tuple[str, ...] = ()  # what it answers (``unqover.scoring.requests``): its family's
+
+    def __post_init__(self) -> None:
+        self.capabilities = self.capabilities or FAMILY_CAPABILITIES[self.family]
 
     def provenance(self) -> dict:
         return {
@@ -91,6 +104,19 @@ def detect_family(architectures: list[str] | None, model_type: str | None) -> st
         f"unsupported model (architectures: {found}, model_type: {model_type}): unqover scores extractive "
         "question answering (…ForQuestionAnswering), masked LMs (…ForMaskedLM) and causal LMs (…ForCausalLM)"
     )
+
+
+#: the family of sequence classifiers (``…ForSequenceClassification``): the probes that score NLI models take it
+CLASSIFIER_FAMILY = "nli"
+
+
+def family_of(config) -> str:
+    """The model family of a transformers config: ``nli`` for sequence classifiers, else the family its
+    ``architectures`` name (``qa``, ``mlm``, ``causal``); an unsupported model is an error."""
+    architectures = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForSequenceClassification") for a in architectures):
+        return CLASSIFIER_FAMILY
+    return detect_family(architectures, getattr(config, "model_type", None))
 
 
 def choose_device(device: str = "auto") -> str:

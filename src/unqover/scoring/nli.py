@@ -30,6 +30,7 @@ from unqover.scoring.models import (
     model_source,
     place_model,
 )
+from unqover.scoring.requests import CLASSES
 from unqover.scoring.weights import weights_sha256
 
 LABELS = ("entailment", "neutral", "contradiction")
@@ -137,6 +138,8 @@ class LoadedNLIModel:
     adapter: dict | None = None  # the PEFT adapter merged into the weights
     model_args: dict | None = None  # the ``--model-arg`` keywords given to from_pretrained
     weights_sha256: str | None = None  # a local folder's weight files (``unqover.scoring.weights``)
+    engine: str = "transformers"  # the engine that loaded it (``unqover.scoring.engines``)
+    capabilities: tuple[str, ...] = (CLASSES,)  # what it answers (``unqover.scoring.requests``)
 
     def provenance(self) -> dict:
         return {

@@ -1,7 +1,7 @@
 """The model engines, by name: adding an engine is its module and one line of :data:`ENGINES`.
 
 Without ``--engine``, a model argument goes to the first automatic engine (in this order) that serves it:
-Beecher's own ``tfidf:``/``glove:`` models, else transformers (the catch-all, last). An engine that needs its own
+Beecher's own ``tfidf:``/``glove:`` models, else transformers (the fallback, which serves any other model). An engine that needs its own
 options (a server's URL) is used only when named.
 """
 
@@ -18,7 +18,6 @@ from unqover.scoring.requests import EngineRequest
 #: engine name -> "module:attr" of its :class:`~unqover.scoring.engines.base.Engine` (imported when first asked)
 ENGINES: dict[str, str] = {
     "beecher": "unqover.scoring.engines.beecher:BeecherEngine",
-    "openai": "unqover.scoring.engines.openai:OpenAIEngine",
     "transformers": "unqover.scoring.engines.transformers:TransformersEngine",
 }
 
@@ -35,13 +34,26 @@ def engine_for(request: EngineRequest) -> Engine:
     """The engine ``request`` names, or (``engine`` "auto") the first automatic engine that serves its model."""
     if request.engine != "auto":
         return engine_named(request.engine)
-    for name in ENGINES:
-        engine = engine_named(name)
-        if engine.automatic and engine.serves(request.model_id):
-            return engine
+    engines = [engine_named(name) for name in ENGINES]
+    serving = [e for e in engines if e.automatic and e.serves(request.model_id)]
+    if serving:  # a fallback serves what no other engine does
+        return min(serving, key=lambda engine: engine.fallback)
     raise UnqoverError(
         f"no engine serves {request.model_id!r}: name one with --engine ({', '.join(ENGINES)})"
     )
+
+
+def load_for(engine: Engine, request: EngineRequest, wants: Sequence[str]) -> tuple[Any, Any]:
+    """(placement, model): ``engine`` loads the model, which must answer one of ``wants`` (one line if not)."""
+    from unqover.scoring.requests import first_wanted
+
+    placement, model = engine.load(request, wants)
+    if first_wanted(model.capabilities, wants) is None:
+        raise UnqoverError(
+            f"{request.model_id} is a {model.family} model, which the {request.asker} probe cannot score (it asks "
+            f"for {' or '.join(wants)}; the model answers {', '.join(model.capabilities) or 'none of them'})"
+        )
+    return placement, model
 
 
 def engine_options() -> list:

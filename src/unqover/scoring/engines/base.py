@@ -31,6 +31,8 @@ class Engine:
     #: picked without ``--engine`` for the model ids it :meth:`serves`; an engine that needs options (a server's
     #: URL) is used only when named
     automatic: ClassVar[bool] = True
+    #: serves any model argument no other automatic engine serves (transformers)
+    fallback: ClassVar[bool] = False
 
     def serves(self, model_id: str) -> bool:
         """Whether a model argument names one of this engine's models (asked in the registry's order)."""
@@ -44,6 +46,11 @@ class Engine:
         """The capabilities the requested model has, from what is cheap to read before it loads (a config);
         None where only loading tells. Default: every capability of the engine."""
         return self.capabilities
+
+    def local_source(self, request: EngineRequest) -> Any | None:
+        """The model's files as this engine reads them before it loads (a run folder holding another model's run
+        is refused by their content: ``unqover.jobs.folder_check``); None (the default): it reads none here."""
+        return None
 
     def load(self, request: EngineRequest, wants: Sequence[str]) -> tuple[Placement, Any]:
         """(this process's placement, the loaded model) for a probe that can use ``wants``. The model records
