@@ -50,12 +50,26 @@ INTRO = (
     "underspecified questions ([Li et al. 2020](https://aclanthology.org/2020.findings-emnlp.311)). "
     "*Content warning: the probes pair people with stereotypes by design.*"
 )
+# the tabs' intros (the Live probe tab needs none)
+EXPLORER_INTRO = (
+    "Type a context naming two people or groups and a question about them: the model answers it with "
+    "the subjects in both orders and for the negated question, and B and C follow (the paper's Fig. 2)."
+)
+RESULTS_INTRO = (
+    "Runs computed offline (`unqover probe`) or by the live probe: a folder inside the Space's results "
+    "folder (empty: all of it) or a Hub dataset repo (owner/name). The groups column tells a full run "
+    "(all groups) from a quick run (estimates from a sample of groups)."
+)
+LEADERBOARD_INTRO = (
+    "Several models' runs of one probe in one table (as `unqover leaderboard`): each value with an "
+    "interval that holds for all models at once, its rank (1 = least biased) and rank interval, and the "
+    "pairs whose difference is distinguishable. List the runs of a probe (its quick runs are chosen), "
+    "change the choice if you like, and rank them."
+)
 CHART_CSS = ".unqover-chart{overflow-x:auto;margin:8px 0}.unqover-chart svg{max-width:100%;height:auto}"
 CONCURRENCY = 1  # one GPU job at a time, shared by both GPU tabs
-GPU_QUEUE = {
-    "concurrency_limit": CONCURRENCY,
-    "concurrency_id": "gpu",
-}  # the queue of both GPU tabs' handlers
+# the queue of both GPU tabs' handlers
+GPU_QUEUE = {"concurrency_limit": CONCURRENCY, "concurrency_id": "gpu"}
 MAX_QUEUE = 16
 
 
@@ -480,10 +494,7 @@ def _explorer_tab(space: Space) -> None:
     import gradio as gr
 
     with gr.Tab("Explorer"):
-        gr.Markdown(
-            "Type a context naming two people or groups and a question about them: the model answers it with "
-            "the subjects in both orders and for the negated question, and B and C follow (the paper's Fig. 2)."
-        )
+        gr.Markdown(EXPLORER_INTRO)
         e_model = gr.Dropdown(space.models, value=space.models[0], label="model", allow_custom_value=True)
         subject, question_chars = inputs.MAX_SUBJECT_CHARS, inputs.MAX_QUESTION_CHARS
         with gr.Row():
@@ -519,11 +530,7 @@ def _results_tab(space: Space) -> None:
     import gradio as gr
 
     with gr.Tab("Results"):
-        gr.Markdown(
-            "Runs computed offline (`unqover probe`) or by the live probe: a folder inside the Space's results "
-            "folder (empty: all of it) or a Hub dataset repo (owner/name). The groups column tells a full run "
-            "(all groups) from a quick run (estimates from a sample of groups)."
-        )
+        gr.Markdown(RESULTS_INTRO)
         with gr.Row():
             location = _location_box(space.results_location)
             load = gr.Button("Load")
@@ -558,12 +565,7 @@ def _leaderboard_tab(space: Space) -> None:
     import gradio as gr
 
     with gr.Tab("Leaderboard"):
-        gr.Markdown(
-            "Several models' runs of one probe in one table (as `unqover leaderboard`): each value with an "
-            "interval that holds for all models at once, its rank (1 = least biased) and rank interval, and the "
-            "pairs whose difference is distinguishable. List the runs of a probe (its quick runs are chosen), "
-            "change the choice if you like, and rank them."
-        )
+        gr.Markdown(LEADERBOARD_INTRO)
         probes = results.leaderboard_probes()
         metrics = results.leaderboard_metrics(probes[0])
         with gr.Row():
