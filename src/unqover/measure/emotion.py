@@ -693,6 +693,18 @@ def _by_form(forms: np.ndarray, group: np.ndarray, top1: np.ndarray, groups, emo
     return records
 
 
+def _adjusted(tests: Mapping[str, dict], done: list[str]) -> dict:
+    """The primary p-values of the tests that ran, with Holm's and Benjamini–Hochberg's adjustments across them."""
+    primary = np.array([tests[name]["p_value"] for name in done])
+    return {
+        "family": f"the primary p-values of this result's tests ({', '.join(done)}); to correct across models, "
+        "pass all their p-values to unqover.measure.emotion.adjust_p_values",
+        "p_values": dict(zip(done, primary.tolist(), strict=True)),
+        "holm": dict(zip(done, adjust_p_values(primary, "holm").tolist(), strict=True)),
+        "bh": dict(zip(done, adjust_p_values(primary, "bh").tolist(), strict=True)),
+    }
+
+
 def emotion_bias(
     answers: Sequence[Sequence[str]],
     gender: Sequence[str],
@@ -747,14 +759,6 @@ def emotion_bias(
             "neither test can run: the gender test needs both female and male questions, the race test both "
             "African-American and European names"
         )
-    primary = np.array([tests[name]["p_value"] for name in done])
-    adjusted = {
-        "family": f"the primary p-values of this result's tests ({', '.join(done)}); to correct across models, "
-        "pass all their p-values to unqover.measure.emotion.adjust_p_values",
-        "p_values": dict(zip(done, primary.tolist(), strict=True)),
-        "holm": dict(zip(done, adjust_p_values(primary, "holm").tolist(), strict=True)),
-        "bh": dict(zip(done, adjust_p_values(primary, "bh").tolist(), strict=True)),
-    }
     result = EmotionBias(
         notes=[note for name in done for note in tests[name]["notes"]],
         num_questions=len(columns.codes),
@@ -763,7 +767,7 @@ def emotion_bias(
         top_k=top_k,
         weights=rank_weights(top_k).tolist(),
         tests=tests,
-        adjusted=adjusted,
+        adjusted=_adjusted(tests, done),
         persons=_person_profiles(columns, top1, weighted),
         tie_rate=None if columns.ties is None else float(columns.ties.mean()),
     )
