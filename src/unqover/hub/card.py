@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-import datasets
+import pyarrow as pa
 import yaml
 
 from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA, ProbePlan
@@ -30,62 +30,47 @@ COMMON_DEFECTS = [
     '"smell of flower", "speed when driving", singular forms that keep "their".',
 ]
 
-COLUMNS = [
-    (
-        "id",
-        "string",
-        "Stable, unique row id: 16 hex digits of a hash of the row's identities and texts. The same inputs give the same id on every machine.",
-    ),
-    (
-        "template_id",
-        "int32",
-        "Index of the template among the non-comment lines of the template file (the original's `tid`).",
-    ),
-    (
-        "subject_1",
-        "string",
-        "Identity of the first-mentioned subject (the `[subj]` text: a name, country, ethnicity or religion).",
-    ),
-    ("subject_2", "string", "Identity of the second-mentioned subject."),
-    (
-        "subject_1_cluster",
-        "string",
-        "Group of subject 1 (`female`/`male` for gender; null when the list has none).",
-    ),
-    ("subject_2_cluster", "string", "Group of subject 2."),
-    (
-        "attribute",
-        "string",
-        "Attribute identity: the positive text of the attribute's base (plural) form, e.g. `was an accountant`.",
-    ),
-    (
-        "attribute_cluster",
-        "string",
-        "Attribute class (`crime`, `rude`, `poor`, `indecent`, `negative`; null for occupations).",
-    ),
-    ("attribute_type", "string", "`p_act` (people attribute) or `l_act` (place attribute)."),
-    (
-        "polarity",
-        "string",
-        "`positive` for the question with the attribute, `negated` for the one with its negation.",
-    ),
-    ("context", "string", "The underspecified context that mentions both subjects."),
-    (
-        "question",
-        "string",
-        f"The question. In `mlm*` configs it holds `{MASK_PLACEHOLDER}` where the model's mask token goes.",
-    ),
-    (
-        "subject_1_span",
-        "list<int32>",
-        "`[start, end)` character offsets of subject 1's surface text (demonym where the template uses one) in `context`.",
-    ),
-    (
-        "subject_2_span",
-        "list<int32>",
-        "`[start, end)` character offsets of subject 2's surface text in `context`.",
-    ),
-]
+COLUMN_MEANINGS = {
+    "id": "Stable, unique row id: 16 hex digits of a hash of the row's identities and texts. The same inputs give the same id on every machine.",
+    "template_id": "Index of the template among the non-comment lines of the template file (the original's `tid`).",
+    "subject_1": "Identity of the first-mentioned subject (the `[subj]` text: a name, country, ethnicity or religion).",
+    "subject_2": "Identity of the second-mentioned subject.",
+    "subject_1_cluster": "Group of subject 1 (`female`/`male` for gender; null when the list has none).",
+    "subject_2_cluster": "Group of subject 2.",
+    "attribute": "Attribute identity: the positive text of the attribute's base (plural) form, e.g. `was an accountant`.",
+    "attribute_cluster": "Attribute class (`crime`, `rude`, `poor`, `indecent`, `negative`; null for occupations).",
+    "attribute_type": "`p_act` (people attribute) or `l_act` (place attribute).",
+    "polarity": "`positive` for the question with the attribute, `negated` for the one with its negation.",
+    "context": "The underspecified context that mentions both subjects.",
+    "question": f"The question. In `mlm*` configs it holds `{MASK_PLACEHOLDER}` where the model's mask token goes.",
+    "subject_1_span": "`[start, end)` character offsets of subject 1's surface text (demonym where the template uses one) in `context`.",
+    "subject_2_span": "`[start, end)` character offsets of subject 2's surface text in `context`.",
+}  # fmt: skip
+"""The meaning of each column of ``ROW_SCHEMA``, in its order (the card's column table)."""
+
+
+def front_matter(metadata: Mapping) -> str:
+    """A card's YAML header between its ``---`` lines (the Hub reads configs, features and licence from it)."""
+    return f"---\n{yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)}---\n"
+
+
+def _type_name(dtype: pa.DataType, code_lists: bool) -> str:
+    if pa.types.is_list(dtype):
+        name = f"list<{dtype.value_type}>"
+        return f"`{name}`" if code_lists else name
+    return str(dtype)
+
+
+def column_table(schema: pa.Schema, meanings: Mapping[str, str], *, code_lists: bool = False) -> str:
+    """The rows of a card's ``| column | type | meaning |`` table: each column of ``schema`` in order, with its
+    Arrow type (list types in backticks with ``code_lists``) and its meaning. Every column needs one, and only
+    the schema's columns have one, so the table cannot drift from the rows."""
+    if list(meanings) != schema.names:
+        raise ValueError(f"the meanings name {list(meanings)}, the schema {schema.names}")
+    return "\n".join(
+        f"| `{field.name}` | {_type_name(field.type, code_lists)} | {meanings[field.name]} |"
+        for field in schema
+    )
 
 
 def size_category(rows: int) -> str:
@@ -101,9 +86,11 @@ def size_category(rows: int) -> str:
     return "1M<n<10M" if rows < 10_000_000 else "10M<n<100M"
 
 
-def row_features() -> list[dict]:
-    """``ROW_SCHEMA`` as a card's ``features`` list, as ``datasets`` writes it."""
-    return datasets.Features.from_arrow_schema(ROW_SCHEMA)._to_yaml_list()
+def row_features(schema: pa.Schema = ROW_SCHEMA) -> list[dict]:
+    """``schema`` (default: the UnQover rows') as a card's ``features`` list, as ``datasets`` writes it."""
+    import datasets  # slow to import: only when a card is written
+
+    return datasets.Features.from_arrow_schema(schema)._to_yaml_list()
 
 
 def card_metadata(plans: Mapping[str, ProbePlan], probe: str, fingerprints: Mapping[str, str]) -> dict:
@@ -171,13 +158,22 @@ def dataset_card(
     """
     metadata = card_metadata(plans, bias, fingerprints)
     metadata["pretty_name"] = f"UnQover {title} probes"
-    header = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)
-    columns = "\n".join(f"| `{name}` | {dtype} | {text} |" for name, dtype, text in COLUMNS)
-    defect_lines = "\n".join(f"- {d}" for d in [*defects, *COMMON_DEFECTS])
-    first = next(iter(plans))
-    return f"""---
-{header}---
+    return "".join(
+        (
+            front_matter(metadata),
+            _summary_section(title, summary),
+            _configs_section(bias, plans),
+            _structure_section(plans),
+            _making_section(bias),
+            _defects_and_use_section(defects),
+            f"{results_section(bias)}\n",
+            _license_section(),
+        )
+    )
 
+
+def _summary_section(title: str, summary: str) -> str:
+    return f"""
 # UnQover {title} probes
 
 > **Content warning.** This dataset contains stereotypes about people's {title.split("–")[0]} that are offensive.
@@ -194,7 +190,12 @@ subject-swapped and negated variants.
 The rows are exactly the original generator's (allenai/unqover, `templates.generate_underspecified_templates
 --template_type slot_act_map`) on the upstream word lists at commit `{UPSTREAM_COMMIT[:7]}`: the same contexts,
 questions and answer texts in the same loop order, wording slips included.
+"""
 
+
+def _configs_section(bias: str, plans: Mapping[str, ProbePlan]) -> str:
+    first = next(iter(plans))
+    return f"""
 ## Configs
 
 {_config_table(plans)}
@@ -208,7 +209,11 @@ from datasets import load_dataset
 # or a local folder: load_dataset("datasets/unqover/{bias}", "{first}", split="test")
 rows = load_dataset("unqover/{bias}", "{first}", split="test")
 ```
+"""
 
+
+def _structure_section(plans: Mapping[str, ProbePlan]) -> str:
+    return f"""
 ## Structure
 
 One row per model input. Masked-LM rows have the same columns; the model input is `context + " " + question`,
@@ -216,14 +221,18 @@ with `{MASK_PLACEHOLDER}` in the question replaced by the tokenizer's mask token
 
 | column | type | meaning |
 |---|---|---|
-{columns}
+{column_table(ROW_SCHEMA, COLUMN_MEANINGS)}
 
-First row of `{first}`:
+First row of `{next(iter(plans))}`:
 
 ```json
 {_example(plans)}
 ```
+"""
 
+
+def _making_section(bias: str) -> str:
+    return f"""
 ## How the data was made
 
 For every ordered subject pair (two subject lists: every cross pair, then every flipped pair; one list: every
@@ -244,7 +253,12 @@ from a local folder. Rebuild with:
 unqover build-datasets {bias}                       # downloads the pinned word lists
 unqover build-datasets --word-lists PATH {bias}     # or a local word_lists/ folder
 ```
+"""
 
+
+def _defects_and_use_section(defects: Sequence[str]) -> str:
+    defect_lines = "\n".join(f"- {d}" for d in [*defects, *COMMON_DEFECTS])
+    return f"""
 ## Known defects (kept for fidelity)
 
 {defect_lines}
@@ -258,8 +272,11 @@ and scores measure association under these templates, not harm in any applicatio
 `mlm-roberta` configs reproduce the original's single-token subject lists; `mlm` uses the full lists and leaves
 multi-token subjects to the scorer.
 
-{results_section(bias)}
-## License and attribution
+"""
+
+
+def _license_section() -> str:
+    return f"""## License and attribution
 
 Apache-2.0. Word lists and templates by Tao Li, Tushar Khot, Daniel Khashabi, Ashish Sabharwal and Vivek
 Srikumar, from [{UPSTREAM_REPO}](https://github.com/{UPSTREAM_REPO}) (Apache-2.0); generated by the `unqover`

@@ -8,8 +8,8 @@ import json
 import yaml
 
 from unqover.generate.custom import CUSTOM_CONFIGS, CustomPlan, custom_configs, custom_plan
-from unqover.generate.unqover import MASK_PLACEHOLDER
-from unqover.hub.card import row_features, size_category
+from unqover.generate.unqover import MASK_PLACEHOLDER, ROW_SCHEMA
+from unqover.hub.card import column_table, front_matter, row_features, size_category
 from unqover.hub.folder import IDENTITY_KEY, card_configs, plans_identity
 from unqover.lexicon.custom_probe import CustomProbeSpec, probe_to_dict
 
@@ -51,68 +51,44 @@ def custom_card_metadata(
     }
 
 
+CUSTOM_COLUMN_MEANINGS = {
+    "id": "Stable, unique row id: 16 hex digits of a hash of the row's identities and texts.",
+    "template_id": "Index of the template in the probe file's `templates` list.",
+    "subject_1": "The first-mentioned subject.",
+    "subject_2": "The second-mentioned subject.",
+    "subject_1_cluster": "Cluster of subject 1 (null for a flat subject list).",
+    "subject_2_cluster": "Cluster of subject 2.",
+    "attribute": "Attribute identity: its positive text, in both polarities.",
+    "attribute_cluster": "The attribute's `cluster` (null when not given).",
+    "attribute_type": "The attribute's `type`: `p_act` (of the subjects, default) or `l_act` (of places).",
+    "polarity": "`positive` for the question with the attribute, `negated` for the negated one.",
+    "context": "The underspecified context that mentions both subjects.",
+    "question": f"The question. In `mlm` it holds `{MASK_PLACEHOLDER}` where the mask token goes.",
+    "subject_1_span": "`[start, end)` character offsets of subject 1 in `context`.",
+    "subject_2_span": "`[start, end)` character offsets of subject 2 in `context`.",
+}  # fmt: skip
+"""The meaning of each column of a custom probe's rows (``ROW_SCHEMA``), in its order."""
+
+
 def custom_card(probe: CustomProbeSpec, fingerprints: dict[str, str] | None = None) -> str:
     """The dataset card (``README.md``) for ``unqover build-datasets --probe FILE``: YAML front matter with the
     configs (``data/<config>/*.parquet``, split ``test``), features, row counts and the identity of the built
     configs' rows (``fingerprints``; None: every config's, computed here), then the prose."""
     plans = {c: custom_plan(probe, c) for c in custom_configs(probe)}
-    header = yaml.safe_dump(
-        custom_card_metadata(probe, plans, fingerprints), sort_keys=False, allow_unicode=True, width=1000
-    )
-    first = next(iter(plans))
-    example = next(plans[first].batches(pairs_per_batch=1)).slice(0, 1).to_pylist()[0]
-    table = "\n".join(
-        f"| `{name}` | {CUSTOM_CONFIGS[name]} | {plan.num_rows:,} | {plan.num_groups:,} | {len(plan.subjects)} | "
-        f"{len(probe.templates)} | {len(probe.attributes)} |"
-        for name, plan in plans.items()
-    )
-    if probe.clusters is not None:
-        pairing = (
-            "Subjects come in clusters ("
-            + ", ".join(f"`{c}`: {len(m)}" for c, m in probe.clusters)
-            + "); every pair of subjects from different clusters is used."
+    return "".join(
+        (
+            front_matter(custom_card_metadata(probe, plans, fingerprints)),
+            _summary_section(probe),
+            _configs_section(probe, plans),
+            _structure_section(plans),
+            _making_section(probe),
+            _use_and_license_section(probe),
         )
-    else:
-        pairing = "Subjects form a flat list; every pair of subjects is used (`subject_*_cluster` is null)."
-    mlm_note = (
-        ""
-        if "mlm" in plans
-        else "\nThere is no `mlm` config: add an `mlm` form to every template whose question is not `Who …?`.\n"
     )
-    definition = yaml.safe_dump(probe_to_dict(probe), sort_keys=False, allow_unicode=True, width=100)
-    description = probe.description or "A user-defined UnQover probe."
-    columns = [
-        ("id", "string", "Stable, unique row id: 16 hex digits of a hash of the row's identities and texts."),
-        ("template_id", "int32", "Index of the template in the probe file's `templates` list."),
-        ("subject_1", "string", "The first-mentioned subject."),
-        ("subject_2", "string", "The second-mentioned subject."),
-        ("subject_1_cluster", "string", "Cluster of subject 1 (null for a flat subject list)."),
-        ("subject_2_cluster", "string", "Cluster of subject 2."),
-        ("attribute", "string", "Attribute identity: its positive text, in both polarities."),
-        ("attribute_cluster", "string", "The attribute's `cluster` (null when not given)."),
-        (
-            "attribute_type",
-            "string",
-            "The attribute's `type`: `p_act` (of the subjects, default) or `l_act` (of places).",
-        ),
-        (
-            "polarity",
-            "string",
-            "`positive` for the question with the attribute, `negated` for the negated one.",
-        ),
-        ("context", "string", "The underspecified context that mentions both subjects."),
-        (
-            "question",
-            "string",
-            f"The question. In `mlm` it holds `{MASK_PLACEHOLDER}` where the mask token goes.",
-        ),
-        ("subject_1_span", "list<int32>", "`[start, end)` character offsets of subject 1 in `context`."),
-        ("subject_2_span", "list<int32>", "`[start, end)` character offsets of subject 2 in `context`."),
-    ]
-    column_rows = "\n".join(f"| `{n}` | {t} | {m} |" for n, t, m in columns)
-    return f"""---
-{header}---
 
+
+def _summary_section(probe: CustomProbeSpec) -> str:
+    return f"""
 # {probe.name}: a custom UnQover probe
 
 > **Content warning.** A bias probe may pair people or groups with stereotypes on purpose, to test whether
@@ -120,13 +96,37 @@ def custom_card(probe: CustomProbeSpec, fingerprints: dict[str, str] | None = No
 
 ## Summary
 
-{description}
+{probe.description or "A user-defined UnQover probe."}
 
 Underspecified questions in the style of *UNQOVERing Stereotyping Biases via Underspecified Questions* (Li et
 al., Findings of EMNLP 2020): nothing in the context answers the question, so any preference a model shows
 between the two subjects is a bias. The UnQover metrics (`unqover_bias`) cancel the model's positional and
 attribute-independent reasoning errors by pairing each question with its subject-swapped and negated variants.
+"""
 
+
+def _pairing(probe: CustomProbeSpec) -> str:
+    if probe.clusters is None:
+        return "Subjects form a flat list; every pair of subjects is used (`subject_*_cluster` is null)."
+    return (
+        "Subjects come in clusters ("
+        + ", ".join(f"`{c}`: {len(m)}" for c, m in probe.clusters)
+        + "); every pair of subjects from different clusters is used."
+    )
+
+
+def _configs_section(probe: CustomProbeSpec, plans: dict[str, CustomPlan]) -> str:
+    table = "\n".join(
+        f"| `{name}` | {CUSTOM_CONFIGS[name]} | {plan.num_rows:,} | {plan.num_groups:,} | {len(plan.subjects)} | "
+        f"{len(probe.templates)} | {len(probe.attributes)} |"
+        for name, plan in plans.items()
+    )
+    mlm_note = (
+        ""
+        if "mlm" in plans
+        else "\nThere is no `mlm` config: add an `mlm` form to every template whose question is not `Who …?`.\n"
+    )
+    return f"""
 ## Configs
 
 | config | what | rows (model inputs) | groups | subjects | templates | attributes |
@@ -134,14 +134,20 @@ attribute-independent reasoning errors by pairing each question with its subject
 {table}
 
 Every unordered subject pair × template × attribute (a *group*) appears as 4 rows: both subject orders × the
-positive and the negated question. {pairing}
+positive and the negated question. {_pairing(probe)}
 {mlm_note}
 ```python
 from datasets import load_dataset
 
-rows = load_dataset("datasets/unqover/{probe.name}", "{first}", split="test")  # a local build
+rows = load_dataset("datasets/unqover/{probe.name}", "{next(iter(plans))}", split="test")  # a local build
 ```
+"""
 
+
+def _structure_section(plans: dict[str, CustomPlan]) -> str:
+    first = next(iter(plans))
+    example = next(plans[first].batches(pairs_per_batch=1)).slice(0, 1).to_pylist()[0]
+    return f"""
 ## Structure
 
 One row per model input, with the columns of the built-in UnQover datasets. Masked-LM rows have the same
@@ -149,28 +155,38 @@ columns; the model input is `context + " " + question`, with `{MASK_PLACEHOLDER}
 
 | column | type | meaning |
 |---|---|---|
-{column_rows}
+{column_table(ROW_SCHEMA, CUSTOM_COLUMN_MEANINGS)}
 
 First row of `{first}`:
 
 ```json
 {json.dumps(example, ensure_ascii=False, indent=2)}
 ```
+"""
 
+
+def _making_section(probe: CustomProbeSpec) -> str:
+    definition = yaml.safe_dump(probe_to_dict(probe), sort_keys=False, allow_unicode=True, width=100)
+    article_fix = (
+        " The original generator's article fix then turns a token `a`/`A` before a vowel-initial token into `an`/`An`."
+        if probe.fix_articles
+        else ""
+    )
+    return f"""
 ## How the data was made
 
 Generated by the `unqover` toolkit from the probe file below (`unqover build-datasets --probe FILE`): for every
 ordered subject pair (each pair, then its flip), every template and every attribute, the subjects fill
 `{{subject_1}}`/`{{subject_2}}` and the attribute (its positive text, or its negated text in the negated question
-unless the template gives `negated_question`) fills `{{attribute}}`.{
-        " The original generator's article fix then turns a token `a`/`A` before a vowel-initial token into `an`/`An`."
-        if probe.fix_articles
-        else ""
-    }
+unless the template gives `negated_question`) fills `{{attribute}}`.{article_fix}
 
 ```yaml
 {definition}```
+"""
 
+
+def _use_and_license_section(probe: CustomProbeSpec) -> str:
+    return f"""
 ## Intended use and limitations
 
 Use it to measure stereotyping bias of extractive QA models and masked or causal language models with the

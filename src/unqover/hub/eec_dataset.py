@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-import yaml
 from tqdm.auto import tqdm
 
 from unqover.generate.eec import (
@@ -40,6 +39,7 @@ from unqover.generate.eec import (
 from unqover.generate.eec_csv import compare_sentences, read_eec_csv
 from unqover.generate.eec_person import PERSON_QUESTION_SCHEMA, person_questions
 from unqover.generate.ids import dataset_fingerprint
+from unqover.hub.card import column_table, front_matter, row_features
 from unqover.hub.eval_results import results_section
 from unqover.hub.folder import (
     IDENTITY_KEY,
@@ -148,43 +148,46 @@ CITATIONS = """@inproceedings{kiritchenko2018examining,
     howpublished = {University of Arizona; code at https://github.com/sbeecher0575/nlpbias},
 }"""
 
-SENTENCE_COLUMNS_DOC = [
-    ("id", "string", "Stable row id: 16 hex digits of a hash of template, person and emotion word (EEC spelling)."),
-    ("sentence", "string", "The EEC sentence."),
-    ("template", "string", "The EEC template string (one of the 11 above)."),
-    ("person", "string", "The EEC `Person` string: a name, or a lower-case pronoun or noun phrase as in the sentence."),
-    ("gender", "string", "`female` or `male`."),
-    ("race", "string", "`African-American` or `European` for names; null for pronouns and noun phrases."),
-    ("emotion", "string", "`anger`, `fear`, `joy` or `sadness`; null for the 4 neutral templates."),
-    ("emotion_word", "string", "The emotion word in the sentence; null for the 4 neutral templates."),
-]  # fmt: skip
+SENTENCE_COLUMN_MEANINGS = {
+    "id": "Stable row id: 16 hex digits of a hash of template, person and emotion word (EEC spelling).",
+    "sentence": "The EEC sentence.",
+    "template": "The EEC template string (one of the 11 above).",
+    "person": "The EEC `Person` string: a name, or a lower-case pronoun or noun phrase as in the sentence.",
+    "gender": "`female` or `male`.",
+    "race": "`African-American` or `European` for names; null for pronouns and noun phrases.",
+    "emotion": "`anger`, `fear`, `joy` or `sadness`; null for the 4 neutral templates.",
+    "emotion_word": "The emotion word in the sentence; null for the 4 neutral templates.",
+}  # fmt: skip
+"""The meaning of each column of the ``sentences`` config, in its order."""
 
-QUESTION_COLUMNS_DOC = [
-    ("id", "string", "Stable question id: 16 hex digits of a hash of `question`."),
-    ("question", "string", "Beecher's question string: the sentence lower-cased, the emotion word replaced by `________`."),
-    ("text", "string", "The cased sentence with the emotion word replaced by `___` (what a language model fills in)."),
-    ("form", "string", "One of the 8 question forms (table above)."),
-    ("template", "string", "The EEC template the question comes from."),
-    ("person", "string", "The EEC `Person` string as used in the question (`she` or `her`, ...)."),
-    ("person_slot", "string", "The person across forms: the name, `she/her`, `he/him` or the noun phrase."),
-    ("gender", "string", "`female` or `male`."),
-    ("race", "string", "`African-American` or `European`; null for pronouns and noun phrases."),
-    ("choices", "`list<string>`", "The emotion words that fill the blank in the EEC, in alphabetical order (as Beecher sorts them)."),
-    ("choice_emotions", "`list<string>`", "The emotion of each choice, aligned with `choices`."),
-]  # fmt: skip
+QUESTION_COLUMN_MEANINGS = {
+    "id": "Stable question id: 16 hex digits of a hash of `question`.",
+    "question": "Beecher's question string: the sentence lower-cased, the emotion word replaced by `________`.",
+    "text": "The cased sentence with the emotion word replaced by `___` (what a language model fills in).",
+    "form": "One of the 8 question forms (table above).",
+    "template": "The EEC template the question comes from.",
+    "person": "The EEC `Person` string as used in the question (`she` or `her`, ...).",
+    "person_slot": "The person across forms: the name, `she/her`, `he/him` or the noun phrase.",
+    "gender": "`female` or `male`.",
+    "race": "`African-American` or `European`; null for pronouns and noun phrases.",
+    "choices": "The emotion words that fill the blank in the EEC, in alphabetical order (as Beecher sorts them).",
+    "choice_emotions": "The emotion of each choice, aligned with `choices`.",
+}  # fmt: skip
+"""The meaning of each column of the ``questions`` config, in its order."""
 
-PERSON_QUESTION_COLUMNS_DOC = [
-    ("id", "string", "Stable question id: 16 hex digits of a hash of `question`."),
-    ("question", "string", "The sentence lower-cased, its person slot replaced by `________` (Beecher's question string on the EEC)."),
-    ("text", "string", "The cased sentence with the person slot replaced by `___` (what a language model fills in; a noun phrase at the start is capitalised when filled)."),
-    ("form", "string", "`subject`, `object`, `reflexive-female` or `reflexive-male` (template 5 splits by its pronoun)."),
-    ("template", "string", "The EEC template the question comes from."),
-    ("emotion", "string", "The sentence's emotion: `anger`, `fear`, `joy` or `sadness`; null for the 4 neutral templates."),
-    ("emotion_word", "string", "The emotion word in the sentence (Beecher's spelling); null for the 4 neutral templates."),
-    ("choices", "`list<string>`", "The persons that fill the blank in the EEC, sorted as Beecher sorts them (names, then lower-case pronouns and noun phrases)."),
-    ("choice_genders", "`list<string>`", "The gender of each choice, aligned with `choices`."),
-    ("choice_races", "`list<string>`", "The race of each choice, aligned with `choices`; null for pronouns and noun phrases."),
-]  # fmt: skip
+PERSON_QUESTION_COLUMN_MEANINGS = {
+    "id": "Stable question id: 16 hex digits of a hash of `question`.",
+    "question": "The sentence lower-cased, its person slot replaced by `________` (Beecher's question string on the EEC).",
+    "text": "The cased sentence with the person slot replaced by `___` (what a language model fills in; a noun phrase at the start is capitalised when filled).",
+    "form": "`subject`, `object`, `reflexive-female` or `reflexive-male` (template 5 splits by its pronoun).",
+    "template": "The EEC template the question comes from.",
+    "emotion": "The sentence's emotion: `anger`, `fear`, `joy` or `sadness`; null for the 4 neutral templates.",
+    "emotion_word": "The emotion word in the sentence (Beecher's spelling); null for the 4 neutral templates.",
+    "choices": "The persons that fill the blank in the EEC, sorted as Beecher sorts them (names, then lower-case pronouns and noun phrases).",
+    "choice_genders": "The gender of each choice, aligned with `choices`.",
+    "choice_races": "The race of each choice, aligned with `choices`; null for pronouns and noun phrases.",
+}  # fmt: skip
+"""The meaning of each column of the ``person_questions`` config, in its order."""
 
 FORM_DOC = [
     ("feels", "1", "`Alonzo feels ___.`", 20),
@@ -219,8 +222,6 @@ LIMITATIONS = [
 
 def eec_card_metadata(tables: dict[str, pa.Table], probe: str) -> dict:
     """The card's YAML header: configs, features, licence, and what the rows are (``unqover:``)."""
-    import datasets
-
     return {
         "pretty_name": "EEC emotion fill-in probe",
         "language": ["en"],
@@ -236,7 +237,7 @@ def eec_card_metadata(tables: dict[str, pa.Table], probe: str) -> dict:
         "dataset_info": [
             {
                 "config_name": name,
-                "features": datasets.Features.from_arrow_schema(_SCHEMAS[name])._to_yaml_list(),
+                "features": row_features(_SCHEMAS[name]),
             }
             for name in tables
         ],
@@ -244,10 +245,6 @@ def eec_card_metadata(tables: dict[str, pa.Table], probe: str) -> dict:
             probe, {name: (t.num_rows, dataset_fingerprint(t["id"])) for name, t in tables.items()}
         ),
     }
-
-
-def _table(columns: list[tuple[str, str, str]]) -> str:
-    return "\n".join(f"| `{name}` | {dtype} | {text} |" for name, dtype, text in columns)
 
 
 def _persons() -> str:
@@ -291,19 +288,25 @@ def eec_dataset_card(
     whose rows are ``probe``'s (default: ``name``)."""
     if tables is None:
         tables, source = make_eec_configs(name=name)
-    source = source or EecSource()
-    header = yaml.safe_dump(
-        eec_card_metadata(tables, probe or name), sort_keys=False, allow_unicode=True, width=1000
+    return "".join(
+        (
+            front_matter(eec_card_metadata(tables, probe or name)),
+            _summary_section(tables, name),
+            _source_section(source or EecSource()),
+            _sentences_section(),
+            _questions_section(),
+            _person_questions_section(),
+            _example_and_rebuild_section(tables, name),
+            _limitations_section(),
+            f"{results_section(name, 'eec-person')}\n",
+            _license_section(),
+        )
     )
-    templates = "\n".join(f"{i}. `{t.text}`" for i, t in enumerate(TEMPLATES, 1))
-    forms = "\n".join(f"| `{f}` | {t} | {example} | {n} |" for f, t, example, n in FORM_DOC)
-    limitations = "\n".join(f"- {item}" for item in LIMITATIONS)
-    rows = ", ".join(f"`{config}` {t.num_rows:,}" for config, t in tables.items())
-    first = next(iter(tables))
-    example = json.dumps(tables[first].slice(0, 1).to_pylist()[0], ensure_ascii=False, indent=2)
-    return f"""---
-{header}---
 
+
+def _summary_section(tables: dict[str, pa.Table], name: str) -> str:
+    rows = ", ".join(f"`{config}` {t.num_rows:,}" for config, t in tables.items())
+    return f"""
 # EEC emotion fill-in probe
 
 > **Content warning.** This dataset pairs African-American and European first names, and female and male
@@ -327,7 +330,11 @@ from datasets import load_dataset
 # or a local folder: load_dataset("datasets/unqover/{name}", "questions", split="test")
 questions = load_dataset("unqover/{name}", "questions", split="test")
 ```
+"""
 
+
+def _source_section(source: EecSource) -> str:
+    return f"""
 ## Source
 
 {_source_text(source)}
@@ -336,7 +343,12 @@ The EEC states no licence at any source we found (its Hub copy says "unknown"), 
 redistribute the file: it generates the sentences from the facts published by Kiritchenko & Mohammad (2018),
 and `read_eec_csv` reads a copy a user supplies. The EEC's `ID` column (SemEval-2018 "mystery" ids) cannot be
 generated and is replaced by our content id.
+"""
 
+
+def _sentences_section() -> str:
+    templates = "\n".join(f"{i}. `{t.text}`" for i, t in enumerate(TEMPLATES, 1))
+    return f"""
 ## The sentences
 
 11 templates (rows per template: 1,200 for templates 1-7, 60 for 8-11). Templates 1-4 take an emotional-state
@@ -364,8 +376,13 @@ African-American, European and no race; 2,100 per emotion (and 240 neutral rows)
 
 | column | type | meaning |
 |---|---|---|
-{_table(SENTENCE_COLUMNS_DOC)}
+{column_table(SENTENCE_SCHEMA, SENTENCE_COLUMN_MEANINGS, code_lists=True)}
+"""
 
+
+def _questions_section() -> str:
+    forms = "\n".join(f"| `{f}` | {t} | {example} | {n} |" for f, t, example, n in FORM_DOC)
+    return f"""
 ## The questions
 
 As Beecher built them: each sentence with an emotion word is lower-cased and the word replaced by a blank;
@@ -384,8 +401,12 @@ are exactly the EEC's emotion sentences.
 
 | column | type | meaning |
 |---|---|---|
-{_table(QUESTION_COLUMNS_DOC)}
+{column_table(QUESTION_SCHEMA, QUESTION_COLUMN_MEANINGS, code_lists=True)}
+"""
 
+
+def _person_questions_section() -> str:
+    return f"""
 ## The person questions
 
 Beecher's second question type (`qtype = 'person'` in his code, left out of his paper): each sentence's person
@@ -407,8 +428,14 @@ other inputs.
 
 | column | type | meaning |
 |---|---|---|
-{_table(PERSON_QUESTION_COLUMNS_DOC)}
+{column_table(PERSON_QUESTION_SCHEMA, PERSON_QUESTION_COLUMN_MEANINGS, code_lists=True)}
+"""
 
+
+def _example_and_rebuild_section(tables: dict[str, pa.Table], name: str) -> str:
+    first = next(iter(tables))
+    example = json.dumps(tables[first].slice(0, 1).to_pylist()[0], ensure_ascii=False, indent=2)
+    return f"""
 First row of `{first}`:
 
 ```json
@@ -425,13 +452,21 @@ build_eec_dataset(
     "datasets/unqover", name="{name}", csv="Equity-Evaluation-Corpus.csv", overwrite=True
 )  # from a copy
 ```
+"""
 
+
+def _limitations_section() -> str:
+    limitations = "\n".join(f"- {item}" for item in LIMITATIONS)
+    return f"""
 ## Limitations
 
 {limitations}
 
-{results_section(name, "eec-person")}
-## License and attribution
+"""
+
+
+def _license_section() -> str:
+    return f"""## License and attribution
 
 - The EEC (templates, persons, emotion words) is by Svetlana Kiritchenko and Saif M. Mohammad (2018); no licence
   is stated, hence `license: unknown`. Please cite their paper.

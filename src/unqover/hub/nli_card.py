@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-import yaml
-
 from unqover.generate.ids import dataset_fingerprint
 from unqover.generate.nli import NLI_ROW_SCHEMA, SYNTHETIC_PREMISES
 from unqover.generate.nli_templates import HYPOTHESIS_TEMPLATES
-from unqover.hub.card import size_category
+from unqover.hub.card import column_table, front_matter, row_features, size_category
 from unqover.hub.eval_results import results_section
 from unqover.hub.folder import IDENTITY_KEY, card_configs, card_identity
 from unqover.hub.nli_configs import NliConfigBuild, NliRequest, synthetic_count
@@ -27,20 +25,21 @@ NLI_CITATION = """@misc{sharma2021evaluating,
     url = {https://arxiv.org/abs/2105.05541},
 }"""
 
-NLI_CARD_COLUMNS = [
-    ("id", "string", "Stable, unique row id: 16 hex digits of a hash of premise, occupation, template family and id."),
-    ("premise", "string", "The premise: a short sentence that mentions exactly one of the 38 occupations."),
-    ("occupation", "string", "The occupation the premise mentions (singular, as in the paper's list; `CEO` upper-case)."),
-    ("occupation_gender", "string", "`female` or `male`: the occupation's label (the paper's, unless the card says otherwise)."),
-    ("source_occupation", "string", "The occupation of the sentence this premise was made from (differs when substituted)."),
-    ("is_substituted", "bool", "True when the premise is a corpus sentence with another occupation swapped in (equalization)."),
-    ("source", "string", "`synthetic`, `mnli`, `snli`, `anli` or `qnli`."),
-    ("template_family", "string", "`main`, `quoted` (premise in quotes) or `named` (occupation named)."),
-    ("template_id", "int32", "0, 1 or 2: the template's position in its family."),
-    ("hypothesis_female", "string", "The hypothesis with `female`."),
-    ("hypothesis_male", "string", "The hypothesis with `male`."),
-    ("cluster", "string", "Hash of the source sentence (corpus sentence or synthetic frame): resample clusters, not rows."),
-]  # fmt: skip
+NLI_COLUMN_MEANINGS = {
+    "id": "Stable, unique row id: 16 hex digits of a hash of premise, occupation, template family and id.",
+    "premise": "The premise: a short sentence that mentions exactly one of the 38 occupations.",
+    "occupation": "The occupation the premise mentions (singular, as in the paper's list; `CEO` upper-case).",
+    "occupation_gender": "`female` or `male`: the occupation's label (the paper's, unless the card says otherwise).",
+    "source_occupation": "The occupation of the sentence this premise was made from (differs when substituted).",
+    "is_substituted": "True when the premise is a corpus sentence with another occupation swapped in (equalization).",
+    "source": "`synthetic`, `mnli`, `snli`, `anli` or `qnli`.",
+    "template_family": "`main`, `quoted` (premise in quotes) or `named` (occupation named).",
+    "template_id": "0, 1 or 2: the template's position in its family.",
+    "hypothesis_female": "The hypothesis with `female`.",
+    "hypothesis_male": "The hypothesis with `male`.",
+    "cluster": "Hash of the source sentence (corpus sentence or synthetic frame): resample clusters, not rows.",
+}  # fmt: skip
+"""The meaning of each column of ``NLI_ROW_SCHEMA``, in its order."""
 
 DEFECTS = [
     "Gender is binary here (`female`/`male` hypotheses and labels), following the paper; the probe says nothing "
@@ -62,9 +61,7 @@ DEFECTS = [
 
 def nli_card_metadata(builds: Mapping[str, NliConfigBuild], probe: str) -> dict:
     """The card's YAML header: configs, features, row counts, licences, and what the rows are (``unqover:``)."""
-    import datasets
-
-    features = datasets.Features.from_arrow_schema(NLI_ROW_SCHEMA)._to_yaml_list()
+    features = row_features(NLI_ROW_SCHEMA)
     licenses = ["apache-2.0"]
     for build in builds.values():
         if build.source in SOURCES and SOURCES[build.source].license not in licenses:
@@ -149,50 +146,27 @@ def nli_dataset_card(
 ) -> str:
     """The full Markdown card (YAML header + prose) of the NLI dataset ``request`` asked for (``request.name``: its
     folder and Hub repo name), whose rows are ``probe``'s (default: that name)."""
-    name, labels, n_per_occupation, seed = (
-        request.name,
-        request.labels,
-        request.n_per_occupation,
-        request.seed,
+    return "".join(
+        (
+            front_matter(nli_card_metadata(builds, probe or request.name)),
+            _summary_section(request.labels),
+            _configs_section(builds, request),
+            _structure_section(builds),
+            _making_section(builds, request),
+            _defects_and_use_section(),
+            f"{results_section(request.name)}\n",
+            _license_section(builds),
+        )
     )
-    metadata = nli_card_metadata(builds, probe or name)
-    header = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True, width=1000)
-    columns = "\n".join(f"| `{column}` | {dtype} | {text} |" for column, dtype, text in NLI_CARD_COLUMNS)
-    defects = "\n".join(f"- {d}" for d in DEFECTS)
-    first = next(iter(builds))
-    example = json.dumps(builds[first].table.slice(0, 1).to_pylist()[0], ensure_ascii=False, indent=2)
-    built = ", ".join(f"`{config}`" for config in builds)
-    absent = [s for s in SOURCES if s not in builds]
-    absent_text = (
-        f" Not in this build: {', '.join(f'`{s}`' for s in absent)} (built only when their premise source is given)."
-        if absent
-        else ""
-    )
+
+
+def _summary_section(labels: str) -> str:
     label_text = (
         "the paper's labels (Appendix A.3: 19 female- and 19 male-labelled occupations, `baker` male)"
         if labels == "paper"
         else "data-driven labels (female when more than 50% of workers are women, BLS figures as in WinoBias)"
     )
-    synthetic_n = synthetic_count(n_per_occupation)
-    synthetic_text = (
-        f"every one of our {len(SYNTHETIC_PREMISES)} sentence frames"
-        if synthetic_n is None
-        else f"{synthetic_n} of our {len(SYNTHETIC_PREMISES)} sentence frames (seeded sample)"
-    )
-    main = "\n".join(
-        f"{i}. `{t.format(gender='[gender]')}`" for i, t in enumerate(HYPOTHESIS_TEMPLATES["main"])
-    )
-    quoted = "\n".join(
-        f"{i}. `{t.format(gender='[gender]', premise='[premise]')}`"
-        for i, t in enumerate(HYPOTHESIS_TEMPLATES["quoted"])
-    )
-    named = "\n".join(
-        f"{i}. `{t.format(gender='[gender]', occupation='[occupation]')}`"
-        for i, t in enumerate(HYPOTHESIS_TEMPLATES["named"])
-    )
-    return f"""---
-{header}---
-
+    return f"""
 # NLI gender-occupation probes
 
 > **Content warning.** This dataset pairs occupations with gender words to expose gender stereotypes about
@@ -208,7 +182,25 @@ the hypothesis matching the occupation's majority gender more often is biased (m
 `unqover.measure.nli`). Each row holds both hypotheses, so female/male pairs are complete by construction.
 
 Occupation labels (`occupation_gender`): {label_text}.
+"""
 
+
+def _configs_section(builds: Mapping[str, NliConfigBuild], request: NliRequest) -> str:
+    name, first = request.name, next(iter(builds))
+    built = ", ".join(f"`{config}`" for config in builds)
+    absent = [s for s in SOURCES if s not in builds]
+    absent_text = (
+        f" Not in this build: {', '.join(f'`{s}`' for s in absent)} (built only when their premise source is given)."
+        if absent
+        else ""
+    )
+    synthetic_n = synthetic_count(request.n_per_occupation)
+    synthetic_text = (
+        f"every one of our {len(SYNTHETIC_PREMISES)} sentence frames"
+        if synthetic_n is None
+        else f"{synthetic_n} of our {len(SYNTHETIC_PREMISES)} sentence frames (seeded sample)"
+    )
+    return f"""
 ## Configs
 
 Configs in this build: {built}.{absent_text}
@@ -216,7 +208,7 @@ Configs in this build: {built}.{absent_text}
 {_config_table(builds)}
 
 Corpus configs (`mnli`, `snli`: in-distribution for models trained on them; `anli`, `qnli`:
-out-of-distribution) hold {n_per_occupation} premises per occupation; synthetic configs use {synthetic_text} per
+out-of-distribution) hold {request.n_per_occupation} premises per occupation; synthetic configs use {synthetic_text} per
 occupation. Every premise appears once per template.
 
 ```python
@@ -225,7 +217,20 @@ from datasets import load_dataset
 # or a local folder: load_dataset("datasets/unqover/{name}", "{first}", split="test")
 rows = load_dataset("unqover/{name}", "{first}", split="test")
 ```
+"""
 
+
+def _templates(family: str, **slots: str) -> str:
+    """The family's hypothesis templates as a numbered list, with ``slots`` shown as ``[slot]``."""
+    return "\n".join(
+        f"{i}. `{t.format(gender='[gender]', **slots)}`" for i, t in enumerate(HYPOTHESIS_TEMPLATES[family])
+    )
+
+
+def _structure_section(builds: Mapping[str, NliConfigBuild]) -> str:
+    first = next(iter(builds))
+    example = json.dumps(builds[first].table.slice(0, 1).to_pylist()[0], ensure_ascii=False, indent=2)
+    return f"""
 ## Structure
 
 One row per premise × template; the model scores (premise, `hypothesis_female`) and (premise,
@@ -233,7 +238,7 @@ One row per premise × template; the model scores (premise, `hypothesis_female`)
 
 | column | type | meaning |
 |---|---|---|
-{columns}
+{column_table(NLI_ROW_SCHEMA, NLI_COLUMN_MEANINGS)}
 
 First row of `{first}`:
 
@@ -245,17 +250,22 @@ Templates (`[gender]` is `female` or `male`; no trailing punctuation, as in the 
 
 Main (paper Table 3; `synthetic` and the corpus configs):
 
-{main}
+{_templates("main")}
 
 Premise quoted (Appendix A.4, Table 8; `synthetic-quoted`; the premise in double quotes without its final
 period):
 
-{quoted}
+{_templates("quoted", premise="[premise]")}
 
 Occupation named (Appendix A.4, Table 10; `synthetic-named`; singular, lower-case occupation):
 
-{named}
+{_templates("named", occupation="[occupation]")}
+"""
 
+
+def _making_section(builds: Mapping[str, NliConfigBuild], request: NliRequest) -> str:
+    name, n_per_occupation = request.name, request.n_per_occupation
+    return f"""
 ## How the data was made
 
 Synthetic premises are {len(SYNTHETIC_PREMISES)} neutral frames written for this project (20 singular, 20
@@ -268,7 +278,7 @@ procedure, with documented defaults where it is silent:
 2. Keep sentences of at most 10 words that mention exactly one of the 38 occupations exactly once (singular or
    plural), in a noun sense; drop sentences with a gendered word (man, woman, she, his, Mr, ...) or a person name.
 3. Equalize: each occupation gets {n_per_occupation} premises, its own sentences first (a seeded sample, seed
-   {seed}), then copies of other occupations' sentences with the occupation substituted (number kept, `a`/`an`
+   {request.seed}), then copies of other occupations' sentences with the occupation substituted (number kept, `a`/`an`
    fixed), as in the paper's Table 2.
 
 Rejections per filter (first failing check):
@@ -287,7 +297,12 @@ build_nli_dataset("datasets/unqover", name="{name}", overwrite=True)
 sources = {{"mnli": None, "snli": None, "anli": None, "qnli": "qnli.parquet"}}
 build_nli_dataset("datasets/unqover", name="{name}", sources=sources, overwrite=True)
 ```
+"""
 
+
+def _defects_and_use_section() -> str:
+    defects = "\n".join(f"- {d}" for d in DEFECTS)
+    return f"""
 ## Known defects
 
 {defects}
@@ -298,8 +313,11 @@ Use it to measure occupation-gender associations of NLI models, in comparison wi
 are short and simple and the occupation list is small, US-centric and English-only; a low score does not show
 that a model is unbiased.
 
-{results_section(name)}
-## License and attribution
+"""
+
+
+def _license_section(builds: Mapping[str, NliConfigBuild]) -> str:
+    return f"""## License and attribution
 
 {_license_lines(builds)}
 

@@ -455,6 +455,50 @@ def _share_intervals(
     return out, None
 
 
+@dataclass(frozen=True)
+class _TestPersons:
+    """The questions of one test (``mask``, each one's group code) and its persons: each person's first question,
+    group, stratum (the other attribute) and summed top-1 and rank-weighted vectors (persons × emotions)."""
+
+    mask: np.ndarray
+    q_group: np.ndarray
+    person_codes: np.ndarray
+    first: np.ndarray
+    group: np.ndarray
+    stratum: np.ndarray
+    top1: np.ndarray
+    weighted: np.ndarray
+
+
+def _test_persons(
+    name: str, columns: EmotionColumns, top1: np.ndarray, weighted: np.ndarray
+) -> _TestPersons | None:
+    """The questions and persons of test ``name``; None when its two groups are not both present."""
+    groups, stratify_by = TESTS[name]
+    labels = columns.race if name == "race" else columns.gender
+    mask = np.array([v is not None for v in labels])
+    if {str(v) for v in labels[mask]} != set(groups):
+        return None
+    q_group = np.array([groups.index(v) for v in labels[mask]], dtype=np.int64)
+    q_top1, q_weighted = top1[mask], weighted[mask]
+    person_codes, persons = pd.factorize(columns.person[mask], sort=True)
+    units = len(persons)
+    first = np.zeros(units, dtype=np.int64)
+    first[person_codes[::-1]] = np.arange(len(person_codes))[::-1]
+    other = (columns.gender if stratify_by == "gender" else columns.race)[mask][first]
+    emotions = range(len(columns.emotions))
+    return _TestPersons(
+        mask,
+        q_group,
+        person_codes,
+        first,
+        q_group[first],
+        np.array([NO_RACE if v is None else str(v) for v in other], dtype=object),
+        np.stack([np.bincount(person_codes, q_top1[:, j], units) for j in emotions], axis=1),
+        np.stack([np.bincount(person_codes, q_weighted[:, j], units) for j in emotions], axis=1),
+    )
+
+
 def _one_test(
     name: str,
     columns: EmotionColumns,
@@ -468,40 +512,67 @@ def _one_test(
     sampled: bool = False,
     population: Mapping | None = None,
 ) -> dict | None:
-    groups, stratify_by = TESTS[name]
-    labels = columns.race if name == "race" else columns.gender
-    mask = np.array([v is not None for v in labels])
-    present = {str(v) for v in labels[mask]}
-    if present != set(groups):
+    persons = _test_persons(name, columns, top1, weighted)
+    if persons is None:
         return None
+    groups, stratify_by = TESTS[name]
+    result = _test_tables(name, columns, persons)
+    sequence = np.random.SeedSequence([seed, list(TESTS).index(name)])
+    permutation_seed, bootstrap_seed = sequence.spawn(2)
+    if n_permutations:
+        _permutation_p_values(result, persons, n_permutations, permutation_seed)
+    counts = dict(result["num_persons"])
+    counted = {"persons": counts, "all_persons": sum(counts.values()), "fewest_persons": min(counts.values())}
+    if n_bootstrap and min(counts.values()) < MIN_PERSONS:
+        result["cramers_v_interval_note"] = {"code": "few_persons", **counted, "needed": MIN_PERSONS}
+    elif n_bootstrap and sampled:
+        result["cramers_v_interval_note"] = {"code": "sampled_persons", **counted}
+    elif n_bootstrap:
+        interval = _cramers_v_interval(persons, len(groups), n_bootstrap, confidence, bootstrap_seed)
+        if interval is not None:
+            result["cramers_v_interval"] = interval
+        else:
+            result["cramers_v_interval_note"] = {"code": "same_value", **counted}
+    if result["cramers_v_interval_note"]:
+        result["notes"].append({"test": name, **result["cramers_v_interval_note"]})
+    if n_permutations and 1 / result["arrangements"] > ALPHA:
+        result["notes"].append(
+            {
+                "test": name,
+                "code": "few_arrangements",
+                **counted,
+                "arrangements": result["arrangements"],
+                "stratified_by": stratify_by,
+                "smallest_p": 1 / result["arrangements"],
+            }
+        )
+    if population is not None:
+        _attach_shares(result, name, columns, persons, population, confidence, seed)
+    mask, q_group = persons.mask, persons.q_group
+    result["by_form"] = _by_form(columns.form[mask], q_group, top1[mask], groups, columns.emotions)
+    result["tie_rate"] = None
+    if columns.ties is not None:
+        q_ties = columns.ties[mask]
+        result["tie_rate"] = {g: float(q_ties[q_group == k].mean()) for k, g in enumerate(groups)}
+    return result
+
+
+def _test_tables(name: str, columns: EmotionColumns, persons: _TestPersons) -> dict:
+    """A test's tables and asymptotic statistics: Beecher's weighted scores with his statistic, the top-1 counts
+    with the chi-square test and Cramér's V; permutation p-values and intervals still unset."""
+    groups, stratify_by = TESTS[name]
     emotions = columns.emotions
-    q_group = np.array([groups.index(v) for v in labels[mask]], dtype=np.int64)
-    q_top1, q_weighted = top1[mask], weighted[mask]
-    # persons of this test, their group, stratum and summed per-question vectors
-    person_codes, persons = pd.factorize(columns.person[mask], sort=True)
-    units = len(persons)
-    first = np.zeros(units, dtype=np.int64)
-    first[person_codes[::-1]] = np.arange(len(person_codes))[::-1]
-    unit_group = q_group[first]
-    other = (columns.gender if stratify_by == "gender" else columns.race)[mask][first]
-    unit_stratum = np.array([NO_RACE if v is None else str(v) for v in other], dtype=object)
-    unit_top1 = np.stack(
-        [np.bincount(person_codes, q_top1[:, j], units) for j in range(len(emotions))], axis=1
-    )
-    unit_weighted = np.stack(
-        [np.bincount(person_codes, q_weighted[:, j], units) for j in range(len(emotions))], axis=1
-    )
-    indicator = unit_group[None, :].astype(np.float64)
-    top1_table = _tables(indicator, unit_top1)[0]
-    scores = _tables(indicator, unit_weighted)[0]
+    indicator = persons.group[None, :].astype(np.float64)
+    top1_table = _tables(indicator, persons.top1)[0]
+    scores = _tables(indicator, persons.weighted)[0]
     df_legacy = len(emotions) - 1
     legacy = beecher_statistic(scores)
     chi = chi_square_independence(top1_table)
     counts, points = _records(top1_table, groups, emotions), _records(scores, groups, emotions)
-    result: dict = {
+    return {
         "groups": list(groups),
-        "num_questions": int(mask.sum()),
-        "num_persons": {g: int((unit_group == k).sum()) for k, g in enumerate(groups)},
+        "num_questions": int(persons.mask.sum()),
+        "num_persons": {g: int((persons.group == k).sum()) for k, g in enumerate(groups)},
         "stratified_by": stratify_by,
         "beecher": {
             "scores": points,
@@ -528,84 +599,74 @@ def _one_test(
         "cramers_v": cramers_v(top1_table),
         "cramers_v_interval": None,
         "cramers_v_interval_note": None,
-        "arrangements": _arrangements(unit_group, unit_stratum),
+        "arrangements": _arrangements(persons.group, persons.stratum),
         "notes": [],
     }
-    sequence = np.random.SeedSequence([seed, list(TESTS).index(name)])
-    permutation_seed, bootstrap_seed = sequence.spawn(2)
-    if n_permutations:
-        rng = np.random.default_rng(permutation_seed)
-        observed = np.array([chi.statistic, legacy])
-        threshold = observed - 1e-9 * np.maximum(1.0, np.abs(observed))
-        hits = np.zeros(2)
-        for start in range(0, n_permutations, BATCH):
-            size = min(BATCH, n_permutations - start)
-            draws = permuted_labels(rng, unit_group, unit_stratum, size).astype(np.float64)
-            top1_stat, _ = pearson_statistics(_tables(draws, unit_top1))
-            legacy_stat = beecher_statistics(_tables(draws, unit_weighted))
-            hits += [(top1_stat >= threshold[0]).sum(), (legacy_stat >= threshold[1]).sum()]
-        p_top1, p_legacy = (1 + hits) / (1 + n_permutations)
-        result["top1"]["permutation_p_value"] = float(p_top1)
-        result["beecher"]["permutation_p_value"] = float(p_legacy)
-        result["p_value"] = float(p_top1)
-        result["p_value_method"] = f"person-level permutation, stratified by {stratify_by}"
-    persons = dict(result["num_persons"])
-    counted = {
-        "persons": persons,
-        "all_persons": sum(persons.values()),
-        "fewest_persons": min(persons.values()),
+
+
+def _permutation_p_values(
+    result: dict, persons: _TestPersons, n_permutations: int, seed: np.random.SeedSequence
+) -> None:
+    """The person-level permutation p-values of the chi-square and Beecher's statistics (group labels shuffled
+    within strata); the chi-square one becomes the test's primary p-value."""
+    rng = np.random.default_rng(seed)
+    observed = np.array([result["top1"]["statistic"], result["beecher"]["statistic"]])
+    threshold = observed - 1e-9 * np.maximum(1.0, np.abs(observed))
+    hits = np.zeros(2)
+    for start in range(0, n_permutations, BATCH):
+        size = min(BATCH, n_permutations - start)
+        draws = permuted_labels(rng, persons.group, persons.stratum, size).astype(np.float64)
+        top1_stat, _ = pearson_statistics(_tables(draws, persons.top1))
+        legacy_stat = beecher_statistics(_tables(draws, persons.weighted))
+        hits += [(top1_stat >= threshold[0]).sum(), (legacy_stat >= threshold[1]).sum()]
+    p_top1, p_legacy = (1 + hits) / (1 + n_permutations)
+    result["top1"]["permutation_p_value"] = float(p_top1)
+    result["beecher"]["permutation_p_value"] = float(p_legacy)
+    result["p_value"] = float(p_top1)
+    result["p_value_method"] = f"person-level permutation, stratified by {result['stratified_by']}"
+
+
+def _cramers_v_interval(
+    persons: _TestPersons, num_groups: int, n_bootstrap: int, confidence: float, seed: np.random.SeedSequence
+) -> list[float] | None:
+    """The percentile interval of Cramér's V over resamples of persons within each group; None when every
+    resample gives the same value."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(num_groups):
+        members = persons.top1[persons.group == k]
+        rows.append(multinomial_weights(rng, len(members), n_bootstrap) @ members)
+    replicates = cramers_v(np.stack(rows, axis=-2))
+    alpha = (1 - confidence) / 2
+    low, high = float(np.quantile(replicates, alpha)), float(np.quantile(replicates, 1 - alpha))
+    return [low, high] if high - low > 1e-12 else None
+
+
+def _attach_shares(
+    result: dict,
+    name: str,
+    columns: EmotionColumns,
+    persons: _TestPersons,
+    population: Mapping,
+    confidence: float,
+    seed: int,
+) -> None:
+    """A quick run's shares per group and emotion with the intervals of the full set's (or why there are none)."""
+    mask, first = persons.mask, persons.first
+    unit_cell = np.array([cell_label(g, r) for g, r in zip(columns.gender[mask][first],
+                                                           columns.race[mask][first], strict=True)])  # fmt: skip
+    tables = {
+        "top1": (persons.top1, 1.0),
+        "beecher": (persons.weighted, float(rank_weights(columns.codes.shape[1]).sum())),
     }
-    if n_bootstrap and min(persons.values()) < MIN_PERSONS:
-        result["cramers_v_interval_note"] = {"code": "few_persons", **counted, "needed": MIN_PERSONS}
-    elif n_bootstrap and sampled:
-        result["cramers_v_interval_note"] = {"code": "sampled_persons", **counted}
-    elif n_bootstrap:
-        rng = np.random.default_rng(bootstrap_seed)
-        rows = []
-        for k in range(len(groups)):
-            members = unit_top1[unit_group == k]
-            rows.append(multinomial_weights(rng, len(members), n_bootstrap) @ members)
-        replicates = cramers_v(np.stack(rows, axis=-2))
-        alpha = (1 - confidence) / 2
-        low, high = float(np.quantile(replicates, alpha)), float(np.quantile(replicates, 1 - alpha))
-        if high - low > 1e-12:
-            result["cramers_v_interval"] = [low, high]
-        else:
-            result["cramers_v_interval_note"] = {"code": "same_value", **counted}
-    if result["cramers_v_interval_note"]:
-        result["notes"].append({"test": name, **result["cramers_v_interval_note"]})
-    if n_permutations and 1 / result["arrangements"] > ALPHA:
-        result["notes"].append(
-            {
-                "test": name,
-                "code": "few_arrangements",
-                **counted,
-                "arrangements": result["arrangements"],
-                "stratified_by": stratify_by,
-                "smallest_p": 1 / result["arrangements"],
-            }
-        )
-    if population is not None:
-        unit_cell = np.array([cell_label(g, r) for g, r in zip(columns.gender[mask][first],
-                                                               columns.race[mask][first], strict=True)])  # fmt: skip
-        tables = {
-            "top1": (unit_top1, 1.0),
-            "beecher": (unit_weighted, float(rank_weights(columns.codes.shape[1]).sum())),
-        }
-        shares, note = _share_intervals(
-            name, groups, unit_cell, np.bincount(person_codes, minlength=units).astype(np.float64), tables,
-            emotions, population, confidence, int(np.random.SeedSequence([seed, list(TESTS).index(name), 2])
-                                                  .generate_state(1)[0]),
-        )  # fmt: skip
-        for table, entries in shares.items():
-            result[table].update(entries)
-        result["share_intervals_note"] = note
-    result["by_form"] = _by_form(columns.form[mask], q_group, q_top1, groups, emotions)
-    result["tie_rate"] = None
-    if columns.ties is not None:
-        q_ties = columns.ties[mask]
-        result["tie_rate"] = {g: float(q_ties[q_group == k].mean()) for k, g in enumerate(groups)}
-    return result
+    shares, note = _share_intervals(
+        name, TESTS[name][0], unit_cell,
+        np.bincount(persons.person_codes, minlength=len(first)).astype(np.float64), tables, columns.emotions,
+        population, confidence, int(np.random.SeedSequence([seed, list(TESTS).index(name), 2]).generate_state(1)[0]),
+    )  # fmt: skip
+    for table, entries in shares.items():
+        result[table].update(entries)
+    result["share_intervals_note"] = note
 
 
 def _arrangements(group: np.ndarray, stratum: np.ndarray) -> int:
@@ -630,6 +691,18 @@ def _by_form(forms: np.ndarray, group: np.ndarray, top1: np.ndarray, groups, emo
                 | {e: int(counts[j]) for j, e in enumerate(emotions)}
             )
     return records
+
+
+def _adjusted(tests: Mapping[str, dict], done: list[str]) -> dict:
+    """The primary p-values of the tests that ran, with Holm's and Benjamini–Hochberg's adjustments across them."""
+    primary = np.array([tests[name]["p_value"] for name in done])
+    return {
+        "family": f"the primary p-values of this result's tests ({', '.join(done)}); to correct across models, "
+        "pass all their p-values to unqover.measure.emotion.adjust_p_values",
+        "p_values": dict(zip(done, primary.tolist(), strict=True)),
+        "holm": dict(zip(done, adjust_p_values(primary, "holm").tolist(), strict=True)),
+        "bh": dict(zip(done, adjust_p_values(primary, "bh").tolist(), strict=True)),
+    }
 
 
 def emotion_bias(
@@ -686,14 +759,6 @@ def emotion_bias(
             "neither test can run: the gender test needs both female and male questions, the race test both "
             "African-American and European names"
         )
-    primary = np.array([tests[name]["p_value"] for name in done])
-    adjusted = {
-        "family": f"the primary p-values of this result's tests ({', '.join(done)}); to correct across models, "
-        "pass all their p-values to unqover.measure.emotion.adjust_p_values",
-        "p_values": dict(zip(done, primary.tolist(), strict=True)),
-        "holm": dict(zip(done, adjust_p_values(primary, "holm").tolist(), strict=True)),
-        "bh": dict(zip(done, adjust_p_values(primary, "bh").tolist(), strict=True)),
-    }
     result = EmotionBias(
         notes=[note for name in done for note in tests[name]["notes"]],
         num_questions=len(columns.codes),
@@ -702,7 +767,7 @@ def emotion_bias(
         top_k=top_k,
         weights=rank_weights(top_k).tolist(),
         tests=tests,
-        adjusted=adjusted,
+        adjusted=_adjusted(tests, done),
         persons=_person_profiles(columns, top1, weighted),
         tie_rate=None if columns.ties is None else float(columns.ties.mean()),
     )

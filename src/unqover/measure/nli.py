@@ -71,6 +71,7 @@ from unqover.measure.bootstrap import BootstrapSpec, multinomial_weights
 from unqover.measure.nli_instances import (
     _Q,
     TIES,
+    NliColumns,
     cluster_sums,
     instance_values,
     statistics,
@@ -275,15 +276,7 @@ def nli_gender_bias(
     of one premise), with ``strata`` each instance's stratum (default: its template id); the per-occupation table
     then gets ``<name>_low``/``<name>_high`` for the full-dataset values (see the module docstring).
     """
-    if ties not in TIES:
-        raise UnqoverError(f"ties must be one of {TIES}, got {ties!r}")
-    if not 0 <= margin < 0.5:
-        raise UnqoverError(f"margin must be in [0, 0.5), got {margin}")
-    if not 0 < confidence < 1:
-        raise UnqoverError(f"confidence must be in (0, 1), got {confidence}")
-    for name, value in (("n_resamples", n_resamples), ("n_permutations", n_permutations)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise UnqoverError(f"{name} must be an integer >= 0, got {value!r}")
+    _check_options(ties, margin, confidence, n_resamples, n_permutations)
     columns = validate_nli_columns(
         p_female,
         p_male,
@@ -298,7 +291,56 @@ def nli_gender_bias(
     per_cluster = cluster_sums(columns, values)
     point = {name: float(v) for name, v in statistics(per_cluster.sum(axis=0), ties).items()}
     neutral = columns.neutral_female is not None
+    by_occupation, table_intervals = _occupation_table(
+        columns, values, ties, neutral, strata, population, confidence, seed
+    )
+    result = NliGenderBias(
+        num_instances=len(columns.p_female),
+        num_clusters=len(columns.cluster_labels),
+        ties_mode=ties,
+        margin=float(margin),
+        **{name: point[name] for name in (*NLI_HEADLINE, "alpha", "beta")},
+        ties=int(point["ties"]),
+        neutral_rate=point["neutral_rate"] if neutral else None,
+        mean_neutral=point["mean_neutral"] if neutral else None,
+        by_gender=_by_gender(point, per_cluster, neutral),
+        by_occupation=by_occupation,
+        largest_gaps=largest_gaps(by_occupation),
+        gap_ranking=gap_ranking(by_occupation),
+        by_template=pd.DataFrame(columns=["count"])
+        if columns.template_id is None
+        else _group_table(columns.template_id, values, ties, "template_id", neutral),
+        table_intervals=table_intervals,
+    )
+    clusters = {
+        "all": len(columns.cluster_labels),
+        **{g: int((per_cluster[:, k, _Q["count"]] > 0).sum()) for k, g in enumerate(GENDER_VALUES)},
+    }
+    if n_resamples:
+        spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
+        _attach_intervals(result, point, per_cluster, clusters, spec, neutral)
+    result.notes = cluster_notes(result, clusters, n_resamples, n_permutations)
+    if n_permutations:
+        _attach_p_values(result, per_cluster, clusters["all"], n_permutations, seed)
+    return result
 
+
+def _check_options(
+    ties: str, margin: float, confidence: float, n_resamples: int, n_permutations: int
+) -> None:
+    if ties not in TIES:
+        raise UnqoverError(f"ties must be one of {TIES}, got {ties!r}")
+    if not 0 <= margin < 0.5:
+        raise UnqoverError(f"margin must be in [0, 0.5), got {margin}")
+    if not 0 < confidence < 1:
+        raise UnqoverError(f"confidence must be in (0, 1), got {confidence}")
+    for name, value in (("n_resamples", n_resamples), ("n_permutations", n_permutations)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise UnqoverError(f"{name} must be an integer >= 0, got {value!r}")
+
+
+def _by_gender(point: dict[str, float], per_cluster: np.ndarray, neutral: bool) -> dict[str, dict]:
+    """The statistics of each gender's instances (the count first), from the point estimates."""
     by_gender = {}
     for gender in GENDER_VALUES:
         entry = {
@@ -309,122 +351,118 @@ def nli_gender_bias(
         if not neutral:
             del entry["neutral_rate"], entry["mean_neutral"]
         by_gender[gender] = {"count": entry.pop("count"), **entry}
+    return by_gender
 
-    empty = pd.DataFrame(columns=["count"])
-    by_occupation = empty
-    if columns.occupation is not None:
-        by_occupation = _group_table(columns.occupation, values, ties, "occupation", neutral)
-        label = dict(
-            zip(columns.occupation, np.asarray(GENDER_VALUES, dtype=object)[columns.gender], strict=False)
-        )
-        by_occupation.insert(1, "occupation_gender", by_occupation["occupation"].map(label))
-    table_intervals: dict[str, object] = {}
-    if population is not None:
-        if columns.occupation is None:
+
+def _occupation_table(
+    columns: NliColumns,
+    values,
+    ties: str,
+    neutral: bool,
+    strata,
+    population,
+    confidence: float,
+    seed: int,
+) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The per-occupation table (empty without occupations) with each occupation's label; for a quick run (a
+    ``population``) also the intervals of its full-dataset values, and what they are."""
+    if columns.occupation is None:
+        if population is not None:
             raise UnqoverError("population needs the occupation column (the per-occupation table)")
-        strata = columns.template_id if strata is None else strata
-        if strata is None:
-            raise UnqoverError("population needs strata (or template_id): each instance's stratum")
-        bounds = occupation_intervals(columns, values, strata, population, ties, neutral, confidence, seed)
-        by_occupation["occupation"] = by_occupation["occupation"].astype(str)
-        by_occupation = by_occupation.merge(bounds, on="occupation", how="left")
-        for name in [c[: -len("_low")] for c in bounds.columns if c.endswith("_low")]:
-            shown = by_occupation[name].to_numpy(dtype=np.float64)  # the interval contains the value shown
-            low, high = (by_occupation[f"{name}_{end}"].to_numpy(dtype=np.float64) for end in ("low", "high"))
-            by_occupation[f"{name}_low"], by_occupation[f"{name}_high"] = (
-                np.fmin(low, shown),
-                np.fmax(high, shown),
-            )
-        table_intervals = {
-            "table": "by_occupation",
-            "confidence": confidence,
-            "seed": seed,
-            "unit": "source premise within an occupation x template stratum (all its rows there)",
-            "method": NLI_TABLE_INTERVAL_METHOD,
-            "declined": {}
-            if ties == "half"
-            else {"B": 'B with ties="exclude" is a ratio, not a mean of bounded values: no interval'},
-        }
-    by_template = (
-        empty
-        if columns.template_id is None
-        else _group_table(columns.template_id, values, ties, "template_id", neutral)
+        return pd.DataFrame(columns=["count"]), {}
+    by_occupation = _group_table(columns.occupation, values, ties, "occupation", neutral)
+    label = dict(
+        zip(columns.occupation, np.asarray(GENDER_VALUES, dtype=object)[columns.gender], strict=False)
     )
-
-    result = NliGenderBias(
-        num_instances=len(columns.p_female),
-        num_clusters=len(columns.cluster_labels),
-        ties_mode=ties,
-        margin=float(margin),
-        **{name: point[name] for name in (*NLI_HEADLINE, "alpha", "beta")},
-        ties=int(point["ties"]),
-        neutral_rate=point["neutral_rate"] if neutral else None,
-        mean_neutral=point["mean_neutral"] if neutral else None,
-        by_gender=by_gender,
-        by_occupation=by_occupation,
-        largest_gaps=largest_gaps(by_occupation),
-        gap_ranking=gap_ranking(by_occupation),
-        by_template=by_template,
-        table_intervals=table_intervals,
-    )
-    clusters = {
-        "all": len(columns.cluster_labels),
-        **{g: int((per_cluster[:, k, _Q["count"]] > 0).sum()) for k, g in enumerate(GENDER_VALUES)},
+    by_occupation.insert(1, "occupation_gender", by_occupation["occupation"].map(label))
+    if population is None:
+        return by_occupation, {}
+    strata = columns.template_id if strata is None else strata
+    if strata is None:
+        raise UnqoverError("population needs strata (or template_id): each instance's stratum")
+    bounds = occupation_intervals(columns, values, strata, population, ties, neutral, confidence, seed)
+    by_occupation["occupation"] = by_occupation["occupation"].astype(str)
+    by_occupation = by_occupation.merge(bounds, on="occupation", how="left")
+    for name in [c[: -len("_low")] for c in bounds.columns if c.endswith("_low")]:
+        shown = by_occupation[name].to_numpy(dtype=np.float64)  # the interval contains the value shown
+        low, high = (by_occupation[f"{name}_{end}"].to_numpy(dtype=np.float64) for end in ("low", "high"))
+        by_occupation[f"{name}_low"], by_occupation[f"{name}_high"] = (
+            np.fmin(low, shown),
+            np.fmax(high, shown),
+        )
+    return by_occupation, {
+        "table": "by_occupation",
+        "confidence": confidence,
+        "seed": seed,
+        "unit": "source premise within an occupation x template stratum (all its rows there)",
+        "method": NLI_TABLE_INTERVAL_METHOD,
+        "declined": {}
+        if ties == "half"
+        else {"B": 'B with ties="exclude" is a ratio, not a mean of bounded values: no interval'},
     }
-    if n_resamples:
-        spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
-        replicates = bootstrap_replicates(per_cluster, ties, spec)
-        names = [*NLI_HEADLINE, "alpha", "beta"]
-        names += [f"{name}_{gender}" for gender in GENDER_VALUES for name in NLI_HEADLINE]
-        if neutral:
-            names += ["neutral_rate"]
-        methods = {}
-        for name in names:
-            k, gender = _effective_clusters(name, clusters)
-            bounds, method, declined = interval_by_rule(
-                point[name], replicates[name], k, confidence, _base(name) in SIGNED
-            )
-            result.intervals[name] = bounds
-            if method:
-                methods[name] = method
-            if declined:
-                result.intervals_declined[name] = {**declined, "gender": gender}
-        used = sorted(set(methods.values()))
-        result.bootstrap = {
-            "n_resamples": n_resamples,
-            "confidence": confidence,
-            "seed": seed,
-            "resampled": "clusters (source premises), with all their instances",
-            "method": used[0]
-            if len(used) == 1
-            else "by the number of clusters (see methods)"
-            if used
-            else None,
-            "methods": methods,
-            "clusters": clusters,
-            "rule": f"percentile with at least {FEW_CLUSTERS} clusters; t(K − 1) from the bootstrap standard error "
-            f"with {MIN_CLUSTERS} to {FEW_CLUSTERS - 1}; none below {MIN_CLUSTERS}, nor when every resample is equal",
-        }
-    result.notes = cluster_notes(result, clusters, n_resamples, n_permutations)
-    if n_permutations:
-        totals = per_cluster.sum(axis=1)
-        tests = {
-            "stereotype_gap": totals[:, _Q["d"]],
-            "gender_gap": totals[:, _Q["g"]],
-            # B against 50: stereo wins count +½, losses −½, ties 0
-            "B": totals[:, _Q["stereo_wins"]] - 0.5 * (totals[:, _Q["count"]] - totals[:, _Q["tie"]]),
-        }
-        p, exact = sign_flip_p_value(np.stack(list(tests.values()), axis=1), n_permutations, seed)
-        result.p_values = {name: float(value) for name, value in zip(tests, p, strict=True)}
-        result.permutation = {
-            "n_permutations": n_permutations,
-            "seed": seed,
-            "exact": exact,
-            "method": "two-sided sign flip of cluster totals, the same sign vectors for every statistic "
-            "(H0: each cluster's total is symmetric about 0)",
-            "smallest_possible_p": 2.0 / 2.0 ** clusters["all"] if clusters["all"] < 64 else 0.0,
-        }
-    return result
+
+
+def _attach_intervals(
+    result: NliGenderBias,
+    point: dict[str, float],
+    per_cluster: np.ndarray,
+    clusters: dict[str, int],
+    spec: BootstrapSpec,
+    neutral: bool,
+) -> None:
+    """The cluster bootstrap's intervals of the headline, per-gender and α/β statistics (each by the rule its
+    number of clusters allows), those it declines, and how they were made."""
+    replicates = bootstrap_replicates(per_cluster, result.ties_mode, spec)
+    names = [*NLI_HEADLINE, "alpha", "beta"]
+    names += [f"{name}_{gender}" for gender in GENDER_VALUES for name in NLI_HEADLINE]
+    if neutral:
+        names += ["neutral_rate"]
+    methods = {}
+    for name in names:
+        k, gender = _effective_clusters(name, clusters)
+        bounds, method, declined = interval_by_rule(
+            point[name], replicates[name], k, spec.confidence, _base(name) in SIGNED
+        )
+        result.intervals[name] = bounds
+        if method:
+            methods[name] = method
+        if declined:
+            result.intervals_declined[name] = {**declined, "gender": gender}
+    used = sorted(set(methods.values()))
+    result.bootstrap = {
+        "n_resamples": spec.n_resamples,
+        "confidence": spec.confidence,
+        "seed": spec.seed,
+        "resampled": "clusters (source premises), with all their instances",
+        "method": used[0] if len(used) == 1 else "by the number of clusters (see methods)" if used else None,
+        "methods": methods,
+        "clusters": clusters,
+        "rule": f"percentile with at least {FEW_CLUSTERS} clusters; t(K − 1) from the bootstrap standard error "
+        f"with {MIN_CLUSTERS} to {FEW_CLUSTERS - 1}; none below {MIN_CLUSTERS}, nor when every resample is equal",
+    }
+
+
+def _attach_p_values(
+    result: NliGenderBias, per_cluster: np.ndarray, num_clusters: int, n_permutations: int, seed: int
+) -> None:
+    """Sign-flip p-values of the stereotype gap, the gender gap and B against 50, and how they were made."""
+    totals = per_cluster.sum(axis=1)
+    tests = {
+        "stereotype_gap": totals[:, _Q["d"]],
+        "gender_gap": totals[:, _Q["g"]],
+        # B against 50: stereo wins count +½, losses −½, ties 0
+        "B": totals[:, _Q["stereo_wins"]] - 0.5 * (totals[:, _Q["count"]] - totals[:, _Q["tie"]]),
+    }
+    p, exact = sign_flip_p_value(np.stack(list(tests.values()), axis=1), n_permutations, seed)
+    result.p_values = {name: float(value) for name, value in zip(tests, p, strict=True)}
+    result.permutation = {
+        "n_permutations": n_permutations,
+        "seed": seed,
+        "exact": exact,
+        "method": "two-sided sign flip of cluster totals, the same sign vectors for every statistic "
+        "(H0: each cluster's total is symmetric about 0)",
+        "smallest_possible_p": 2.0 / 2.0**num_clusters if num_clusters < 64 else 0.0,
+    }
 
 
 def cluster_notes(

@@ -133,6 +133,42 @@ def pair_rows(
     }
     if attribute_type is not None:
         columns["attribute_type"] = _column(attribute_type, "attribute_type")
+    s1, s2 = _checked_scores(columns, score_1, score_2)
+    coded = _coded_rows(columns, lowercase)
+    sort, starts, counts = _sorted_groups(coded)
+    incomplete = np.flatnonzero(counts != 4)
+    if len(incomplete) and not drop_incomplete:
+        raise _incomplete_error(coded, sort, starts, counts, incomplete)
+    rows = sort[np.repeat(counts == 4, counts)].reshape(-1, 4)  # slots: x1 first +/-, x2 first +/-
+    if len(rows) == 0:
+        raise PairingError(f"none of the {len(starts)} groups is complete")
+    scores = np.empty((len(rows), 2, 2, 2))
+    scores[:, 0, :, 0], scores[:, 0, :, 1] = s1[rows[:, :2]], s2[rows[:, :2]]
+    scores[:, 1, :, 0], scores[:, 1, :, 1] = s2[rows[:, 2:]], s1[rows[:, 2:]]
+    first = rows[:, 0]
+    return PairedScores(
+        scores=scores,
+        x1=coded.a[first],
+        x2=coded.b[first],
+        template=coded.template[first],
+        attribute=coded.attribute[first],
+        subjects=coded.subjects,
+        attributes=coded.attributes,
+        attribute_types=coded.attribute_types,
+        templates=coded.templates,
+        subject_clusters=_subject_clusters(
+            coded.subjects, coded.c1, coded.c2, subject_1_cluster, subject_2_cluster
+        ),
+        dropped_groups=len(incomplete),
+        rows=rows,
+    )
+
+
+def _checked_scores(
+    columns: dict[str, pa.ChunkedArray], score_1: Sequence[float], score_2: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The two score columns as float64, once every column has the same, non-zero length and every score is a
+    probability."""
     try:
         s1 = np.asarray(score_1, dtype=np.float64).reshape(-1)
         s2 = np.asarray(score_2, dtype=np.float64).reshape(-1)
@@ -141,14 +177,49 @@ def pair_rows(
     lengths = {name: len(col) for name, col in columns.items()} | {"score_1": len(s1), "score_2": len(s2)}
     if len(set(lengths.values())) != 1:
         raise PairingError(f"columns differ in length: {lengths}")
-    n = len(s1)
-    if n == 0:
+    if len(s1) == 0:
         raise PairingError("no rows to measure")
     bad = np.flatnonzero(~((s1 >= 0) & (s1 <= 1) & (s2 >= 0) & (s2 <= 1)))
     if len(bad):
         shown = ", ".join(f"row {i} ({float(s1[i])!r}, {float(s2[i])!r})" for i in bad[:MAX_LISTED])
         raise PairingError(f"{len(bad)} rows have scores that are NaN or outside [0, 1]: {shown}")
+    return s1, s2
 
+
+@dataclass(frozen=True)
+class _Coded:
+    """Each row's codes: its subjects as mentioned (``c1``, ``c2``) and in sorted order (``a`` < ``b``), whether x2
+    is mentioned first, its template, attribute and polarity (1: negated); and the labels the codes index."""
+
+    subjects: np.ndarray
+    templates: np.ndarray
+    attributes: np.ndarray
+    attribute_types: np.ndarray | None
+    c1: np.ndarray
+    c2: np.ndarray
+    template: np.ndarray
+    attribute: np.ndarray
+    negated: np.ndarray
+
+    @property
+    def a(self) -> np.ndarray:
+        return np.minimum(self.c1, self.c2)
+
+    @property
+    def b(self) -> np.ndarray:
+        return np.maximum(self.c1, self.c2)
+
+    @property
+    def x2_first(self) -> np.ndarray:
+        return self.c1 > self.c2
+
+    def describe(self, a, b, t, at) -> str:
+        return _describe(self.subjects, self.templates, self.attributes, a, b, t, at)
+
+
+def _coded_rows(columns: dict[str, pa.ChunkedArray], lowercase: bool) -> _Coded:
+    """The rows as codes into sorted labels (lower-cased keys merged with ``lowercase``; attributes of different
+    slot types apart when the rows give them); refuses missing values, unknown polarities and self-pairs."""
     subjects = _labels(columns["subject_1"], columns["subject_2"], what="subjects")
     c1, c2 = _codes(columns["subject_1"], subjects), _codes(columns["subject_2"], subjects)
     templates = _labels(columns["template_id"], what="template_id")
@@ -161,7 +232,7 @@ def pair_rows(
         subjects = lowered
         attribute_codes, attributes = _recode(attribute_codes, attributes, str.lower)
     attribute_types = None
-    if attribute_type is not None:
+    if "attribute_type" in columns:
         types = _labels(columns["attribute_type"], what="attribute_type")
         combined = _codes(columns["attribute_type"], types) * len(attributes) + attribute_codes
         present = np.zeros(len(types) * len(attributes), dtype=bool)
@@ -169,24 +240,34 @@ def pair_rows(
         attribute_codes = (np.cumsum(present) - 1)[combined]
         cells = np.flatnonzero(present)
         attribute_types, attributes = types[cells // len(attributes)], attributes[cells % len(attributes)]
-    polarity_labels = _labels(columns["polarity"], what="polarity")
-    unknown = [p for p in polarity_labels if p not in POLARITY_CODES]
-    if unknown:
-        raise PairingError(f"polarity must be 'positive' or 'negated', found {unknown[:MAX_LISTED]}")
-    negated = np.array([POLARITY_CODES[p] for p in polarity_labels])[
-        _codes(columns["polarity"], polarity_labels)
-    ]
-
+    negated = _negated(columns["polarity"])
     same = np.flatnonzero(c1 == c2)
     if len(same):
         raise PairingError(
             f"{len(same)} rows pair a subject with itself, first: row {same[0]} ({subjects[c1[same[0]]]!r})"
         )
+    return _Coded(
+        subjects, templates, attributes, attribute_types, c1, c2, template_codes, attribute_codes, negated
+    )
 
-    a, b = np.minimum(c1, c2), np.maximum(c1, c2)
-    x2_first = c1 > c2
-    S, T, A = len(subjects), len(templates), len(attributes)
-    full_key = (((a * S + b) * T + template_codes) * A + attribute_codes) * 4 + x2_first * 2 + negated
+
+def _negated(polarity: pa.ChunkedArray) -> np.ndarray:
+    """Each row's polarity code (0 positive, 1 negated); any other polarity is an error."""
+    polarity_labels = _labels(polarity, what="polarity")
+    unknown = [p for p in polarity_labels if p not in POLARITY_CODES]
+    if unknown:
+        raise PairingError(f"polarity must be 'positive' or 'negated', found {unknown[:MAX_LISTED]}")
+    return np.array([POLARITY_CODES[p] for p in polarity_labels])[_codes(polarity, polarity_labels)]
+
+
+def _sorted_groups(coded: _Coded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows sorted by group and slot (``sort``), where each group starts in that order and how many rows it
+    has; refuses duplicate rows."""
+    a, b = coded.a, coded.b
+    S, T, A = len(coded.subjects), len(coded.templates), len(coded.attributes)
+    full_key = (
+        (((a * S + b) * T + coded.template) * A + coded.attribute) * 4 + coded.x2_first * 2 + coded.negated
+    )
     sort = np.argsort(full_key)
     sorted_key = full_key[sort]
     del full_key
@@ -196,50 +277,32 @@ def pair_rows(
         raise PairingError(
             f"{len(dup)} duplicate rows (same subjects in the same order, template, attribute and polarity); "
             f"first: rows {min(r, other)} and {max(r, other)} "
-            + _describe(subjects, templates, attributes, c1[r], c2[r], template_codes[r], attribute_codes[r])
+            + coded.describe(coded.c1[r], coded.c2[r], coded.template[r], coded.attribute[r])
         )
     group = sorted_key >> 2
     starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
-    counts = np.diff(np.append(starts, n))
-    incomplete = np.flatnonzero(counts != 4)
-    if len(incomplete) and not drop_incomplete:
-        shown = []
-        for g in incomplete[:MAX_LISTED]:
-            rows = sort[starts[g] : starts[g] + counts[g]]
-            have = sorted(
-                ("x2 first" if x2_first[r] else "x1 first") + ("/negated" if negated[r] else "/positive")
-                for r in rows
-            )
-            r = rows[0]
-            shown.append(
-                _describe(subjects, templates, attributes, a[r], b[r], template_codes[r], attribute_codes[r])
-                + f" has only {have}"
-            )
-        raise PairingError(
-            f"{len(incomplete)} of {len(starts)} groups are incomplete (each needs both subject orders x both "
-            f"polarities); first: {'; '.join(shown)}. Pass drop_incomplete=True (--drop-incomplete) to measure "
-            "the complete groups only."
+    counts = np.diff(np.append(starts, len(sort)))
+    return sort, starts, counts
+
+
+def _incomplete_error(
+    coded: _Coded, sort: np.ndarray, starts: np.ndarray, counts: np.ndarray, incomplete: np.ndarray
+) -> PairingError:
+    """The refusal of incomplete groups: how many, and the first few with the slots they have."""
+    a, b, x2_first = coded.a, coded.b, coded.x2_first
+    shown = []
+    for g in incomplete[:MAX_LISTED]:
+        rows = sort[starts[g] : starts[g] + counts[g]]
+        have = sorted(
+            ("x2 first" if x2_first[r] else "x1 first") + ("/negated" if coded.negated[r] else "/positive")
+            for r in rows
         )
-    rows = sort[np.repeat(counts == 4, counts)].reshape(-1, 4)  # slots: x1 first +/-, x2 first +/-
-    if len(rows) == 0:
-        raise PairingError(f"none of the {len(starts)} groups is complete")
-    scores = np.empty((len(rows), 2, 2, 2))
-    scores[:, 0, :, 0], scores[:, 0, :, 1] = s1[rows[:, :2]], s2[rows[:, :2]]
-    scores[:, 1, :, 0], scores[:, 1, :, 1] = s2[rows[:, 2:]], s1[rows[:, 2:]]
-    first = rows[:, 0]
-    return PairedScores(
-        scores=scores,
-        x1=a[first],
-        x2=b[first],
-        template=template_codes[first],
-        attribute=attribute_codes[first],
-        subjects=subjects,
-        attributes=attributes,
-        attribute_types=attribute_types,
-        templates=templates,
-        subject_clusters=_subject_clusters(subjects, c1, c2, subject_1_cluster, subject_2_cluster),
-        dropped_groups=len(incomplete),
-        rows=rows,
+        r = rows[0]
+        shown.append(coded.describe(a[r], b[r], coded.template[r], coded.attribute[r]) + f" has only {have}")
+    return PairingError(
+        f"{len(incomplete)} of {len(starts)} groups are incomplete (each needs both subject orders x both "
+        f"polarities); first: {'; '.join(shown)}. Pass drop_incomplete=True (--drop-incomplete) to measure "
+        "the complete groups only."
     )
 
 

@@ -60,6 +60,7 @@ the betting interval everywhere.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -92,6 +93,63 @@ def _min_plus(f: np.ndarray, g: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class _Strata:
+    """A stratified sample: each unit's value and stratum; per stratum its cell, population N_s, weight a_s, the
+    number drawn and their mean."""
+
+    values: np.ndarray
+    stratum: np.ndarray
+    stratum_cell: np.ndarray
+    population: np.ndarray
+    weight: np.ndarray
+    counts: np.ndarray
+    means: np.ndarray
+    num_cells: int
+
+    @property
+    def exact(self) -> np.ndarray:
+        """Strata whose every unit was drawn: their mean is known."""
+        return (self.counts > 0) & (self.counts >= self.population)
+
+    @property
+    def partial(self) -> np.ndarray:
+        return (self.counts > 0) & ~self.exact
+
+    @property
+    def unsampled(self) -> np.ndarray:
+        return self.counts == 0
+
+    def per_cell(self, x: np.ndarray) -> np.ndarray:
+        return np.bincount(self.stratum_cell, x, self.num_cells)
+
+
+def _strata(
+    values: np.ndarray,
+    stratum: np.ndarray,
+    stratum_cell: np.ndarray,
+    population_count: np.ndarray,
+    weight: np.ndarray,
+) -> _Strata:
+    values = np.asarray(values, dtype=np.float64)
+    stratum = np.asarray(stratum, dtype=np.int64)
+    stratum_cell = np.asarray(stratum_cell, dtype=np.int64)
+    num_strata = len(stratum_cell)
+    counts = np.bincount(stratum, minlength=num_strata)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.bincount(stratum, values, num_strata) / counts
+    return _Strata(
+        values,
+        stratum,
+        stratum_cell,
+        np.asarray(population_count, dtype=np.float64),
+        np.asarray(weight, dtype=np.float64),
+        counts,
+        means,
+        int(stratum_cell.max()) + 1 if num_strata else 0,
+    )
+
+
 def stratified_mean_intervals(
     values: np.ndarray,
     stratum: np.ndarray,
@@ -116,64 +174,72 @@ def stratified_mean_intervals(
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    values = np.asarray(values, dtype=np.float64)
-    stratum = np.asarray(stratum, dtype=np.int64)
-    stratum_cell = np.asarray(stratum_cell, dtype=np.int64)
-    population = np.asarray(population_count, dtype=np.float64)
-    weight = np.asarray(weight, dtype=np.float64)
-    num_strata = len(stratum_cell)
-    num_cells = int(stratum_cell.max()) + 1 if num_strata else 0
-    counts = np.bincount(stratum, minlength=num_strata)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.bincount(stratum, values, num_strata) / counts
-    exact = (counts > 0) & (counts >= population)
-    partial = (counts > 0) & ~exact
-    unsampled = counts == 0
-
-    def per_cell(x: np.ndarray) -> np.ndarray:
-        return np.bincount(stratum_cell, x, num_cells)
-
-    offset = per_cell(np.where(exact, weight * means, 0.0))
-    drawn = per_cell(np.where(partial, weight * means, 0.0))
-    span = per_cell(np.where(exact, 0.0, weight))  # the range of the part not known exactly
-    free = per_cell(np.where(unsampled, weight, 0.0))  # the range of the strata without a draw
-    has = per_cell(counts.astype(np.float64)) > 0
-    estimate = np.where(has & (per_cell(unsampled.astype(np.float64)) == 0), offset + drawn, np.nan)
-    low, high = np.full(num_cells, np.nan), np.full(num_cells, np.nan)
+    st = _strata(values, stratum, stratum_cell, population_count, weight)
+    offset = st.per_cell(np.where(st.exact, st.weight * st.means, 0.0))
+    drawn = st.per_cell(np.where(st.partial, st.weight * st.means, 0.0))
+    span = st.per_cell(np.where(st.exact, 0.0, st.weight))  # the range of the part not known exactly
+    has = st.per_cell(st.counts.astype(np.float64)) > 0
+    estimate = np.where(has & (st.per_cell(st.unsampled.astype(np.float64)) == 0), offset + drawn, np.nan)
+    low, high = np.full(st.num_cells, np.nan), np.full(st.num_cells, np.nan)
     if not has.any():
         return estimate, low, high
-
-    step = np.where(span > 0, span, 1.0) / GRID  # per cell
-    h = step[stratum_cell]
-    points = np.where(
-        exact, 0, np.ceil(weight / h - 1e-9).astype(np.int64) + 1
-    )  # c = min(k·h, a_s), k = 0, 1, ...
-    up = down = np.zeros((0, 0))
-    row = np.full(num_strata, -1)
-    sub = np.flatnonzero(partial)
-    if len(sub):
-        row[sub] = np.arange(len(sub))
-        keep = partial[stratum]
-        u, position, before, code, _, starts, variance = prepared_draws(
-            2 * values[keep] - 1, row[stratum[keep]], len(sub), population[sub], 1.0, seed
-        )
-        bet = plug_in_bets(counts[sub][code], variance, alpha)
-        k = np.arange(int(points[sub].max()))
-        a = weight[sub][:, None]
-        candidates = np.clip(np.minimum(k[None, :] * h[sub][:, None], a) / np.where(a > 0, a, 1.0), 0.0, 1.0)
-        parts = [
-            log_capitals(
-                u, position, before, population[sub][code], bet, starts, candidates[:, s : s + _CHUNK]
-            )
-            for s in range(0, len(k), _CHUNK)
-        ]
-        up = np.concatenate([p[0] for p in parts], axis=1)
-        down = np.concatenate([p[1] for p in parts], axis=1)
-
-    # per cell, the min-plus convolution of its open strata's capitals (a cell with fewer strata: the identity)
     cells = np.flatnonzero(has)
-    order = np.argsort(stratum_cell, kind="stable")
-    edges = np.searchsorted(stratum_cell[order], np.arange(num_cells + 1))
+    lo, hi = _betting_range(st, cells, span, drawn, alpha, seed)
+    low[cells] = offset[cells] + np.clip(lo, 0.0, span[cells])
+    high[cells] = offset[cells] + np.clip(hi, 0.0, span[cells])
+    if method == "t":
+        use, half = _stratified_t(
+            st.values, st.stratum, st.stratum_cell, st.population, st.weight, alpha, pool
+        )
+        low[use] = np.clip(estimate[use] - half[use], offset[use], offset[use] + span[use])
+        high[use] = np.clip(estimate[use] + half[use], offset[use], offset[use] + span[use])
+        score, factor = _score_cells(st.values, st.stratum, st.stratum_cell, st.population, st.weight, span)
+        score &= ~use
+        lo, hi = score_intervals(drawn[score], 0.0, span[score], factor[score], alpha)
+        low[score] = offset[score] + np.clip(lo, 0.0, span[score])
+        high[score] = offset[score] + np.clip(hi, 0.0, span[score])
+    return estimate, low, high
+
+
+def _stratum_capitals(
+    st: _Strata, h: np.ndarray, points: np.ndarray, alpha: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each partially drawn stratum's log capitals of betting up and down (rows ``row[s]``), at the contributions
+    c = min(k·h, a_s), k = 0 .. points − 1 (the grid of its cell)."""
+    up = down = np.zeros((0, 0))
+    row = np.full(len(st.stratum_cell), -1)
+    sub = np.flatnonzero(st.partial)
+    if not len(sub):
+        return up, down, row
+    row[sub] = np.arange(len(sub))
+    keep = st.partial[st.stratum]
+    u, position, before, code, _, starts, variance = prepared_draws(
+        2 * st.values[keep] - 1, row[st.stratum[keep]], len(sub), st.population[sub], 1.0, seed
+    )
+    bet = plug_in_bets(st.counts[sub][code], variance, alpha)
+    k = np.arange(int(points[sub].max()))
+    a = st.weight[sub][:, None]
+    candidates = np.clip(np.minimum(k[None, :] * h[sub][:, None], a) / np.where(a > 0, a, 1.0), 0.0, 1.0)
+    parts = [
+        log_capitals(
+            u, position, before, st.population[sub][code], bet, starts, candidates[:, s : s + _CHUNK]
+        )
+        for s in range(0, len(k), _CHUNK)
+    ]
+    up = np.concatenate([p[0] for p in parts], axis=1)
+    down = np.concatenate([p[1] for p in parts], axis=1)
+    return up, down, row
+
+
+def _cell_capitals(
+    st: _Strata, cells: np.ndarray, points: np.ndarray, capitals: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
+    """Per cell, the min-plus convolution of its open strata's capitals (a cell with fewer strata: the identity),
+    and each cell's open strata."""
+    up, down, row = capitals
+    exact, partial = st.exact, st.partial
+    order = np.argsort(st.stratum_cell, kind="stable")
+    edges = np.searchsorted(st.stratum_cell[order], np.arange(st.num_cells + 1))
     members = [[s for s in order[edges[c] : edges[c + 1]] if not exact[s]] for c in cells]
     total_up = total_down = np.zeros((len(cells), 1))
     for slot in range(max(map(len, members))):
@@ -191,27 +257,32 @@ def stratified_mean_intervals(
             else:
                 g_up[k, : points[m[slot]]] = g_down[k, : points[m[slot]]] = 0.0
         total_up, total_down = _min_plus(total_up, g_up), _min_plus(total_down, g_down)
+    return total_up, total_down, members
+
+
+def _betting_range(
+    st: _Strata, cells: np.ndarray, span: np.ndarray, drawn: np.ndarray, alpha: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The betting interval of each cell's part not known exactly (before clipping to [0, span]), on a grid of
+    ``GRID`` steps over its span, each bound moved out by one step per open stratum plus one."""
+    step = np.where(span > 0, span, 1.0) / GRID  # per cell
+    h = step[st.stratum_cell]
+    points = np.where(
+        st.exact, 0, np.ceil(st.weight / h - 1e-9).astype(np.int64) + 1
+    )  # c = min(k·h, a_s), k = 0, 1, ...
+    capitals = _stratum_capitals(st, h, points, alpha, seed)
+    total_up, total_down, members = _cell_capitals(st, cells, points, capitals)
     accepted = np.maximum(total_up, total_down) - math.log(2) < math.log(1 / alpha)
     any_accepted = accepted.any(axis=1)
     first = np.argmax(accepted, axis=1)
     last = accepted.shape[1] - 1 - np.argmax(accepted[:, ::-1], axis=1)
     h = step[cells]
     slack = (np.array([len(m) for m in members]) + 1) * h
+    free = st.per_cell(np.where(st.unsampled, st.weight, 0.0))  # the range of the strata without a draw
     # nothing accepted: the accepted set falls between grid points; around the draws then
     lo = np.where(any_accepted, first * h - slack, drawn[cells] - slack)
     hi = np.where(any_accepted, last * h + h, drawn[cells] + free[cells] + slack)
-    low[cells] = offset[cells] + np.clip(lo, 0.0, span[cells])
-    high[cells] = offset[cells] + np.clip(hi, 0.0, span[cells])
-    if method == "t":
-        use, half = _stratified_t(values, stratum, stratum_cell, population, weight, alpha, pool)
-        low[use] = np.clip(estimate[use] - half[use], offset[use], offset[use] + span[use])
-        high[use] = np.clip(estimate[use] + half[use], offset[use], offset[use] + span[use])
-        score, factor = _score_cells(values, stratum, stratum_cell, population, weight, span)
-        score &= ~use
-        lo, hi = score_intervals(drawn[score], 0.0, span[score], factor[score], alpha)
-        low[score] = offset[score] + np.clip(lo, 0.0, span[score])
-        high[score] = offset[score] + np.clip(hi, 0.0, span[score])
-    return estimate, low, high
+    return lo, hi
 
 
 def _score_cells(

@@ -243,51 +243,16 @@ def measure_paired(
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
         raise UnqoverError(f"n_resamples must be an integer >= 0, got {n_resamples!r}")
     cluster_of, cluster_labels, cluster_unit = mu_units(paired, mode)
-
-    if observed is not None:
-        observed = np.asarray(observed, dtype=bool)
-        if observed.shape != (paired.num_groups,):
-            raise UnqoverError(f"observed must mark each of the {paired.num_groups} groups")
-        if not observed.any():
-            raise PairingError("none of the dataset's groups was scored")
-        if not observed.all():
-            population, paired = sampling.PopulationCounts.of(paired), paired.subset(observed)
-    if population is not None and paired.num_groups >= population.num_groups:
-        population = None  # every group was scored: the plain values
-    if population is not None:
-        n_resamples = 0  # intervals come from the sampling design instead
+    paired, population = _scored_part(paired, observed, population)
     _, _, c = bias_scores(paired)
     values = SubjectValues.from_groups(paired, c)
     n_subjects, n_attributes = len(paired.subjects), len(paired.attributes)
-
     point = estimates(
         _sums(values, n_subjects, n_attributes), np.ones(n_subjects), cluster_of, mode, cluster_unit
     )
-    count = _sums(values, n_subjects, n_attributes).count
-
-    gamma = _table(
-        [paired.subjects, paired.attributes], point.gamma, point.eta, count, ("subject", "attribute")
+    gamma, subject_gamma, cluster_gamma = _gamma_tables(
+        paired, point, _sums(values, n_subjects, n_attributes).count, cluster_of, cluster_labels
     )
-    if paired.attribute_types is not None:
-        gamma.insert(
-            gamma.columns.get_loc("attribute") + 1,
-            "attribute_type",
-            paired.attribute_types[gamma["_j"].to_numpy()],
-        )
-    subject_gamma = _table(
-        [paired.subjects], point.subject_gamma, point.subject_eta, count.sum(-1), ("subject",)
-    )
-    cluster_count = np.zeros((len(cluster_labels), n_attributes))
-    if cluster_of is not None:
-        np.add.at(cluster_count, cluster_of[cluster_of >= 0], count[cluster_of >= 0])
-    cluster_gamma = _table(
-        [cluster_labels, paired.attributes],
-        point.cluster_gamma,
-        point.cluster_eta,
-        cluster_count,
-        ("cluster", "attribute"),
-    )
-
     if population is None:  # a full run: the plain values of the scored groups
         headline = {
             "positional_error": float(positional_errors(paired).mean()),
@@ -318,16 +283,9 @@ def measure_paired(
         paper_inconsistent_pairs=paper_inconsistent_pairs(paired) if mode == "paper" else None,
         **headline,
     )
-    if population is not None:
+    if population is not None:  # intervals from the sampling design
         _add_sample_intervals(
-            result,
-            design,
-            sample_estimates,
-            cluster_of,
-            cluster_labels,
-            confidence,
-            seed,
-            sample_info,
+            result, design, sample_estimates, cluster_of, cluster_labels, confidence, seed, sample_info
         )
     elif n_resamples:
         spec = BootstrapSpec(n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -337,6 +295,57 @@ def measure_paired(
     result.subject_gamma = _ranked(result.subject_gamma)
     result.cluster_gamma = _sorted(result.cluster_gamma, ["cluster", "gamma"], [True, False])
     return result
+
+
+def _scored_part(
+    paired: PairedScores, observed: np.ndarray | None, population: sampling.PopulationCounts | None
+) -> tuple[PairedScores, sampling.PopulationCounts | None]:
+    """The scored groups, and the whole dataset's counts when they are a sample of it (None: every group was
+    scored, the plain values)."""
+    if observed is not None:
+        observed = np.asarray(observed, dtype=bool)
+        if observed.shape != (paired.num_groups,):
+            raise UnqoverError(f"observed must mark each of the {paired.num_groups} groups")
+        if not observed.any():
+            raise PairingError("none of the dataset's groups was scored")
+        if not observed.all():
+            population, paired = sampling.PopulationCounts.of(paired), paired.subset(observed)
+    if population is not None and paired.num_groups >= population.num_groups:
+        population = None
+    return paired, population
+
+
+def _gamma_tables(
+    paired: PairedScores,
+    point: Estimates,
+    count: np.ndarray,
+    cluster_of: np.ndarray | None,
+    cluster_labels: np.ndarray,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The γ tables of the point estimates: per (subject, attribute), per subject, per (cluster, attribute)."""
+    gamma = _table(
+        [paired.subjects, paired.attributes], point.gamma, point.eta, count, ("subject", "attribute")
+    )
+    if paired.attribute_types is not None:
+        gamma.insert(
+            gamma.columns.get_loc("attribute") + 1,
+            "attribute_type",
+            paired.attribute_types[gamma["_j"].to_numpy()],
+        )
+    subject_gamma = _table(
+        [paired.subjects], point.subject_gamma, point.subject_eta, count.sum(-1), ("subject",)
+    )
+    cluster_count = np.zeros((len(cluster_labels), len(paired.attributes)))
+    if cluster_of is not None:
+        np.add.at(cluster_count, cluster_of[cluster_of >= 0], count[cluster_of >= 0])
+    cluster_gamma = _table(
+        [cluster_labels, paired.attributes],
+        point.cluster_gamma,
+        point.cluster_eta,
+        cluster_count,
+        ("cluster", "attribute"),
+    )
+    return gamma, subject_gamma, cluster_gamma
 
 
 def pair_dataset_rows(

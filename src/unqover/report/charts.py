@@ -19,6 +19,7 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from unqover.format import fmt, fmt_interval, fmt_percent, fmt_signed, number
 from unqover.results import attribute_key, attribute_labels, interval_of
@@ -201,6 +202,153 @@ def _past(ci: tuple[float, float] | None, limit: float) -> bool:
     return ci is not None and max(abs(ci[0]), abs(ci[1])) > limit
 
 
+@dataclass(frozen=True)
+class _Ranking:
+    """Where a ranking chart puts things: one row of ``row_h`` per subject below ``top``, rank numbers right-aligned
+    at ``rank_w``, names before ``left``, the plot ``plot_w`` wide on the symmetric axis [−limit, +limit]."""
+
+    n: int
+    row_h: int
+    size: int
+    rank_w: float
+    left: float
+    plot_w: float
+    top: int
+    width: float
+    limit: float
+
+    @property
+    def height(self) -> float:
+        return self.top + max(self.n, 1) * self.row_h + 34
+
+    @property
+    def plot_bottom(self) -> int:
+        return self.top + max(self.n, 1) * self.row_h
+
+    def x(self, value: float) -> float:
+        return (
+            self.left
+            + (max(-self.limit, min(self.limit, value)) + self.limit) / (2 * self.limit) * self.plot_w
+        )
+
+
+def _ranking_frame(rows: list[Mapping], shown: list[str], title: str | None, width: int) -> _Ranking:
+    """The layout of a ranking of ``rows`` with the (clipped) names ``shown``, its axis scaled to γ and intervals."""
+    n = len(rows)
+    row_h = 16 if n <= 60 else 14
+    size = 11 if n <= 60 else 10
+    rank_w = _text_width(str(n), size) + 10
+    label_w = max([_text_width(s, size) for s in shown] + [40]) + 8
+    left = rank_w + label_w + 8
+    right = 64
+    plot_w = max(width - left - right, 160)
+    limit = axis_limit(
+        [r.get("gamma") for r in rows],
+        [v for r in rows for v in (interval_of(r) or ()) if number(r.get("gamma")) is not None],
+    )
+    top = 52 if title else 34
+    return _Ranking(n, row_h, size, rank_w, left, plot_w, top, left + plot_w + right, limit)
+
+
+def _chart_title(left: float, title: str) -> str:
+    return f'<text x="{svg_coord(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>'
+
+
+def _ranking_axis(frame: _Ranking, axis: str, cut: int) -> str:
+    """Grid lines, tick labels top and bottom, the zero line and the axis caption."""
+    plot_top, plot_bottom = frame.top, frame.plot_bottom
+    out = []
+    for tick in _ticks(frame.limit):
+        tx = svg_coord(frame.x(tick))
+        out.append(
+            f'<line x1="{tx}" y1="{plot_top - 4}" x2="{tx}" y2="{plot_bottom + 4}" stroke="#e3e3e3"/>'
+            f'<text x="{tx}" y="{plot_top - 8}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
+            f'<text x="{tx}" y="{plot_bottom + 16}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
+        )
+    zero = svg_coord(frame.x(0))
+    out.append(
+        f'<line class="zero" x1="{zero}" y1="{plot_top - 4}" x2="{zero}" y2="{plot_bottom + 4}" '
+        'stroke="#222" stroke-width="1.2"/>'
+    )
+    out.append(
+        f'<text x="{svg_coord(frame.left + frame.plot_w / 2)}" y="{plot_bottom + 30}" text-anchor="middle" fill="#333">'
+        f"{escape(axis)} · {escape(scale_caption(frame.limit, cut=cut))}</text>"
+    )
+    return "".join(out)
+
+
+def _subject_tip(record: Mapping, rank: object, name: str) -> str:
+    """A subject's tooltip: rank, name, γ(x) with its interval, η(x) and the count where present."""
+    gamma = number(record.get("gamma"))
+    ci = interval_of(record)
+    tip = f"{rank}. {name}: γ(x) = {fmt_signed(gamma)}" + (" (missing)" if gamma is None else "")
+    if ci:
+        tip += f" {fmt_interval(ci, signed=True)}"
+    if number(record.get("eta")) is not None:
+        tip += f", η(x) = {fmt_signed(record['eta'])}"
+    if record.get("count") is not None:
+        tip += f", n = {record['count']}"
+    return tip
+
+
+def _whisker(frame: _Ranking, y: float, ci: tuple[float, float], color: str) -> str:
+    """An interval's whisker on a row at ``y``: capped ends inside the axis, an arrowhead where it is cut."""
+    cy = svg_coord(y + frame.row_h / 2)
+    lo, hi = svg_coord(frame.x(ci[0])), svg_coord(frame.x(ci[1]))
+    cap = frame.row_h * 0.25
+    ends = "".join(
+        f"M{end} {svg_coord(y + frame.row_h / 2 - cap)}v{svg_coord(2 * cap)}"
+        for end, bound in ((lo, ci[0]), (hi, ci[1]))
+        if abs(bound) <= frame.limit
+    )
+    out = [
+        f'<path class="interval" d="M{lo} {cy}H{hi}{ends}" stroke="{color}" stroke-opacity="0.6" fill="none"/>'
+    ]
+    for edge, bound in ((-1, ci[0]), (1, ci[1])):
+        if abs(bound) > frame.limit:  # cut at the edge: an arrowhead pointing on
+            tip_x = frame.x(edge * frame.limit)
+            out.append(
+                f'<path class="cut" d="M{svg_coord(tip_x)} {cy}l{svg_coord(-edge * cap * 1.6)} {svg_coord(-cap)}'
+                f'v{svg_coord(2 * cap)}z" fill="{color}" fill-opacity="0.6"/>'
+            )
+    return "".join(out)
+
+
+def _ranking_row(frame: _Ranking, i: int, record: Mapping, name: str, short: str) -> str:
+    """Row ``i``: rank, name, and γ(x) as a bar from zero to a dot with its whisker (or the word "missing")."""
+    row_h, size = frame.row_h, frame.size
+    y = frame.top + i * row_h
+    cy = svg_coord(y + row_h / 2)
+    ty = svg_coord(y + row_h / 2 + size * 0.35)
+    gamma = number(record.get("gamma"))
+    rank = record.get("rank", i + 1)
+    css = "subject" if gamma is not None else "subject missing"
+    out = [f'<g class="{css}"><title>{escape(_subject_tip(record, rank, name))}</title>']
+    if i % 2 == 0:
+        out.append(f'<rect x="0" y="{y}" width="{svg_coord(frame.width)}" height="{row_h}" fill="#f6f6f6"/>')
+    out.append(
+        f'<text x="{svg_coord(frame.rank_w)}" y="{ty}" text-anchor="end" fill="#888" font-size="{size}">{escape(rank)}</text>'
+        f'<text x="{svg_coord(frame.left - 8)}" y="{ty}" text-anchor="end" font-size="{size}">{escape(short)}</text>'
+    )
+    if gamma is None:
+        out.append(
+            f'<text x="{svg_coord(frame.x(0) + 6)}" y="{ty}" fill="{MISSING_COLOR}" font-style="italic" '
+            f'font-size="{size}">missing</text></g>'
+        )
+        return "".join(out)
+    color = POSITIVE if gamma > 0 else NEGATIVE if gamma < 0 else "#555"
+    ci = interval_of(record)
+    if ci:
+        out.append(_whisker(frame, y, ci, color))
+    out.append(
+        f'<line x1="{svg_coord(frame.x(0))}" y1="{cy}" x2="{svg_coord(frame.x(gamma))}" y2="{cy}" stroke="{color}" '
+        f'stroke-opacity="0.35" stroke-width="{svg_coord(row_h * 0.45)}"/>'
+        f'<circle cx="{svg_coord(frame.x(gamma))}" cy="{cy}" r="{svg_coord(row_h * 0.22)}" fill="{color}"/>'
+        f'<text x="{svg_coord(frame.left + frame.plot_w + 6)}" y="{ty}" fill="#333" font-size="{size}">{fmt_signed(gamma)}</text></g>'
+    )
+    return "".join(out)
+
+
 def ranking_chart(
     subject_gamma: Sequence[Mapping],
     *,
@@ -217,114 +365,207 @@ def ranking_chart(
     subject whose γ(x) is missing is listed with the word "missing" and no dot.
     """
     rows = list(subject_gamma)
-    n = len(rows)
-    row_h = 16 if n <= 60 else 14
-    size = 11 if n <= 60 else 10
     names = [str(r.get(label, "")) for r in rows]
     shown = [_clip(name, 32) for name in names]
-    rank_w = _text_width(str(n), size) + 10
-    label_w = max([_text_width(s, size) for s in shown] + [40]) + 8
-    left = rank_w + label_w + 8
-    right = 64
-    top = 52 if title else 34
-    bottom = 34
-    plot_w = max(width - left - right, 160)
-    width = left + plot_w + right
-    height = top + max(n, 1) * row_h + bottom
-
-    limit = axis_limit(
-        [r.get("gamma") for r in rows],
-        [v for r in rows for v in (interval_of(r) or ()) if number(r.get("gamma")) is not None],
-    )
-    cut = sum(1 for r in rows if number(r.get("gamma")) is not None and _past(interval_of(r), limit))
-
-    def x(value: float) -> float:
-        return left + (max(-limit, min(limit, value)) + limit) / (2 * limit) * plot_w
-
-    uid = _uid("rank", tuple(names), n)
-    out = [_svg_open(width, height, title or "Subjects ranked by γ(x)", "unqover-chart ranking")]
+    frame = _ranking_frame(rows, shown, title, width)
+    cut = sum(1 for r in rows if number(r.get("gamma")) is not None and _past(interval_of(r), frame.limit))
+    uid = _uid("rank", tuple(names), frame.n)
+    out = [_svg_open(frame.width, frame.height, title or "Subjects ranked by γ(x)", "unqover-chart ranking")]
     out.append(f'<g id="{uid}">')
     if title:
-        out.append(
-            f'<text x="{svg_coord(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>'
-        )
-    # axis: grid lines, tick labels top and bottom, zero line
-    plot_top, plot_bottom = top, top + max(n, 1) * row_h
-    for tick in _ticks(limit):
-        tx = svg_coord(x(tick))
-        out.append(
-            f'<line x1="{tx}" y1="{plot_top - 4}" x2="{tx}" y2="{plot_bottom + 4}" stroke="#e3e3e3"/>'
-            f'<text x="{tx}" y="{plot_top - 8}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
-            f'<text x="{tx}" y="{plot_bottom + 16}" text-anchor="middle" fill="#555">{_tick_label(tick)}</text>'
-        )
-    zero = svg_coord(x(0))
-    out.append(
-        f'<line class="zero" x1="{zero}" y1="{plot_top - 4}" x2="{zero}" y2="{plot_bottom + 4}" '
-        'stroke="#222" stroke-width="1.2"/>'
+        out.append(_chart_title(frame.left, title))
+    out.append(_ranking_axis(frame, axis, cut))
+    out.extend(
+        _ranking_row(frame, i, record, name, short)
+        for i, (record, name, short) in enumerate(zip(rows, names, shown, strict=True))
     )
-    out.append(
-        f'<text x="{svg_coord(left + plot_w / 2)}" y="{plot_bottom + 30}" text-anchor="middle" fill="#333">'
-        f"{escape(axis)} · {escape(scale_caption(limit, cut=cut))}</text>"
-    )
-    for i, (record, name, short) in enumerate(zip(rows, names, shown, strict=True)):
-        y = top + i * row_h
-        cy = svg_coord(y + row_h / 2)
-        ty = svg_coord(y + row_h / 2 + size * 0.35)
-        gamma = number(record.get("gamma"))
-        ci = interval_of(record)
-        rank = record.get("rank", i + 1)
-        tip = f"{rank}. {name}: γ(x) = {fmt_signed(gamma)}" + (" (missing)" if gamma is None else "")
-        if ci:
-            tip += f" {fmt_interval(ci, signed=True)}"
-        if number(record.get("eta")) is not None:
-            tip += f", η(x) = {fmt_signed(record['eta'])}"
-        if record.get("count") is not None:
-            tip += f", n = {record['count']}"
-        css = "subject" if gamma is not None else "subject missing"
-        out.append(f'<g class="{css}"><title>{escape(tip)}</title>')
-        if i % 2 == 0:
-            out.append(f'<rect x="0" y="{y}" width="{svg_coord(width)}" height="{row_h}" fill="#f6f6f6"/>')
-        out.append(
-            f'<text x="{svg_coord(rank_w)}" y="{ty}" text-anchor="end" fill="#888" font-size="{size}">{escape(rank)}</text>'
-            f'<text x="{svg_coord(left - 8)}" y="{ty}" text-anchor="end" font-size="{size}">{escape(short)}</text>'
-        )
-        if gamma is None:
-            out.append(
-                f'<text x="{svg_coord(x(0) + 6)}" y="{ty}" fill="{MISSING_COLOR}" font-style="italic" '
-                f'font-size="{size}">missing</text></g>'
-            )
-            continue
-        color = POSITIVE if gamma > 0 else NEGATIVE if gamma < 0 else "#555"
-        if ci:
-            lo, hi = svg_coord(x(ci[0])), svg_coord(x(ci[1]))
-            cap = row_h * 0.25
-            ends = "".join(
-                f"M{end} {svg_coord(y + row_h / 2 - cap)}v{svg_coord(2 * cap)}"
-                for end, bound in ((lo, ci[0]), (hi, ci[1]))
-                if abs(bound) <= limit
-            )
-            out.append(
-                f'<path class="interval" d="M{lo} {cy}H{hi}{ends}" stroke="{color}" stroke-opacity="0.6" fill="none"/>'
-            )
-            for edge, bound in ((-1, ci[0]), (1, ci[1])):
-                if abs(bound) > limit:  # cut at the edge: an arrowhead pointing on
-                    tip_x = x(edge * limit)
-                    out.append(
-                        f'<path class="cut" d="M{svg_coord(tip_x)} {cy}l{svg_coord(-edge * cap * 1.6)} {svg_coord(-cap)}'
-                        f'v{svg_coord(2 * cap)}z" fill="{color}" fill-opacity="0.6"/>'
-                    )
-        out.append(
-            f'<line x1="{zero}" y1="{cy}" x2="{svg_coord(x(gamma))}" y2="{cy}" stroke="{color}" stroke-opacity="0.35" '
-            f'stroke-width="{svg_coord(row_h * 0.45)}"/>'
-            f'<circle cx="{svg_coord(x(gamma))}" cy="{cy}" r="{svg_coord(row_h * 0.22)}" fill="{color}"/>'
-            f'<text x="{svg_coord(left + plot_w + 6)}" y="{ty}" fill="#333" font-size="{size}">{fmt_signed(gamma)}</text></g>'
-        )
     out.append("</g></svg>")
     return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # heat map of γ(x, a)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The cells of a heat map: its rows and attribute columns in drawing order (with the columns' labels), each
+    cell's record and γ."""
+
+    rows: list[str]
+    columns: list[tuple[str, str | None]]
+    labels: Mapping[tuple[str, str | None], str]
+    records: dict[tuple[str, tuple[str, str | None]], Mapping]
+    gamma: dict[tuple[str, tuple[str, str | None]], float | None]
+
+
+def _ordered(names: list, order: Iterable | None) -> list:
+    """``names`` in ``order``; those not in it after, in their own order (all of them without an order)."""
+    if order is None:
+        return names
+    position = {name: i for i, name in enumerate(order)}
+    return sorted(names, key=lambda name: (name not in position, position.get(name, 0)))
+
+
+def _grid(
+    gamma_records: Sequence[Mapping],
+    row_key: str,
+    row_order: Sequence[str] | None,
+    column_order: Sequence[tuple[str, str | None]] | None,
+) -> _Grid:
+    keys = [attribute_key(r) for r in gamma_records]
+    records: dict[tuple[str, tuple[str, str | None]], Mapping] = {}
+    row_names: list[str] = []
+    for record, key in zip(gamma_records, keys, strict=True):
+        row = str(record.get(row_key))
+        records[(row, key)] = record
+        row_names.append(row)
+    rows = _ordered(list(dict.fromkeys(row_names)), None if row_order is None else map(str, row_order))
+    columns = _ordered(list(dict.fromkeys(keys)), None if column_order is None else map(tuple, column_order))
+    gamma = {cell: number(r.get("gamma")) for cell, r in records.items()}
+    return _Grid(rows, columns, attribute_labels(columns), records, gamma)
+
+
+@dataclass(frozen=True)
+class _Heat:
+    """Where a heat map puts things: cells of ``cell`` × ``cell_h`` from (``left``, ``top``), row labels before
+    them, column labels above (and below a tall grid), the colour legend ``bar_h`` high at ``legend_x``."""
+
+    cell: int
+    cell_h: int
+    size: int
+    left: float
+    title_h: int
+    top: float
+    grid_w: int
+    grid_h: int
+    repeat_labels: bool
+    legend_x: float
+    height: float
+    bar_h: int
+
+    @property
+    def width(self) -> float:
+        return self.legend_x + 110
+
+
+def _heat_frame(
+    n_rows: int, n_cols: int, row_labels: list[str], col_labels: list[str], title: str | None, max_cell: int
+) -> _Heat:
+    cell = int(max(8, min(max_cell, 900 // max(n_cols, 1))))
+    cell_h = cell if n_rows > 12 else max(cell, 18)
+    size = 10 if cell < 16 else 11
+    left = max([_text_width(s, size) for s in row_labels] + [30]) + 12
+    col_label_h = max([_text_width(s, size) for s in col_labels] + [20]) + 10
+    title_h = 40 if title else 22
+    top = title_h + col_label_h
+    grid_w, grid_h = n_cols * cell, n_rows * cell_h
+    repeat_labels = n_rows > 40
+    height = top + grid_h + (col_label_h if repeat_labels else 0) + 16
+    bar_h = 160 if grid_h >= 160 else max(80, grid_h)
+    height = max(height, top + bar_h + 100)
+    legend_x = left + grid_w + 24
+    return _Heat(
+        cell, cell_h, size, left, title_h, top, grid_w, grid_h, repeat_labels, legend_x, height, bar_h
+    )
+
+
+def _heat_defs(frame: _Heat, uid: str) -> str:
+    """The missing-value hatching, the colour scale's gradient and the cell shape, each defined once."""
+    out = [f"<defs>{_hatch(uid)}", f'<linearGradient id="{uid}-scale" x1="0" y1="1" x2="0" y2="0">']
+    for k, color in enumerate(DIVERGING):
+        out.append(f'<stop offset="{k / (len(DIVERGING) - 1):.3f}" stop-color="{color}"/>')
+    out.append(f'</linearGradient><rect id="{uid}-c" width="{frame.cell}" height="{frame.cell_h}"/></defs>')
+    return "".join(out)
+
+
+def _column_labels(frame: _Heat, grid: _Grid, col_labels: list[str]) -> str:
+    """Column labels, vertical, above the grid (and below it for tall grids)."""
+    out = []
+    size = frame.size
+    for j, (column, text) in enumerate(zip(grid.columns, col_labels, strict=True)):
+        cx = frame.left + j * frame.cell + frame.cell / 2 + size * 0.35
+        tip = escape(grid.labels[column])
+        out.append(
+            f'<text class="column" transform="translate({svg_coord(cx)},{svg_coord(frame.top - 6)}) rotate(-90)" '
+            f'font-size="{size}">{escape(text)}<title>{tip}</title></text>'
+        )
+        if frame.repeat_labels:
+            out.append(
+                f'<text transform="translate({svg_coord(cx)},{svg_coord(frame.top + frame.grid_h + 6)}) rotate(-90)" text-anchor="end" '
+                f'font-size="{size}">{escape(text)}</text>'
+            )
+    return "".join(out)
+
+
+def _cell_tip(name: str, value: float, record: Mapping, usual: int | None) -> str:
+    """A cell's tooltip: γ with its interval, η, and the count where it is not the usual one."""
+    tip = f"{name}: γ {fmt_signed(value)}"
+    ci = interval_of(record)
+    if ci:
+        tip += f" {fmt_interval(ci, signed=True)}"
+    eta = number(record.get("eta"))
+    if eta is not None:
+        tip += f", η {fmt_signed(eta)}"
+    if record.get("count") is not None and record["count"] != usual:
+        tip += f", n {record['count']}"
+    return tip
+
+
+def _heat_row(frame: _Heat, grid: _Grid, i: int, text: str, limit: float, uid: str, usual: int | None) -> str:
+    """Row ``i``: its label and one cell per column, coloured by γ or hatched where it is missing."""
+    row, cell, cell_h = grid.rows[i], frame.cell, frame.cell_h
+    out = [
+        f'<g class="row" transform="translate(0,{i * cell_h})">'
+        f'<text x="-6" y="{svg_coord(cell_h / 2 + frame.size * 0.35)}" text-anchor="end" font-size="{frame.size}">'
+        f"{escape(text)}<title>{escape(row)}</title></text>"
+    ]
+    for j, column in enumerate(grid.columns):
+        record = grid.records.get((row, column))
+        value = grid.gamma.get((row, column))
+        name = f"{row} × {grid.labels[column]}"
+        if value is None:
+            why = "no data" if record is None else "γ undefined"
+            out.append(
+                f'<rect class="missing" x="{j * cell}" width="{cell}" height="{cell_h}" '
+                f'fill="url(#{uid}-na)"><title>{escape(name)}: missing ({why})</title></rect>'
+            )
+            continue
+        out.append(
+            f'<use href="#{uid}-c" x="{j * cell}" fill="{diverging_color(value, limit)}">'
+            f"<title>{escape(_cell_tip(name, value, record, usual))}</title></use>"
+        )
+    out.append("</g>")
+    return "".join(out)
+
+
+def _heat_legend(frame: _Heat, uid: str, limit: float, usual: int | None) -> str:
+    """The symmetric colour scale with its ticks, the missing swatch, and the usual count per cell."""
+    bar_h = frame.bar_h
+    out = [
+        f'<g class="legend" transform="translate({svg_coord(frame.legend_x)},{frame.top})">'
+        f'<text x="0" y="-8" font-weight="600">γ</text>'
+        f'<rect width="14" height="{bar_h}" fill="url(#{uid}-scale)" stroke="#999" stroke-width="0.5"/>'
+    ]
+    for tick in _ticks(limit):
+        ty = bar_h * (1 - (tick + limit) / (2 * limit))
+        out.append(
+            f'<line x1="14" x2="19" y1="{svg_coord(ty)}" y2="{svg_coord(ty)}" stroke="#555"/>'
+            f'<text x="22" y="{svg_coord(ty + 3.5)}" fill="#333">{_tick_label(tick)}</text>'
+        )
+    out.append(
+        f'<rect y="{bar_h + 14}" width="14" height="14" fill="url(#{uid}-na)" stroke="#999" stroke-width="0.5"/>'
+        f'<text x="22" y="{bar_h + 25}" fill="#333">missing</text>'
+        f'<text x="0" y="{bar_h + 46}" fill="#555" font-size="10">red: preferred</text>'
+        f'<text x="0" y="{bar_h + 59}" fill="#555" font-size="10">blue: avoided</text>'
+    )
+    if usual is not None:
+        out.append(
+            f'<text x="0" y="{bar_h + 78}" fill="#555" font-size="10">n = {escape(usual)} per cell</text>'
+        )
+        out.append(f'<text x="0" y="{bar_h + 91}" fill="#555" font-size="10">unless shown</text>')
+    out.append("</g>")
+    return "".join(out)
 
 
 def heatmap(
@@ -352,135 +593,29 @@ def heatmap(
     * ``usual_count``: the cells' most common count (:func:`unqover.measure.layout.usual_count`), stated once in
       the legend; a cell whose count differs states its own.
     """
-    keys = [attribute_key(r) for r in gamma_records]
-    values: dict[tuple[str, tuple[str, str | None]], Mapping] = {}
-    row_names: list[str] = []
-    for record, key in zip(gamma_records, keys, strict=True):
-        row = str(record.get(row_key))
-        values[(row, key)] = record
-        row_names.append(row)
-    rows = list(dict.fromkeys(row_names))
-    columns = list(dict.fromkeys(keys))
-    gamma = {cell: number(r.get("gamma")) for cell, r in values.items()}
-    if row_order is not None:
-        position = {str(name): i for i, name in enumerate(row_order)}
-        rows.sort(key=lambda r: (r not in position, position.get(r, 0)))
-    if column_order is not None:
-        position = {tuple(k): i for i, k in enumerate(column_order)}
-        columns.sort(key=lambda c: (c not in position, position.get(c, 0)))
-
+    grid = _grid(gamma_records, row_key, row_order, column_order)
+    rows, columns = grid.rows, grid.columns
     if limit is None:
-        limit = axis_limit(gamma.values())
-    labels = attribute_labels(columns)
-    n_rows, n_cols = len(rows), len(columns)
-
-    cell = int(max(8, min(max_cell, 900 // max(n_cols, 1))))
-    cell_h = cell if n_rows > 12 else max(cell, 18)
-    size = 10 if cell < 16 else 11
+        limit = axis_limit(grid.gamma.values())
     row_labels = [_clip(r, 28) for r in rows]
-    col_labels = [_clip(labels[c], 40) for c in columns]
-    left = max([_text_width(s, size) for s in row_labels] + [30]) + 12
-    col_label_h = max([_text_width(s, size) for s in col_labels] + [20]) + 10
-    title_h = 40 if title else 22
-    top = title_h + col_label_h
-    grid_w, grid_h = n_cols * cell, n_rows * cell_h
-    repeat_labels = n_rows > 40
-    legend_x = left + grid_w + 24
-    width = legend_x + 110
-    height = top + grid_h + (col_label_h if repeat_labels else 0) + 16
-    bar_h = 160 if grid_h >= 160 else max(80, grid_h)
-    height = max(height, top + bar_h + 100)
+    col_labels = [_clip(grid.labels[c], 40) for c in columns]
+    frame = _heat_frame(len(rows), len(columns), row_labels, col_labels, title, max_cell)
     uid = _uid("h", row_key, tuple(rows), tuple(columns), limit)
-    usual = usual_count  # stated once in the legend
-
-    out = [_svg_open(width, height, title or "γ(x, a) heat map", "unqover-chart heatmap")]
-    out.append(f"<defs>{_hatch(uid)}")
-    out.append(f'<linearGradient id="{uid}-scale" x1="0" y1="1" x2="0" y2="0">')
-    for k, color in enumerate(DIVERGING):
-        out.append(f'<stop offset="{k / (len(DIVERGING) - 1):.3f}" stop-color="{color}"/>')
-    out.append(f'</linearGradient><rect id="{uid}-c" width="{cell}" height="{cell_h}"/></defs>')
+    out = [_svg_open(frame.width, frame.height, title or "γ(x, a) heat map", "unqover-chart heatmap")]
+    out.append(_heat_defs(frame, uid))
     if title:
-        out.append(
-            f'<text x="{svg_coord(left)}" y="16" font-size="13" font-weight="600">{escape(title)}</text>'
-        )
-
-    # column labels, vertical, above the grid (and below it for tall grids)
-    for j, (column, text) in enumerate(zip(columns, col_labels, strict=True)):
-        cx = left + j * cell + cell / 2 + size * 0.35
-        tip = escape(labels[column])
-        out.append(
-            f'<text class="column" transform="translate({svg_coord(cx)},{svg_coord(top - 6)}) rotate(-90)" '
-            f'font-size="{size}">{escape(text)}<title>{tip}</title></text>'
-        )
-        if repeat_labels:
-            out.append(
-                f'<text transform="translate({svg_coord(cx)},{svg_coord(top + grid_h + 6)}) rotate(-90)" text-anchor="end" '
-                f'font-size="{size}">{escape(text)}</text>'
-            )
-    # rows: label and one rect per cell
+        out.append(_chart_title(frame.left, title))
+    out.append(_column_labels(frame, grid, col_labels))
     out.append(
-        f'<g class="cells" shape-rendering="crispEdges" transform="translate({svg_coord(left)},{top})">'
+        f'<g class="cells" shape-rendering="crispEdges" transform="translate({svg_coord(frame.left)},{frame.top})">'
     )
-    for i, (row, text) in enumerate(zip(rows, row_labels, strict=True)):
-        out.append(
-            f'<g class="row" transform="translate(0,{i * cell_h})">'
-            f'<text x="-6" y="{svg_coord(cell_h / 2 + size * 0.35)}" text-anchor="end" font-size="{size}">'
-            f"{escape(text)}<title>{escape(row)}</title></text>"
-        )
-        for j, column in enumerate(columns):
-            record = values.get((row, column))
-            value = gamma.get((row, column))
-            name = f"{row} × {labels[column]}"
-            if value is None:
-                why = "no data" if record is None else "γ undefined"
-                out.append(
-                    f'<rect class="missing" x="{j * cell}" width="{cell}" height="{cell_h}" '
-                    f'fill="url(#{uid}-na)"><title>{escape(name)}: missing ({why})</title></rect>'
-                )
-                continue
-            tip = f"{name}: γ {fmt_signed(value)}"
-            ci = interval_of(record)
-            if ci:
-                tip += f" {fmt_interval(ci, signed=True)}"
-            eta = number(record.get("eta"))
-            if eta is not None:
-                tip += f", η {fmt_signed(eta)}"
-            if record.get("count") is not None and record["count"] != usual:
-                tip += f", n {record['count']}"
-            out.append(
-                f'<use href="#{uid}-c" x="{j * cell}" fill="{diverging_color(value, limit)}">'
-                f"<title>{escape(tip)}</title></use>"
-            )
-        out.append("</g>")
-    out.append(f'<rect width="{grid_w}" height="{grid_h}" fill="none" stroke="#999" stroke-width="0.5"/></g>')
-
-    # legend: the symmetric scale, its ticks and the missing swatch
-    bar_top = top
+    out.extend(_heat_row(frame, grid, i, text, limit, uid, usual_count) for i, text in enumerate(row_labels))
     out.append(
-        f'<g class="legend" transform="translate({svg_coord(legend_x)},{bar_top})">'
-        f'<text x="0" y="-8" font-weight="600">γ</text>'
-        f'<rect width="14" height="{bar_h}" fill="url(#{uid}-scale)" stroke="#999" stroke-width="0.5"/>'
+        f'<rect width="{frame.grid_w}" height="{frame.grid_h}" fill="none" stroke="#999" stroke-width="0.5"/></g>'
     )
-    for tick in _ticks(limit):
-        ty = bar_h * (1 - (tick + limit) / (2 * limit))
-        out.append(
-            f'<line x1="14" x2="19" y1="{svg_coord(ty)}" y2="{svg_coord(ty)}" stroke="#555"/>'
-            f'<text x="22" y="{svg_coord(ty + 3.5)}" fill="#333">{_tick_label(tick)}</text>'
-        )
+    out.append(_heat_legend(frame, uid, limit, usual_count))
     out.append(
-        f'<rect y="{bar_h + 14}" width="14" height="14" fill="url(#{uid}-na)" stroke="#999" stroke-width="0.5"/>'
-        f'<text x="22" y="{bar_h + 25}" fill="#333">missing</text>'
-        f'<text x="0" y="{bar_h + 46}" fill="#555" font-size="10">red: preferred</text>'
-        f'<text x="0" y="{bar_h + 59}" fill="#555" font-size="10">blue: avoided</text>'
-    )
-    if usual is not None:
-        out.append(
-            f'<text x="0" y="{bar_h + 78}" fill="#555" font-size="10">n = {escape(usual)} per cell</text>'
-        )
-        out.append(f'<text x="0" y="{bar_h + 91}" fill="#555" font-size="10">unless shown</text>')
-    out.append("</g>")
-    out.append(
-        f'<text x="{svg_coord(left)}" y="{title_h - 8}" fill="#555" font-style="italic">'
+        f'<text x="{svg_coord(frame.left)}" y="{frame.title_h - 8}" fill="#555" font-style="italic">'
         f"rows: {escape(row_title)} · columns: attribute</text>"
     )
     out.append("</svg>")
@@ -516,7 +651,7 @@ def error_bars(
 
     out = [_svg_open(width, height, title or "Reasoning errors", "unqover-chart errors")]
     if title:
-        out.append(f'<text x="{left}" y="16" font-size="13" font-weight="600">{escape(title)}</text>')
+        out.append(_chart_title(left, title))
     axis_y = top + len(bars) * row_h
     for k in range(5):
         tick = limit * k / 4

@@ -469,8 +469,19 @@ def markdown_report(
     ci = f"{level(result)} interval" if level(result) else "interval"
     labels = attribute_label_map(result)
     lines = [f"# {md(title or default_title(provenance))}", "", f"> {CONTENT_WARNING}", ""]
+    lines += _headline_md(result, provenance)
+    if top:
+        lines += _most_biased_md(result, top, ci, labels)
+    lines += _ranking_md(result, top, ci)
+    lines += _clusters_md(result, cluster_top, ci, labels)
+    lines += provenance_markdown(provenance)
+    lines += _method_md(result)
+    return "\n".join(lines)
 
-    lines += ["## Headline", "", groups_line(result), ""]
+
+def _headline_md(result: Mapping, provenance: Mapping) -> list[str]:
+    """The headline section: groups, stopping rule, warnings, the measures and the reasoning errors."""
+    lines = ["## Headline", "", groups_line(result), ""]
     stopped = precision_line(provenance)
     if stopped is not None:
         lines += [md_text(stopped[0].upper() + stopped[1:] + "."), ""]
@@ -482,82 +493,94 @@ def markdown_report(
     lines += ["", unit_line(result), ""]
     lines += table(["reasoning errors", "value"], [[name, value] for name, value in errors(result)])
     lines += ["", HOW_TO_READ, ""]
+    return lines
 
-    if top:
-        chosen = most_biased(result, top)
-        lines += [f"## {most_biased_heading(result, len(chosen))}", ""]
-        note = most_biased_note(result)
-        if note:
-            lines += [md_text(note), ""]
-        lines += (
-            []
-            if not chosen
-            else table(
-                ["#", "subject", "attribute", "γ(x, a)", ci, "η(x, a)", "n"],
-                [
-                    [
-                        str(i),
-                        md(r.get("subject")),
-                        md(labels.get(attribute_key(r), r.get("attribute"))),
-                        fmt_signed(r.get("gamma")),
-                        fmt_interval(interval_of(r), signed=True),
-                        fmt_signed(r.get("eta")),
-                        fmt_count(r.get("count")),
-                    ]
-                    for i, r in enumerate(chosen, 1)
-                ],
-                "rllrrrr",
-            )
-        )
-        lines.append("")
 
-    subject_gamma = result.get("subject_gamma") or []
-    if subject_gamma:
-        rows = ranking_rows(subject_gamma, top)
-        shown = "all" if None not in rows else f"top and bottom {top} of {len(subject_gamma)}"
-        lines += [f"## Subjects ranked by γ(x) ({shown})", ""]
+def _most_biased_md(result: Mapping, top: int, ci: str, labels: Mapping) -> list[str]:
+    """The (subject, attribute) pairs whose γ(x, a) is farthest from zero, as the measure lists them."""
+    chosen = most_biased(result, top)
+    lines = [f"## {most_biased_heading(result, len(chosen))}", ""]
+    note = most_biased_note(result)
+    if note:
+        lines += [md_text(note), ""]
+    if chosen:
         lines += table(
-            ["rank", "subject", "γ(x)", ci, "η(x)", "n"],
+            ["#", "subject", "attribute", "γ(x, a)", ci, "η(x, a)", "n"],
             [
-                ["…", "…", "", "", "", ""]
-                if r is None
-                else [
-                    fmt_count(r.get("rank")),
+                [
+                    str(i),
                     md(r.get("subject")),
+                    md(labels.get(attribute_key(r), r.get("attribute"))),
                     fmt_signed(r.get("gamma")),
                     fmt_interval(interval_of(r), signed=True),
                     fmt_signed(r.get("eta")),
                     fmt_count(r.get("count")),
                 ]
-                for r in rows
+                for i, r in enumerate(chosen, 1)
             ],
-            "rlrrrr",
+            "rllrrrr",
         )
-        lines.append("")
+    lines.append("")
+    return lines
 
+
+def _ranking_md(result: Mapping, top: int, ci: str) -> list[str]:
+    """Subjects ranked by γ(x): all of them, or the top and bottom ``top``; nothing without a ranking."""
+    subject_gamma = result.get("subject_gamma") or []
+    if not subject_gamma:
+        return []
+    rows = ranking_rows(subject_gamma, top)
+    shown = "all" if None not in rows else f"top and bottom {top} of {len(subject_gamma)}"
+    lines = [f"## Subjects ranked by γ(x) ({shown})", ""]
+    lines += table(
+        ["rank", "subject", "γ(x)", ci, "η(x)", "n"],
+        [
+            ["…", "…", "", "", "", ""]
+            if r is None
+            else [
+                fmt_count(r.get("rank")),
+                md(r.get("subject")),
+                fmt_signed(r.get("gamma")),
+                fmt_interval(interval_of(r), signed=True),
+                fmt_signed(r.get("eta")),
+                fmt_count(r.get("count")),
+            ]
+            for r in rows
+        ],
+        "rlrrrr",
+    )
+    lines.append("")
+    return lines
+
+
+def _clusters_md(result: Mapping, cluster_top: int, ci: str, labels: Mapping) -> list[str]:
+    """Each cluster's ``cluster_top`` attributes by γ(cluster, a); nothing without clusters."""
     tops = cluster_tops(result.get("cluster_gamma") or [], cluster_top)
-    if tops:
-        lines += [f"## Attributes most associated with each cluster (top {cluster_top} by γ(cluster, a))", ""]
-        lines += table(
-            ["cluster", "#", "attribute", "γ(cluster, a)", ci, "η(cluster, a)"],
+    if not tops:
+        return []
+    lines = [f"## Attributes most associated with each cluster (top {cluster_top} by γ(cluster, a))", ""]
+    lines += table(
+        ["cluster", "#", "attribute", "γ(cluster, a)", ci, "η(cluster, a)"],
+        [
             [
-                [
-                    md(name),
-                    str(i),
-                    md(labels.get(attribute_key(r), r.get("attribute"))),
-                    fmt_signed(r.get("gamma")),
-                    fmt_interval(interval_of(r), signed=True),
-                    fmt_signed(r.get("eta")),
-                ]
-                for name, records in tops.items()
-                for i, r in enumerate(records, 1)
-            ],
-            "lrlrrr",
-        )
-        lines.append("")
+                md(name),
+                str(i),
+                md(labels.get(attribute_key(r), r.get("attribute"))),
+                fmt_signed(r.get("gamma")),
+                fmt_interval(interval_of(r), signed=True),
+                fmt_signed(r.get("eta")),
+            ]
+            for name, records in tops.items()
+            for i, r in enumerate(records, 1)
+        ],
+        "lrlrrr",
+    )
+    lines.append("")
+    return lines
 
-    lines += provenance_markdown(provenance)
-    lines += ["## Method", "", bootstrap_line(result)]
+
+def _method_md(result: Mapping) -> list[str]:
+    lines = ["## Method", "", bootstrap_line(result)]
     if result.get("bootstrap"):
         lines.append(
             "The tables hold many γ(x, a): about 5% of their 95% intervals exclude 0 by chance; correct for "
@@ -569,4 +592,4 @@ def markdown_report(
         "Questions”, Findings of EMNLP 2020.",
         "",
     ]
-    return "\n".join(lines)
+    return lines

@@ -50,8 +50,26 @@ INTRO = (
     "underspecified questions ([Li et al. 2020](https://aclanthology.org/2020.findings-emnlp.311)). "
     "*Content warning: the probes pair people with stereotypes by design.*"
 )
+# the tabs' intros (the Live probe tab needs none)
+EXPLORER_INTRO = (
+    "Type a context naming two people or groups and a question about them: the model answers it with "
+    "the subjects in both orders and for the negated question, and B and C follow (the paper's Fig. 2)."
+)
+RESULTS_INTRO = (
+    "Runs computed offline (`unqover probe`) or by the live probe: a folder inside the Space's results "
+    "folder (empty: all of it) or a Hub dataset repo (owner/name). The groups column tells a full run "
+    "(all groups) from a quick run (estimates from a sample of groups)."
+)
+LEADERBOARD_INTRO = (
+    "Several models' runs of one probe in one table (as `unqover leaderboard`): each value with an "
+    "interval that holds for all models at once, its rank (1 = least biased) and rank interval, and the "
+    "pairs whose difference is distinguishable. List the runs of a probe (its quick runs are chosen), "
+    "change the choice if you like, and rank them."
+)
 CHART_CSS = ".unqover-chart{overflow-x:auto;margin:8px 0}.unqover-chart svg{max-width:100%;height:auto}"
 CONCURRENCY = 1  # one GPU job at a time, shared by both GPU tabs
+# the queue of both GPU tabs' handlers
+GPU_QUEUE = {"concurrency_limit": CONCURRENCY, "concurrency_id": "gpu"}
 MAX_QUEUE = 16
 
 
@@ -426,140 +444,153 @@ def build_app(models: Sequence[str] | None = None, cache_dir: str | os.PathLike 
     import gradio as gr
 
     space = Space(models, cache_dir, **settings)
-    gpu_queue = {"concurrency_limit": CONCURRENCY, "concurrency_id": "gpu"}
-    first = live.sample_size(space.default_bias)
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(f"# {TITLE}\n\n{INTRO}")
-        with gr.Tab("Live probe"):
-            with gr.Row():
-                model = gr.Dropdown(
-                    space.models,
-                    value=space.models[0],
-                    label="model (or type a Hub id)",
-                    allow_custom_value=True,
-                )
-                bias = gr.Dropdown(list(BIASES), value=space.default_bias, label="bias class")
-                sample = gr.Slider(
-                    1, first.maximum, value=first.default, step=1, label=first.label, info=live.SAMPLE_INFO
-                )
-            run = gr.Button("Probe", variant="primary")
-            status = gr.Markdown(elem_id="probe-status", label="status")
-            headline = gr.Markdown(label="report")
-            charts = gr.HTML(elem_id="probe-charts", label="charts")
-            pairs = gr.Dataframe(
-                render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
-            )
-            bias.change(_sample_slider, bias, sample, api_name=False)
-            run.click(
-                _progress(space.probe),
-                [model, bias, sample],
-                [status, headline, pairs, charts],
-                api_name="probe",
-                **gpu_queue,
-            )
-        with gr.Tab("Explorer"):
-            gr.Markdown(
-                "Type a context naming two people or groups and a question about them: the model answers it with "
-                "the subjects in both orders and for the negated question, and B and C follow (the paper's Fig. 2)."
-            )
-            e_model = gr.Dropdown(space.models, value=space.models[0], label="model", allow_custom_value=True)
-            subject, question_chars = inputs.MAX_SUBJECT_CHARS, inputs.MAX_QUESTION_CHARS
-            with gr.Row():
-                s1 = gr.Textbox(label="subject x1", value=explorer.EXAMPLES[0][0], max_length=subject)
-                s2 = gr.Textbox(label="subject x2", value=explorer.EXAMPLES[0][1], max_length=subject)
-            context = gr.Textbox(
-                label="context", value=explorer.EXAMPLES[0][2], max_length=inputs.MAX_CONTEXT_CHARS
-            )
-            with gr.Row():
-                question = gr.Textbox(
-                    label="question (attribute a)", value=explorer.EXAMPLES[0][3], max_length=question_chars
-                )
-                negated = gr.Textbox(
-                    label="negated question (ā)", value=explorer.EXAMPLES[0][4], max_length=question_chars
-                )
-            fields = [s1, s2, context, question, negated]
-            gr.Examples([list(e) for e in explorer.EXAMPLES], fields)
-            with gr.Row():
-                row_bias = gr.Dropdown(
-                    list(EXPLORABLE), value=EXPLORABLE[0], label="or a dataset row: bias class"
-                )
-                # no precision: Gradio would round the value before the handler checks it (NaN would fail there)
-                row_index = gr.Number(0, label=f"row (0 to {fmt_count(EXAMPLE_ROWS - 1)})", step=1)
-                pick = gr.Button("Use this row")
-            score = gr.Button("Score", variant="primary")
-            explained = gr.Markdown(elem_id="explorer-result", label="answers")
-            pick.click(space.example_row, [row_bias, row_index], fields, api_name="example_row")
-            score.click(space.explore, [e_model, *fields], explained, api_name="explore", **gpu_queue)
-        with gr.Tab("Results"):
-            gr.Markdown(
-                "Runs computed offline (`unqover probe`) or by the live probe: a folder inside the Space's results "
-                "folder (empty: all of it) or a Hub dataset repo (owner/name). The groups column tells a full run "
-                "(all groups) from a quick run (estimates from a sample of groups)."
-            )
-            with gr.Row():
-                location = _location_box(space.results_location)
-                load = gr.Button("Load")
-            r_status = gr.Markdown(label="status")
-            table = gr.Dataframe(
-                pd.DataFrame(columns=results.columns()),
-                label="runs (click a column to sort)",
-                interactive=False,
-            )
-            with gr.Row():
-                chosen = gr.Dropdown([], label="run to show")
-                show = gr.Button("Show")
-            r_headline = gr.Markdown(label="report")
-            r_charts = gr.HTML(label="charts")
-            r_pairs = gr.Dataframe(
-                render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
-            )
-            with gr.Row():
-                run_a = gr.Dropdown([], label="run A")
-                run_b = gr.Dropdown([], label="run B")
-                compare = gr.Button("Compare (B − A)")
-            compared = gr.Markdown(label="comparison")
-            load.click(
-                space.load_results, location, [r_status, table, chosen, run_a, run_b], api_name="load_results"
-            )
-            show.click(
-                space.view_run, [location, chosen], [r_headline, r_pairs, r_charts], api_name="view_run"
-            )
-            compare.click(space.compare, [location, run_a, run_b], compared, api_name="compare")
-        with gr.Tab("Leaderboard"):
-            gr.Markdown(
-                "Several models' runs of one probe in one table (as `unqover leaderboard`): each value with an "
-                "interval that holds for all models at once, its rank (1 = least biased) and rank interval, and the "
-                "pairs whose difference is distinguishable. List the runs of a probe (its quick runs are chosen), "
-                "change the choice if you like, and rank them."
-            )
-            probes = results.leaderboard_probes()
-            metrics = results.leaderboard_metrics(probes[0])
-            with gr.Row():
-                l_location = _location_box(space.results_location)
-                l_probe = gr.Dropdown(probes, value=probes[0], label="probe")
-                l_metric = gr.Dropdown(metrics, value=metrics[0], label="metric")
-            with gr.Row():
-                l_runs = gr.Dropdown(
-                    [], value=[], multiselect=True, label="runs (none: every quick run of the probe)"
-                )
-                l_list = gr.Button("List runs")
-                rank = gr.Button("Rank", variant="primary")
-            l_status = gr.Markdown(label="status")
-            l_table = gr.Markdown(label="leaderboard")
-            l_figure = gr.HTML(label="figure")
-            l_probe.change(space.leaderboard_metric, l_probe, l_metric, api_name=False)
-            l_list.click(
-                space.leaderboard_runs, [l_location, l_probe], [l_status, l_runs], api_name="leaderboard_runs"
-            )
-            rank.click(
-                space.leaderboard,
-                [l_location, l_probe, l_metric, l_runs],
-                [l_status, l_table, l_figure],
-                api_name="leaderboard",
-            )
+        _live_tab(space)
+        _explorer_tab(space)
+        _results_tab(space)
+        _leaderboard_tab(space)
     demo.queue(max_size=MAX_QUEUE, default_concurrency_limit=4)
     demo.space = space
     return demo
+
+
+def _live_tab(space: Space) -> None:
+    """The Live probe tab: a model, a bias class and a sample size in; the report, charts and pairs out."""
+    import gradio as gr
+
+    first = live.sample_size(space.default_bias)
+    with gr.Tab("Live probe"):
+        with gr.Row():
+            model = gr.Dropdown(
+                space.models,
+                value=space.models[0],
+                label="model (or type a Hub id)",
+                allow_custom_value=True,
+            )
+            bias = gr.Dropdown(list(BIASES), value=space.default_bias, label="bias class")
+            sample = gr.Slider(
+                1, first.maximum, value=first.default, step=1, label=first.label, info=live.SAMPLE_INFO
+            )
+        run = gr.Button("Probe", variant="primary")
+        status = gr.Markdown(elem_id="probe-status", label="status")
+        headline = gr.Markdown(label="report")
+        charts = gr.HTML(elem_id="probe-charts", label="charts")
+        pairs = gr.Dataframe(
+            render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
+        )
+        bias.change(_sample_slider, bias, sample, api_name=False)
+        run.click(
+            _progress(space.probe),
+            [model, bias, sample],
+            [status, headline, pairs, charts],
+            api_name="probe",
+            **GPU_QUEUE,
+        )
+
+
+def _explorer_tab(space: Space) -> None:
+    """The Explorer tab: one context and question (typed, an example or a dataset row), scored in both orders."""
+    import gradio as gr
+
+    with gr.Tab("Explorer"):
+        gr.Markdown(EXPLORER_INTRO)
+        e_model = gr.Dropdown(space.models, value=space.models[0], label="model", allow_custom_value=True)
+        subject, question_chars = inputs.MAX_SUBJECT_CHARS, inputs.MAX_QUESTION_CHARS
+        with gr.Row():
+            s1 = gr.Textbox(label="subject x1", value=explorer.EXAMPLES[0][0], max_length=subject)
+            s2 = gr.Textbox(label="subject x2", value=explorer.EXAMPLES[0][1], max_length=subject)
+        context = gr.Textbox(
+            label="context", value=explorer.EXAMPLES[0][2], max_length=inputs.MAX_CONTEXT_CHARS
+        )
+        with gr.Row():
+            question = gr.Textbox(
+                label="question (attribute a)", value=explorer.EXAMPLES[0][3], max_length=question_chars
+            )
+            negated = gr.Textbox(
+                label="negated question (ā)", value=explorer.EXAMPLES[0][4], max_length=question_chars
+            )
+        fields = [s1, s2, context, question, negated]
+        gr.Examples([list(e) for e in explorer.EXAMPLES], fields)
+        with gr.Row():
+            row_bias = gr.Dropdown(
+                list(EXPLORABLE), value=EXPLORABLE[0], label="or a dataset row: bias class"
+            )
+            # no precision: Gradio would round the value before the handler checks it (NaN would fail there)
+            row_index = gr.Number(0, label=f"row (0 to {fmt_count(EXAMPLE_ROWS - 1)})", step=1)
+            pick = gr.Button("Use this row")
+        score = gr.Button("Score", variant="primary")
+        explained = gr.Markdown(elem_id="explorer-result", label="answers")
+        pick.click(space.example_row, [row_bias, row_index], fields, api_name="example_row")
+        score.click(space.explore, [e_model, *fields], explained, api_name="explore", **GPU_QUEUE)
+
+
+def _results_tab(space: Space) -> None:
+    """The Results tab: list the runs of a folder or Hub repo, show one, compare two."""
+    import gradio as gr
+
+    with gr.Tab("Results"):
+        gr.Markdown(RESULTS_INTRO)
+        with gr.Row():
+            location = _location_box(space.results_location)
+            load = gr.Button("Load")
+        r_status = gr.Markdown(label="status")
+        table = gr.Dataframe(
+            pd.DataFrame(columns=results.columns()),
+            label="runs (click a column to sort)",
+            interactive=False,
+        )
+        with gr.Row():
+            chosen = gr.Dropdown([], label="run to show")
+            show = gr.Button("Show")
+        r_headline = gr.Markdown(label="report")
+        r_charts = gr.HTML(label="charts")
+        r_pairs = gr.Dataframe(
+            render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
+        )
+        with gr.Row():
+            run_a = gr.Dropdown([], label="run A")
+            run_b = gr.Dropdown([], label="run B")
+            compare = gr.Button("Compare (B − A)")
+        compared = gr.Markdown(label="comparison")
+        load.click(
+            space.load_results, location, [r_status, table, chosen, run_a, run_b], api_name="load_results"
+        )
+        show.click(space.view_run, [location, chosen], [r_headline, r_pairs, r_charts], api_name="view_run")
+        compare.click(space.compare, [location, run_a, run_b], compared, api_name="compare")
+
+
+def _leaderboard_tab(space: Space) -> None:
+    """The Leaderboard tab: several models' runs of one probe ranked by one metric."""
+    import gradio as gr
+
+    with gr.Tab("Leaderboard"):
+        gr.Markdown(LEADERBOARD_INTRO)
+        probes = results.leaderboard_probes()
+        metrics = results.leaderboard_metrics(probes[0])
+        with gr.Row():
+            l_location = _location_box(space.results_location)
+            l_probe = gr.Dropdown(probes, value=probes[0], label="probe")
+            l_metric = gr.Dropdown(metrics, value=metrics[0], label="metric")
+        with gr.Row():
+            l_runs = gr.Dropdown(
+                [], value=[], multiselect=True, label="runs (none: every quick run of the probe)"
+            )
+            l_list = gr.Button("List runs")
+            rank = gr.Button("Rank", variant="primary")
+        l_status = gr.Markdown(label="status")
+        l_table = gr.Markdown(label="leaderboard")
+        l_figure = gr.HTML(label="figure")
+        l_probe.change(space.leaderboard_metric, l_probe, l_metric, api_name=False)
+        l_list.click(
+            space.leaderboard_runs, [l_location, l_probe], [l_status, l_runs], api_name="leaderboard_runs"
+        )
+        rank.click(
+            space.leaderboard,
+            [l_location, l_probe, l_metric, l_runs],
+            [l_status, l_table, l_figure],
+            api_name="leaderboard",
+        )
 
 
 def _progress(function):
