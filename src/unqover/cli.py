@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import signal
 import sys
 import threading
@@ -35,14 +34,6 @@ DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 def _given(args: argparse.Namespace, options: Sequence[Option]) -> dict:
     """The values of probe-owned options as given on the command line (None where not given)."""
     return {option.dest: getattr(args, option.dest, None) for option in options}
-
-
-def _as_parsed(args: argparse.Namespace, takes: Callable) -> dict:
-    """The parameters of ``takes`` that the command line gives under the same names, as parsed: a command's
-    options are named as its job's parameters (``write_sample``), the shared options of ``unqover probe`` as
-    :class:`~unqover.probes.base.RunOptions` names its fields."""
-    parameters = inspect.signature(takes).parameters
-    return {name: getattr(args, name) for name in parameters if hasattr(args, name)}
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
@@ -95,7 +86,15 @@ def _sample(args: argparse.Namespace) -> int:
     from unqover.format import fmt_count, fmt_percent
     from unqover.jobs.sample import write_sample
 
-    written = write_sample(**_as_parsed(args, write_sample))
+    written = write_sample(
+        args.dataset,
+        args.config,
+        args.split,
+        groups=args.groups,
+        fraction=args.fraction,
+        seed=args.seed,
+        output=args.output,
+    )
     print(
         f"{written.path}: {fmt_count(written.rows)} row ids of {fmt_count(written.groups)} of "
         f"{fmt_count(written.of)} groups ({fmt_percent(written.groups / written.of)}, seed {args.seed}). Score "
@@ -118,7 +117,15 @@ def _lm_eval_tasks(args: argparse.Namespace) -> int:
     from unqover.format import fmt_count
     from unqover.jobs.lm_eval_tasks import write_task_folders
 
-    for written in write_task_folders(**_as_parsed(args, write_task_folders)):
+    written_tasks = write_task_folders(
+        args.bias,
+        args.output,
+        dataset=args.dataset,
+        word_lists=args.word_lists,
+        groups=args.groups,
+        seed=args.seed,
+    )
+    for written in written_tasks:
         if written.note:  # said as `unqover probe` says it of --limit
             print(written.note, file=sys.stderr, flush=True)
         print(
@@ -137,7 +144,14 @@ def _publish_results(args: argparse.Namespace) -> int:
 
     try:
         with reading_with(args.word_lists):  # runs generated from word lists: found by their content
-            published = publish_results(**_as_parsed(args, publish_results))
+            published = publish_results(
+                args.runs,
+                args.model_repo,
+                output=args.output,
+                dataset_id=args.dataset_id,
+                source_url=args.source_url,
+                token=args.token,
+            )
     except (UnqoverError, OSError) as err:
         print(f"unqover: error: {err}", file=sys.stderr)
         return 2
@@ -164,9 +178,24 @@ def _probe(args: argparse.Namespace) -> int:
     probes = [get_probe(name) for name in args.bias] if args.bias else [get_probe(probe_file=args.probe)]
     probe = probes[0]
     run = RunOptions(
-        **_as_parsed(args, RunOptions),
+        dataset=args.dataset,
+        config=args.config,
+        output=args.output,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        shard=args.shard,
+        limit=args.limit,
+        seed=args.seed,
+        resamples=args.resamples,
         progress=not args.quiet,
+        revision=args.revision,
+        token=args.token,
+        allow_pickle=args.allow_pickle,
+        adapter=args.adapter,
         model_args=parse.model_args(args.model_arg),
+        gguf_file=args.gguf_file,
+        started=args.started,
         settings=_given(args, args.probe_options),
     )
     if args.models is not None or len(args.model) > 1 or args.ray is not None:
