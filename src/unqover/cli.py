@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import signal
 import sys
 import threading
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from unqover import __version__
 from unqover.errors import UnqoverError, require_models_extra
-from unqover.jobs.reread import add_word_lists_argument, reading_with
+from unqover.jobs.reread import LEADERBOARD_METRICS, add_word_lists_argument, reading_with
 from unqover.probes import options as parse
 
 if TYPE_CHECKING:
@@ -35,14 +34,6 @@ DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 def _given(args: argparse.Namespace, options: Sequence[Option]) -> dict:
     """The values of probe-owned options as given on the command line (None where not given)."""
     return {option.dest: getattr(args, option.dest, None) for option in options}
-
-
-def _as_parsed(args: argparse.Namespace, takes: Callable) -> dict:
-    """The parameters of ``takes`` that the command line gives under the same names, as parsed: a command's
-    options are named as its job's parameters (``write_sample``), the shared options of ``unqover probe`` as
-    :class:`~unqover.probes.base.RunOptions` names its fields."""
-    parameters = inspect.signature(takes).parameters
-    return {name: getattr(args, name) for name in parameters if hasattr(args, name)}
 
 
 def _build_datasets(args: argparse.Namespace) -> int:
@@ -95,7 +86,15 @@ def _sample(args: argparse.Namespace) -> int:
     from unqover.format import fmt_count, fmt_percent
     from unqover.jobs.sample import write_sample
 
-    written = write_sample(**_as_parsed(args, write_sample))
+    written = write_sample(
+        args.dataset,
+        args.config,
+        args.split,
+        groups=args.groups,
+        fraction=args.fraction,
+        seed=args.seed,
+        output=args.output,
+    )
     print(
         f"{written.path}: {fmt_count(written.rows)} row ids of {fmt_count(written.groups)} of "
         f"{fmt_count(written.of)} groups ({fmt_percent(written.groups / written.of)}, seed {args.seed}). Score "
@@ -118,7 +117,15 @@ def _lm_eval_tasks(args: argparse.Namespace) -> int:
     from unqover.format import fmt_count
     from unqover.jobs.lm_eval_tasks import write_task_folders
 
-    for written in write_task_folders(**_as_parsed(args, write_task_folders)):
+    written_tasks = write_task_folders(
+        args.bias,
+        args.output,
+        dataset=args.dataset,
+        word_lists=args.word_lists,
+        groups=args.groups,
+        seed=args.seed,
+    )
+    for written in written_tasks:
         if written.note:  # said as `unqover probe` says it of --limit
             print(written.note, file=sys.stderr, flush=True)
         print(
@@ -137,7 +144,14 @@ def _publish_results(args: argparse.Namespace) -> int:
 
     try:
         with reading_with(args.word_lists):  # runs generated from word lists: found by their content
-            published = publish_results(**_as_parsed(args, publish_results))
+            published = publish_results(
+                args.runs,
+                args.model_repo,
+                output=args.output,
+                dataset_id=args.dataset_id,
+                source_url=args.source_url,
+                token=args.token,
+            )
     except (UnqoverError, OSError) as err:
         print(f"unqover: error: {err}", file=sys.stderr)
         return 2
@@ -164,9 +178,24 @@ def _probe(args: argparse.Namespace) -> int:
     probes = [get_probe(name) for name in args.bias] if args.bias else [get_probe(probe_file=args.probe)]
     probe = probes[0]
     run = RunOptions(
-        **_as_parsed(args, RunOptions),
+        dataset=args.dataset,
+        config=args.config,
+        output=args.output,
+        batch_size=args.batch_size,
+        device=args.device,
+        dtype=args.dtype,
+        shard=args.shard,
+        limit=args.limit,
+        seed=args.seed,
+        resamples=args.resamples,
         progress=not args.quiet,
+        revision=args.revision,
+        token=args.token,
+        allow_pickle=args.allow_pickle,
+        adapter=args.adapter,
         model_args=parse.model_args(args.model_arg),
+        gguf_file=args.gguf_file,
+        started=args.started,
         settings=_given(args, args.probe_options),
         engine_options=_given(args, args.engines_own),
     )
@@ -208,6 +237,49 @@ def _probe_several(model: str, probes: list[ProbeDefinition], run: RunOptions) -
         return 0
     print(several.text)
     print(f"\nSummary: {several.folder / 'summary.md'} (and summary.html)")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from unqover.jobs.compare import compare_files, print_and_write, write_comparison
+
+    def make() -> tuple[str, Callable[[Path], Path]]:
+        comparison = compare_files(
+            args.run_a, args.run_b, name_a=args.name_a, name_b=args.name_b, top=args.top
+        )
+        return comparison.text, lambda path: write_comparison(path, comparison)
+
+    return print_and_write(args.output, "Comparison", make, args.word_lists)
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from unqover.jobs.compare import leaderboard, print_and_write, write_leaderboard
+    from unqover.report.leaderboard import leaderboard_text
+
+    def make() -> tuple[str, Callable[[Path], Path]]:
+        board = leaderboard(args.runs, metric=args.metric, confidence=args.confidence)
+        return leaderboard_text(board), lambda path: write_leaderboard(path, board)
+
+    return print_and_write(args.output, "Leaderboard", make, args.word_lists)
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from unqover.jobs.publish import PublishRequest, publish_chosen
+
+    request = PublishRequest(
+        names=args.names,
+        what=args.what,
+        root=args.root,
+        metrics=args.metrics,
+        space=args.space,
+        space_name=args.space_name,
+        namespace=args.namespace,
+        dry_run=args.dry_run,
+        token=args.token,
+        private=args.private,
+        timeout=args.timeout,
+    )
+    publish_chosen(request)
     return 0
 
 
@@ -267,6 +339,11 @@ def _limit_help() -> str:
 
 
 # the options that several commands take, each declared once (``parser``: a command, or a group of its options)
+
+
+def _add_names(parser: argparse._ActionsContainer, help: str) -> None:
+    """``NAME ...``: what a command builds or publishes (``help`` says which names; default: all)."""
+    parser.add_argument("names", nargs="*", metavar="NAME", help=help)
 
 
 def _add_output(parser: argparse._ActionsContainer, help: str, **keywords) -> None:
@@ -350,11 +427,8 @@ def _add_build_datasets(build: argparse.ArgumentParser) -> None:
     default_datasets = [
         name for probe in PROBES.values() if probe.built_by_default for name in probe.datasets
     ]
-    build.add_argument(
-        "names",
-        nargs="*",
-        metavar="NAME",
-        help=f"datasets to build: {', '.join(dataset_names())} (default: {', '.join(default_datasets)})",
+    _add_names(
+        build, f"datasets to build: {', '.join(dataset_names())} (default: {', '.join(default_datasets)})"
     )
     _add_output(build, "root folder (default: %(default)s)", default=DEFAULT_DATASETS_ROOT)
     build.add_argument(
@@ -598,18 +672,104 @@ def _add_publish_results(command: argparse.ArgumentParser) -> None:
     add_word_lists_argument(command)
 
 
+def _add_run(parser: argparse.ArgumentParser, dest: str, metavar: str, **keywords) -> None:
+    """A run that ``unqover compare`` or ``unqover leaderboard`` reads: its run folder or its results file
+    (``keywords``: argparse's others, such as ``nargs``)."""
+    parser.add_argument(
+        dest, type=Path, metavar=metavar, help="run folder (with results.json) or results JSON", **keywords
+    )
+
+
+def _add_compare(compare: argparse.ArgumentParser) -> None:
+    _add_run(compare, "run_a", "RUN_A")
+    _add_run(compare, "run_b", "RUN_B")
+    compare.add_argument(
+        "--top", type=parse.non_negative, default=10, help="rows per table (default: %(default)s)"
+    )
+    _add_output(
+        compare,
+        "also write the comparison: JSON when the name ends in .json (shifts with their intervals, p-values and "
+        "pairing), else Markdown",
+        metavar="FILE.json|FILE.md",
+    )
+    compare.add_argument("--name-a", help="label of RUN_A (default: its folder or file name)")
+    compare.add_argument("--name-b", help="label of RUN_B (default: its folder or file name)")
+    add_word_lists_argument(compare)
+
+
+def _add_leaderboard(board: argparse.ArgumentParser) -> None:
+    _add_run(board, "runs", "RUN", nargs="+")
+    board.add_argument(
+        "--metric", help=f"the headline number to rank by (default: the probe's; {LEADERBOARD_METRICS})"
+    )
+    board.add_argument(
+        "--confidence", type=parse.real, default=0.95, help="simultaneous confidence (default: %(default)s)"
+    )
+    _add_output(
+        board,
+        "also write the leaderboard: JSON when the name ends in .json, a self-contained page with the figure when "
+        ".html, else Markdown",
+        metavar="FILE.json|FILE.md|FILE.html",
+    )
+    add_word_lists_argument(board)
+
+
+def _add_publish(publish: argparse.ArgumentParser) -> None:
+    from unqover.jobs import publish_choice as choice
+
+    _add_names(
+        publish,
+        "datasets under --root, modules under --metrics, or the Space's name (default: all that --what selects)",
+    )
+    publish.add_argument(
+        "--what",
+        type=choice.what_to_publish,
+        default=choice.PUBLISH_KINDS,
+        metavar="{datasets,modules,space,all}[,...]",
+        help="what to publish, comma-separated (default: all)",
+    )
+    for flag, default, what in (  # the local folders of what is published
+        ("--root", DEFAULT_DATASETS_ROOT, "built datasets"),
+        ("--metrics", choice.DEFAULT_METRICS_ROOT, "evaluate module folders"),
+        ("--space", choice.DEFAULT_SPACE_FOLDER, "the Space's folder"),
+    ):
+        publish.add_argument(flag, type=Path, default=default, help=f"{what} (default: {default})")
+    publish.add_argument(
+        "--space-name",
+        default=choice.DEFAULT_SPACE_NAME,
+        help=f"the Space's repo name under --namespace (default: {choice.DEFAULT_SPACE_NAME})",
+    )
+    publish.add_argument(
+        "--namespace",
+        default=choice.DEFAULT_NAMESPACE,
+        help=f"Hub user or org (default: {choice.DEFAULT_NAMESPACE})",
+    )
+    publish.add_argument(
+        "--dry-run", action="store_true", help="validate and print what would be uploaded; upload nothing"
+    )
+    publish.add_argument(
+        "--token", default=None, help="Hub token with write access (default: HF_TOKEN or `hf auth login`)"
+    )
+    publish.add_argument("--private", action="store_true", help="create new repos as private")
+    publish.add_argument(
+        "--timeout",
+        type=float,
+        default=choice.HUB_TIMEOUT,
+        help=f"seconds per network read/write (default: {choice.HUB_TIMEOUT:g})",
+    )
+
+
 @dataclass(frozen=True)
 class _Command:
     """One ``unqover`` command: its name and line in ``unqover --help``, the description its own --help opens
-    with (a function where the registry words it), the function adding its arguments and the function running it.
-    ``compare``, ``leaderboard`` and ``publish`` own their arguments (``main`` hands them their argv): they have
-    neither, and are listed for --help only."""
+    with (a function where the registry words it), the function adding its arguments and the function running it,
+    which builds its job's arguments from the parsed options one by one (``RunOptions(dtype=args.dtype, ...)``)."""
 
     name: str
     help: str
-    description: str | Callable[[], str] | None = None
-    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
-    run: Callable[[argparse.Namespace], int] | None = None
+    description: str | Callable[[], str]
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
 
 
 #: The commands, in the order ``unqover --help`` lists them.
@@ -666,12 +826,32 @@ _COMMANDS = (
         _add_publish_results,
         _publish_results,
     ),
-    _Command("compare", "how bias shifts between two runs (see `unqover compare --help`)"),
-    _Command("leaderboard", "rank models' runs of one probe, honestly (see `unqover leaderboard --help`)"),
+    _Command(
+        "compare",
+        "how bias shifts between two runs (see `unqover compare --help`)",
+        "Compare two UnQover runs measured on the same dataset, config and mode: shifts of μ, η, δ, ε with both "
+        "intervals, and the subjects and subject–attribute pairs that changed most (B − A).",
+        _add_compare,
+        _compare,
+    ),
+    _Command(
+        "leaderboard",
+        "rank models' runs of one probe, honestly (see `unqover leaderboard --help`)",
+        "Rank several models' runs of one probe: each value with an interval that holds for all models at once, its "
+        "rank and rank interval, and the pairs whose difference is distinguishable from zero.",
+        _add_leaderboard,
+        _leaderboard,
+    ),
     _Command(
         "publish",
         "push the datasets, the evaluate modules and the Space to the Hugging Face Hub (see `unqover publish "
         "--help`)",
+        "Validate built dataset folders, the evaluate modules and the Space, and upload them to the Hugging Face "
+        "Hub: datasets as <namespace>/<name>, each module as the Gradio Space <namespace>/<module> (so "
+        "evaluate.load('<namespace>/<module>') finds it), the app as the Space <namespace>/<space name>. "
+        "Everything is validated before anything is uploaded.",
+        _add_publish,
+        _publish,
     ),
 )
 
@@ -685,11 +865,9 @@ def build_parser() -> argparse.ArgumentParser:
     for command in _COMMANDS:
         description = command.description() if callable(command.description) else command.description
         sub = commands.add_parser(command.name, help=command.help, description=description)
-        if command.add_arguments is not None:
-            command.add_arguments(sub)
-        if command.run is not None:
-            sub.set_defaults(run=command.run)
-        sub.set_defaults(command_parser=sub)  # an unknown option is reported with its command's usage
+        command.add_arguments(sub)
+        # command_parser: an unknown option is reported with its command's usage
+        sub.set_defaults(run=command.run, command_parser=sub)
     return parser
 
 
@@ -760,21 +938,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     started = time.monotonic()  # --max-time bounds the whole command from here
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["publish"]:
-        from unqover.jobs.publish import publish_main
-
-        return publish_main(argv[1:])
-    if argv[:1] == ["compare"]:
-        from unqover.jobs.compare import compare_main
-
-        return compare_main(argv[1:])
-    if argv[:1] == ["leaderboard"]:
-        from unqover.jobs.compare import leaderboard_main
-
-        return leaderboard_main(argv[1:])
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else list(argv))
     if extra:  # the command's usage and error, not the top-level parser's
         command = getattr(args, "command_parser", parser)
         command.error(_unrecognized(command, extra))

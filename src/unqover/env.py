@@ -36,6 +36,8 @@ def offline() -> bool:
 
 #: seconds to wait for the Hub's host to accept a connection before calling it unreachable
 HUB_CONNECT_TIMEOUT = 3.0
+#: seconds to wait for any single network read or write of an upload to the Hub (connecting waits at most 10 s)
+HUB_TIMEOUT = 60.0
 #: the proxy variables that route requests elsewhere: the Hub's host is then not tried directly
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 #: seconds an answer of :func:`hub_unreachable` is kept (a long-running Space sees the network come back)

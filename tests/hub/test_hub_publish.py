@@ -24,13 +24,22 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, constants
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import _http
 
+from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.hub import publish as pub
 from unqover.hub.publish import OFFLINE_MESSAGE, TOKEN_MESSAGE, plan_upload, publish
 from unqover.jobs import publish as publish_cli
-from unqover.jobs.publish import describe, publish_main
+from unqover.jobs.publish import describe
 
 SCHEMA = pa.schema([("id", pa.string()), ("template_id", pa.int32()), ("context", pa.string())])
+
+
+def run_publish(argv: list[str]) -> int:
+    """The exit status of ``unqover publish ARGV`` (argparse's refusals exit by SystemExit, as the command does)."""
+    try:
+        return main(["publish", *argv])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
 
 
 def write_shard(path: Path, rows: int, start: int = 0, schema: pa.Schema = SCHEMA) -> None:
@@ -340,9 +349,9 @@ def test_dry_run_prints_every_file_and_uploads_nothing(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a dry run must not upload")
 
-    monkeypatch.setattr(publish_cli, "publish", refuse)  # what main calls
+    monkeypatch.setattr(publish_cli, "publish", refuse)  # what the command calls
     monkeypatch.setattr(huggingface_hub, "HfApi", refuse)
-    assert publish_main(["--root", str(root), "--what", "datasets", "--namespace", "me", "--dry-run"]) == 0
+    assert run_publish(["--root", str(root), "--what", "datasets", "--namespace", "me", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "dataset me/gender" in out and "dataset me/nli-gender" in out
     for name in ("gender", "nli-gender"):
@@ -362,7 +371,7 @@ def test_dry_run_selected_names(tmp_path: Path, capsys: pytest.CaptureFixture[st
     root = tmp_path / "datasets"
     make_dataset(root, "gender")
     make_dataset(root, "religion")
-    assert publish_main(["religion", "--root", str(root), "--dry-run"]) == 0
+    assert run_publish(["religion", "--root", str(root), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "dataset unqover/religion" in out and "unqover/gender" not in out
 
@@ -370,7 +379,7 @@ def test_dry_run_selected_names(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_cli_unknown_name_lists_built(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "datasets"
     make_dataset(root, "gender")
-    assert publish_main(["ethnicity", "--root", str(root), "--dry-run"]) == 2
+    assert run_publish(["ethnicity", "--root", str(root), "--dry-run"]) == 2
     assert "built under" in capsys.readouterr().err
 
 
@@ -381,7 +390,7 @@ def test_cli_reports_every_invalid_dataset_and_exits_2(
     make_dataset(root, "gender")
     write_card(root / "religion", {"qa": 3})  # card committed, data not built
     write_card(root / "ethnicity", {}, front_matter="configs: [oops\n")
-    assert publish_main(["--root", str(root), "--dry-run"]) == 2
+    assert run_publish(["--root", str(root), "--dry-run"]) == 2
     captured = capsys.readouterr()
     assert "nothing was uploaded" in captured.err
     assert "religion: config 'qa'" in captured.err and "unqover build-datasets" in captured.err
@@ -392,17 +401,17 @@ def test_cli_reports_every_invalid_dataset_and_exits_2(
 @pytest.mark.parametrize("namespace", ["", "bad/ns", "-ns", "ns-", "a--b", "with space", "x" * 97])
 def test_cli_bad_namespace(tmp_path: Path, namespace: str, capsys: pytest.CaptureFixture[str]) -> None:
     make_dataset(tmp_path / "datasets")
-    assert publish_main(["--root", str(tmp_path / "datasets"), f"--namespace={namespace}", "--dry-run"]) == 2
+    assert run_publish(["--root", str(tmp_path / "datasets"), f"--namespace={namespace}", "--dry-run"]) == 2
     assert "invalid --namespace" in capsys.readouterr().err
 
 
 def test_cli_bad_flag_returns_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert publish_main(["--no-such-flag"]) == 2
+    assert run_publish(["--no-such-flag"]) == 2
     assert "unrecognized arguments" in capsys.readouterr().err
 
 
 def test_cli_missing_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert publish_main(["--root", str(tmp_path / "nowhere"), "--dry-run"]) == 2
+    assert run_publish(["--root", str(tmp_path / "nowhere"), "--dry-run"]) == 2
     assert "no datasets folder" in capsys.readouterr().err
 
 
@@ -425,7 +434,7 @@ def test_offline_cli_exits_2_quickly(tmp_path: Path, capsys: pytest.CaptureFixtu
     make_dataset(tmp_path / "datasets")
     started = time.perf_counter()
     assert (
-        publish_main(["--root", str(tmp_path / "datasets"), "--what", "datasets", "--token", "hf_dummy"]) == 2
+        run_publish(["--root", str(tmp_path / "datasets"), "--what", "datasets", "--token", "hf_dummy"]) == 2
     )
     assert time.perf_counter() - started < 5
     assert "offline mode: set HF_HUB_OFFLINE=0" in capsys.readouterr().err
@@ -478,7 +487,7 @@ def test_unreachable_endpoint_cli(
     make_dataset(tmp_path / "datasets")
     started = time.perf_counter()
     assert (
-        publish_main(["--root", str(tmp_path / "datasets"), "--what", "datasets", "--token", "hf_dummy"]) == 2
+        run_publish(["--root", str(tmp_path / "datasets"), "--what", "datasets", "--token", "hf_dummy"]) == 2
     )
     assert time.perf_counter() - started < 5
     err = capsys.readouterr().err
@@ -562,7 +571,7 @@ def test_cli_publishes_every_dataset(
     make_dataset(root, "religion")
     api = FakeApi()
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda **kwargs: api)
-    assert publish_main(["--root", str(root), "--what", "datasets", "--token", "hf_dummy", "--private"]) == 0
+    assert run_publish(["--root", str(root), "--what", "datasets", "--token", "hf_dummy", "--private"]) == 0
     created = [args[0] for name, args, kwargs in api.calls if name == "create_repo"]
     assert created == ["unqover/gender", "unqover/religion"]
     assert all(kwargs["private"] for name, _, kwargs in api.calls if name == "create_repo")
@@ -994,9 +1003,9 @@ def test_dry_run_lists_every_repo_and_file(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a dry run must not upload")
 
-    monkeypatch.setattr(publish_cli, "publish", refuse)  # what main calls
+    monkeypatch.setattr(publish_cli, "publish", refuse)  # what the command calls
     monkeypatch.setattr(huggingface_hub, "HfApi", refuse)
-    assert publish_main([*tree_args(tree), "--namespace", "me", "--space-name", "demo", "--dry-run"]) == 0
+    assert run_publish([*tree_args(tree), "--namespace", "me", "--space-name", "demo", "--dry-run"]) == 0
     out = capsys.readouterr().out
     heads = [line for line in out.splitlines() if not line.startswith(" ")]
     assert [h.split("  (")[0] for h in heads[:-1]] == [
@@ -1020,25 +1029,25 @@ def test_dry_run_lists_every_repo_and_file(
 
 def test_what_selects_kinds_and_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree = make_tree(tmp_path)
-    assert publish_main([*tree_args(tree), "--what", "modules,space", "--dry-run"]) == 0
+    assert run_publish([*tree_args(tree), "--what", "modules,space", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "dataset " not in out and "unqover/a_bias" in out and "space unqover/unqover " in out
-    assert publish_main([*tree_args(tree), "b_bias", "gender", "--dry-run"]) == 0
+    assert run_publish([*tree_args(tree), "b_bias", "gender", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "dataset unqover/gender" in out and "unqover/b_bias" in out
     assert "a_bias" not in out and "space unqover" not in out
-    assert publish_main([*tree_args(tree), "demo", "--space-name", "demo", "--dry-run"]) == 0
+    assert run_publish([*tree_args(tree), "demo", "--space-name", "demo", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "space unqover/demo" in out and "evaluate module" not in out and "dataset " not in out
 
 
 def test_cli_unknown_name_lists_what_exists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree = make_tree(tmp_path)
-    assert publish_main([*tree_args(tree), "c_bias", "--dry-run"]) == 2
+    assert run_publish([*tree_args(tree), "c_bias", "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "nothing named 'c_bias'" in err
     assert "datasets built under" in err and "evaluate modules under" in err and "a_bias, b_bias" in err
-    assert publish_main([*tree_args(tree), "gender", "--what", "modules", "--dry-run"]) == 2  # not a module
+    assert run_publish([*tree_args(tree), "gender", "--what", "modules", "--dry-run"]) == 2  # not a module
     assert "nothing named 'gender'" in capsys.readouterr().err
 
 
@@ -1053,11 +1062,11 @@ def test_cli_unknown_name_lists_what_exists(tmp_path: Path, capsys: pytest.Captu
 )
 def test_cli_bad_selection(argv: list[str], message: str | None, capsys: pytest.CaptureFixture[str]) -> None:
     if message is None:  # a trailing comma is harmless: datasets only, under the default (missing) root
-        assert publish_main([*argv, "--dry-run"]) == 2
+        assert run_publish([*argv, "--dry-run"]) == 2
         err = capsys.readouterr().err
         assert "no datasets folder" in err and "evaluate modules" not in err
         return
-    assert publish_main([*argv, "--dry-run"]) == 2
+    assert run_publish([*argv, "--dry-run"]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -1066,7 +1075,7 @@ def test_cli_all_reports_every_problem(tmp_path: Path, capsys: pytest.CaptureFix
     _break(tree["metrics"] / "b_bias", "two classes")
     write_space_card(tree["space"], space_meta(sdk_version="5.0.0"))
     (tmp_path / "metrics" / "half_written").mkdir()  # a module being written: reported, not skipped
-    assert publish_main([*tree_args(tree), "--dry-run"]) == 2
+    assert run_publish([*tree_args(tree), "--dry-run"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "nothing was uploaded" in captured.err
     assert "b_bias: " in captured.err and "defines 2" in captured.err
@@ -1077,7 +1086,7 @@ def test_cli_all_reports_every_problem(tmp_path: Path, capsys: pytest.CaptureFix
 def test_cli_all_needs_every_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     make_dataset(tmp_path / "datasets")
     assert (
-        publish_main(["--root", str(tmp_path / "datasets"), "--dry-run"]) == 2
+        run_publish(["--root", str(tmp_path / "datasets"), "--dry-run"]) == 2
     )  # cwd is tmp_path: no metrics/, space/
     err = capsys.readouterr().err
     assert "no evaluate modules folder at metrics" in err and "no Space folder at space" in err
@@ -1131,7 +1140,7 @@ def test_cli_publishes_everything_in_order(
     tree = make_tree(tmp_path)
     api = FakeApi()
     monkeypatch.setattr(huggingface_hub, "HfApi", lambda **kwargs: api)
-    assert publish_main([*tree_args(tree), "--token", "hf_dummy", "--space-name", "demo"]) == 0
+    assert run_publish([*tree_args(tree), "--token", "hf_dummy", "--space-name", "demo"]) == 0
     created = [
         (args[0], kwargs["repo_type"], kwargs.get("space_sdk"))
         for name, args, kwargs in api.calls

@@ -9,8 +9,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from unqover.cli import main
 from unqover.errors import UnqoverError
-from unqover.jobs.compare import compare_main, compare_runs
+from unqover.jobs.compare import compare_runs
 from unqover.measure.layout import subject_heatmap, usual_count
 from unqover.measure.run_shifts import comparison_numbers
 from unqover.report import charts
@@ -457,7 +458,7 @@ def test_main_end_to_end(tmp_path, capsys):
     file_b.write_text(json.dumps(make_results(scale=0.5)))
     output = tmp_path / "out" / "comparison.md"
     # numbers that no predictions give again are not shown (unqover.jobs.compare): refused, nothing written
-    assert compare_main([str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 2
+    assert main(["compare", str(run_a), str(file_b), "--top", "2", "--output", str(output)]) == 2
     assert capsys.readouterr().err == (
         f"unqover: error: cannot check the numbers of run-a against its predictions (the run folder {run_a} has "
         "no predictions.parquet); `unqover compare` shows only numbers that a run's predictions give again\n"
@@ -473,10 +474,10 @@ def test_main_end_to_end(tmp_path, capsys):
     different = make_results(source="datasets/unqover/gender")
     different["provenance"]["dataset"]["fingerprint"] = "beef"
     other.write_text(json.dumps(different))
-    assert compare_main([str(run_a), str(other)]) == 2
+    assert main(["compare", str(run_a), str(other)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("unqover: error:") and "different datasets" in err
-    assert compare_main([str(run_a), str(tmp_path / "missing")]) == 2
+    assert main(["compare", str(run_a), str(tmp_path / "missing")]) == 2
     assert "not found" in capsys.readouterr().err
 
 

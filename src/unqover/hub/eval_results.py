@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from unqover.env import HUB_TIMEOUT
 from unqover.errors import UnqoverError
 from unqover.files import write_text_atomic
-from unqover.hub.publish.common import DEFAULT_TIMEOUT, validate_repo_id
+from unqover.hub.publish.common import validate_repo_id
 
 #: the model repo's folder of evaluation results
 FOLDER = ".eval_results"
@@ -141,7 +142,7 @@ def open_pull_request(
     title: str,
     description: str,
     token: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = HUB_TIMEOUT,
 ) -> str:
     """Open a pull request on the model repo ``model_repo`` that adds ``files``; returns its URL.
 

@@ -17,7 +17,7 @@ another name, is the same run (:func:`check_distinct`).
 Comparing (:func:`compare_runs`) finds the probe that wrote each run (the registry), refuses runs of different
 probes and hands the two runs to that probe's :meth:`~unqover.probes.base.ProbeDefinition.compare`: the UnQover
 probes compare subjects and cells with intervals for the shifts, the others set their headline numbers side by
-side. The command line (:func:`compare_main`) and the Space call it; what a comparison says is the reports'
+side. The command line (through :func:`compare_files`) and the Space call it; what a comparison says is the reports'
 (:mod:`unqover.report.compare`).
 
 Ranking (:func:`leaderboard`): each model's value with an interval that holds simultaneously over all K models
@@ -29,7 +29,6 @@ K(K − 1)/2 pairs (the shifts of ``unqover compare``: paired where the runs sha
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import math
 import os
@@ -40,10 +39,9 @@ from pathlib import Path
 
 from unqover.errors import NotAtHand, UnqoverError
 from unqover.format import fmt, fmt_interval, fmt_level
-from unqover.jobs.reread import add_word_lists_argument, reading_with
+from unqover.jobs.reread import reading_with
 from unqover.measure.leaderboard import METHOD, bonferroni_confidence, leaderboard_table
 from unqover.probes.base import ComparedRuns, Comparison, ProbeDefinition, Ranking
-from unqover.probes.options import CommandParser, non_negative, output_path, real
 from unqover.probes.registry import DEFAULT_PROBE, PROBES, get_probe, results_probe
 from unqover.results import (
     RESULTS_FILE,
@@ -62,16 +60,16 @@ __all__ = [
     "NumbersDiffer",
     "RunIdentity",
     "check_distinct",
-    "compare_main",
-    "compare_parser",
+    "compare_files",
     "compare_runs",
     "leaderboard",
-    "leaderboard_main",
     "leaderboard_of_runs",
-    "leaderboard_parser",
+    "print_and_write",
     "run_identity",
     "verify_found",
     "verify_run",
+    "write_comparison",
+    "write_leaderboard",
 ]
 
 #: two numbers agree when they differ by at most this, relative to the larger (the same seeded measure gives the
@@ -406,37 +404,19 @@ def run_name(path: str | os.PathLike) -> str:
     return name or str(path)
 
 
-def add_run_argument(parser: argparse.ArgumentParser, dest: str, metavar: str, **keywords) -> None:
-    """A run that ``unqover compare`` or ``unqover leaderboard`` reads: its run folder or its results file
-    (``keywords``: argparse's others, such as ``nargs``)."""
-    parser.add_argument(
-        dest, type=Path, metavar=metavar, help="run folder (with results.json) or results JSON", **keywords
-    )
+def compare_files(
+    run_a: Path, run_b: Path, *, name_a: str | None = None, name_b: str | None = None, top: int = 10
+) -> Comparison:
+    """``unqover compare``: the runs at ``run_a`` and ``run_b`` (run folders or results files) read, checked and
+    compared B − A by :func:`compare_runs`, each named ``name_a``/``name_b`` (default: :func:`run_name`), ``top``
+    rows a table."""
+    a, b = load_results(run_a), load_results(run_b)
+    name_a, name_b = name_a or run_name(run_a), name_b or run_name(run_b)
+    return compare_runs(a, b, name_a, name_b, (run_a, run_b), top=top, strict=True)
 
 
-def compare_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
-        prog="unqover compare",
-        description="Compare two UnQover runs measured on the same dataset, config and mode: shifts of μ, η, δ, ε "
-        "with both intervals, and the subjects and subject–attribute pairs that changed most (B − A).",
-    )
-    add_run_argument(parser, "run_a", "RUN_A")
-    add_run_argument(parser, "run_b", "RUN_B")
-    parser.add_argument("--top", type=non_negative, default=10, help="rows per table (default: %(default)s)")
-    parser.add_argument(
-        "--output",
-        type=output_path,
-        metavar="FILE.json|FILE.md",
-        help="also write the comparison: JSON when the name ends in .json (shifts with their intervals, p-values "
-        "and pairing), else Markdown",
-    )
-    parser.add_argument("--name-a", help="label of RUN_A (default: its folder or file name)")
-    parser.add_argument("--name-b", help="label of RUN_B (default: its folder or file name)")
-    add_word_lists_argument(parser)
-    return parser
-
-
-def _write(path: Path, comparison: Comparison) -> Path:
+def write_comparison(path: Path, comparison: Comparison) -> Path:
+    """Write ``comparison`` to ``path``: JSON when its name ends in .json, else Markdown; returns the path."""
     from unqover.files import write_json_atomic, write_text_atomic
 
     if path.suffix.lower() == ".json":
@@ -469,20 +449,6 @@ def print_and_write(
         print(f"unqover: error: {err}", file=sys.stderr)
         return 2
     return 0
-
-
-def compare_main(argv: Sequence[str] | None = None) -> int:
-    """``unqover compare RUN_A RUN_B [--top K] [--output FILE.json|FILE.md]``; returns the exit status (2 on errors)."""
-    args = compare_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-
-    def make() -> tuple[str, Callable[[Path], Path]]:
-        a, b = load_results(args.run_a), load_results(args.run_b)
-        name_a = args.name_a or run_name(args.run_a)
-        name_b = args.name_b or run_name(args.run_b)
-        comparison = compare_runs(a, b, name_a, name_b, (args.run_a, args.run_b), top=args.top, strict=True)
-        return comparison.text, lambda path: _write(path, comparison)
-
-    return print_and_write(args.output, "Comparison", make, args.word_lists)
 
 
 def _run_key(path: Path) -> Path:
@@ -583,52 +549,15 @@ def leaderboard_of_runs(
     return {**board, "method": probe.leaderboard_method or METHOD}
 
 
-def leaderboard_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
-        prog="unqover leaderboard",
-        description="Rank several models' runs of one probe: each value with an interval that holds for all models "
-        "at once, its rank and rank interval, and the pairs whose difference is distinguishable from zero.",
-    )
-    add_run_argument(parser, "runs", "RUN", nargs="+")
-    parser.add_argument(
-        "--metric",
-        help="the headline number to rank by (default: the probe's; UnQover: mu, also eta, positional_error, "
-        'attributive_error; NLI: delta_P, also B; emotion: "gender: Cramér\'s V", also "race: Cramér\'s V")',
-    )
-    parser.add_argument(
-        "--confidence", type=real, default=0.95, help="simultaneous confidence (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--output",
-        type=output_path,
-        metavar="FILE.json|FILE.md|FILE.html",
-        help="also write the leaderboard: JSON when the name ends in .json, a self-contained page with the figure "
-        "when .html, else Markdown",
-    )
-    add_word_lists_argument(parser)
-    return parser
+def write_leaderboard(path: Path, board: dict) -> Path:
+    """Write the leaderboard ``board`` to ``path``: JSON when its name ends in .json, a self-contained page with
+    the figure when .html, else Markdown; returns the path."""
+    from unqover.files import write_json_atomic, write_text_atomic
+    from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown
 
-
-def leaderboard_main(argv: Sequence[str] | None = None) -> int:
-    """``unqover leaderboard RUN... [--metric NAME] [--confidence C] [--output FILE.json|FILE.md|FILE.html]``; returns the
-    exit status (2 on errors)."""
-    from unqover.report.leaderboard import leaderboard_html, leaderboard_markdown, leaderboard_text
-
-    args = leaderboard_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-
-    def make() -> tuple[str, Callable[[Path], Path]]:
-        board = leaderboard(args.runs, args.metric, args.confidence)
-
-        def write(path: Path) -> Path:
-            from unqover.files import write_json_atomic, write_text_atomic
-
-            suffix = path.suffix.lower()
-            if suffix == ".json":
-                return write_json_atomic(path, board)
-            if suffix in (".html", ".htm"):
-                return write_text_atomic(path, leaderboard_html(board))
-            return write_text_atomic(path, leaderboard_markdown(board))
-
-        return leaderboard_text(board), write
-
-    return print_and_write(args.output, "Leaderboard", make, args.word_lists)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return write_json_atomic(path, board)
+    if suffix in (".html", ".htm"):
+        return write_text_atomic(path, leaderboard_html(board))
+    return write_text_atomic(path, leaderboard_markdown(board))

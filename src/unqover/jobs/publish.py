@@ -7,9 +7,8 @@ unless every plan is sound), print each plan, then upload (or stop after printin
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from unqover.errors import UnqoverError
@@ -21,75 +20,26 @@ from unqover.hub.publish.modules import discover_modules, plan_module
 from unqover.hub.publish.space import plan_space
 from unqover.hub.publish.space_card import SpacePlan
 from unqover.hub.publish.upload import publish
-from unqover.probes.options import CommandParser, did_you_mean
-
-PUBLISH_KINDS = ("datasets", "modules", "space")
-"""What ``publish --what`` selects, in the order things are published (the Space links to the others)."""
+from unqover.jobs.publish_choice import PUBLISH_KINDS
 
 
-def _what(value: str) -> tuple[str, ...]:
-    """``--what``: a comma-separated choice of datasets, modules, space, or all; canonical order."""
-    chosen = {part.strip() for part in value.split(",") if part.strip()}
-    unknown = sorted(chosen - {*PUBLISH_KINDS, "all"})
-    if unknown or not chosen:
-        hint = did_you_mean(unknown[0], [*PUBLISH_KINDS, "all"]) if unknown else ""
-        raise argparse.ArgumentTypeError(
-            f"{value!r}: choose from {', '.join(PUBLISH_KINDS)} or all (comma-separated, e.g. modules,space){hint}"
-        )
-    return PUBLISH_KINDS if "all" in chosen else tuple(kind for kind in PUBLISH_KINDS if kind in chosen)
+@dataclass(frozen=True)
+class PublishRequest:
+    """What ``unqover publish`` was asked for: the ``names`` to publish (none: all that ``what`` selects), the
+    kinds (``--what``), the local folders (``--root``, ``--metrics``, ``--space``), the Hub names (``--space-name``,
+    ``--namespace``), and how to upload (``--dry-run``, ``--token``, ``--private``, ``--timeout``)."""
 
-
-def _parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
-        prog="unqover publish",
-        description="Validate built dataset folders, the evaluate modules and the Space, and upload them to the "
-        "Hugging Face Hub: datasets as <namespace>/<name>, each module as the Gradio Space <namespace>/<module> "
-        "(so evaluate.load('<namespace>/<module>') finds it), the app as the Space <namespace>/<space name>. "
-        "Everything is validated before anything is uploaded.",
-    )
-    parser.add_argument(
-        "names",
-        nargs="*",
-        metavar="NAME",
-        help="datasets under --root, modules under --metrics, or the Space's name (default: all that --what selects)",
-    )
-    parser.add_argument(
-        "--what",
-        type=_what,
-        default=PUBLISH_KINDS,
-        metavar="{datasets,modules,space,all}[,...]",
-        help="what to publish, comma-separated (default: all)",
-    )
-    for flag, default, what in (  # the local folders of what is published
-        ("--root", common.DEFAULT_ROOT, "built datasets"),
-        ("--metrics", common.DEFAULT_METRICS_ROOT, "evaluate module folders"),
-        ("--space", common.DEFAULT_SPACE_FOLDER, "the Space's folder"),
-    ):
-        parser.add_argument(flag, type=Path, default=default, help=f"{what} (default: {default})")
-    parser.add_argument(
-        "--space-name",
-        default=common.DEFAULT_SPACE_NAME,
-        help=f"the Space's repo name under --namespace (default: {common.DEFAULT_SPACE_NAME})",
-    )
-    parser.add_argument(
-        "--namespace",
-        default=common.DEFAULT_NAMESPACE,
-        help=f"Hub user or org (default: {common.DEFAULT_NAMESPACE})",
-    )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="validate and print what would be uploaded; upload nothing"
-    )
-    parser.add_argument(
-        "--token", default=None, help="Hub token with write access (default: HF_TOKEN or `hf auth login`)"
-    )
-    parser.add_argument("--private", action="store_true", help="create new repos as private")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=common.DEFAULT_TIMEOUT,
-        help=f"seconds per network read/write (default: {common.DEFAULT_TIMEOUT:g})",
-    )
-    return parser
+    names: Sequence[str]
+    what: Sequence[str]
+    root: Path
+    metrics: Path
+    space: Path
+    space_name: str
+    namespace: str
+    dry_run: bool
+    token: str | None
+    private: bool
+    timeout: float
 
 
 def _check_name(flag: str, value: str, what: str) -> None:
@@ -100,52 +50,56 @@ def _check_name(flag: str, value: str, what: str) -> None:
         )
 
 
-def _select(args: argparse.Namespace) -> tuple[list[tuple[str, Path]], list[str]]:
+def _select(request: PublishRequest) -> tuple[list[tuple[str, Path]], list[str]]:
     """The (kind, folder) pairs to publish, in publishing order, and the problems found choosing them."""
     chosen: list[tuple[str, Path]] = []
     problems: list[str] = []
-    if not args.names:
+    if not request.names:
         finders = {
-            "datasets": lambda: discover_datasets(args.root),
-            "modules": lambda: discover_modules(args.metrics),
-            "space": lambda: [args.space],
+            "datasets": lambda: discover_datasets(request.root),
+            "modules": lambda: discover_modules(request.metrics),
+            "space": lambda: [request.space],
         }
-        for kind in args.what:
+        for kind in request.what:
             try:
                 folders = finders[kind]()
             except UnqoverError as exc:
                 problems.append(str(exc))
                 continue
             if not folders:
-                where = f"dataset folders with a card under {args.root}; {common.BUILD_HINT}"
+                where = f"dataset folders with a card under {request.root}; {common.BUILD_HINT}"
                 problems.append(
-                    f"no {where}" if kind == "datasets" else f"no evaluate modules under {args.metrics}"
+                    f"no {where}" if kind == "datasets" else f"no evaluate modules under {request.metrics}"
                 )
             chosen += [(kind, folder) for folder in folders]
         return chosen, problems
 
-    for name in args.names:
+    for name in request.names:
         matches = []
-        if "datasets" in args.what and (args.root / name / common.CARD).is_file():
-            matches.append(("datasets", args.root / name))
-        if "modules" in args.what and not name.startswith((".", "_")) and (args.metrics / name).is_dir():
-            matches.append(("modules", args.metrics / name))
-        if "space" in args.what and name == args.space_name:
-            matches.append(("space", args.space))
+        if "datasets" in request.what and (request.root / name / common.CARD).is_file():
+            matches.append(("datasets", request.root / name))
+        if (
+            "modules" in request.what
+            and not name.startswith((".", "_"))
+            and (request.metrics / name).is_dir()
+        ):
+            matches.append(("modules", request.metrics / name))
+        if "space" in request.what and name == request.space_name:
+            matches.append(("space", request.space))
         if matches:
             chosen += [m for m in matches if m not in chosen]
             continue
         available = []
-        if "datasets" in args.what:
-            built = [p.name for p in discover_datasets(args.root)] if args.root.is_dir() else []
+        if "datasets" in request.what:
+            built = [p.name for p in discover_datasets(request.root)] if request.root.is_dir() else []
             available.append(
-                f"datasets built under {args.root}: {', '.join(built) or f'none; {common.BUILD_HINT}'}"
+                f"datasets built under {request.root}: {', '.join(built) or f'none; {common.BUILD_HINT}'}"
             )
-        if "modules" in args.what:
-            modules = [p.name for p in discover_modules(args.metrics)] if args.metrics.is_dir() else []
-            available.append(f"evaluate modules under {args.metrics}: {', '.join(modules) or 'none'}")
-        if "space" in args.what:
-            available.append(f"the Space: {args.space_name}")
+        if "modules" in request.what:
+            modules = [p.name for p in discover_modules(request.metrics)] if request.metrics.is_dir() else []
+            available.append(f"evaluate modules under {request.metrics}: {', '.join(modules) or 'none'}")
+        if "space" in request.what:
+            available.append(f"the Space: {request.space_name}")
         raise UnqoverError(f"nothing named {name!r} to publish ({'; '.join(available)})")
     chosen.sort(key=lambda pair: PUBLISH_KINDS.index(pair[0]))
     return chosen, problems
@@ -180,51 +134,41 @@ def _file_lines(files: Sequence[PlannedFile], ignored: Sequence[str], why: str) 
     return lines
 
 
-def publish_main(argv: Sequence[str] | None = None) -> int:
-    """``publish [NAME ...] [--what W] [--namespace N] [--space-name S] [--dry-run] ...``; returns the exit code.
+def publish_chosen(request: PublishRequest) -> None:
+    """Check everything ``request`` chooses, print each plan, then upload them one by one (with ``dry_run``: print
+    what would be uploaded instead). Raises :class:`UnqoverError` before anything is uploaded when a name, a
+    folder or a plan is wrong (every problem found, one a line)."""
+    _check_name("--namespace", request.namespace, "a Hub user or organisation name")
+    _check_name("--space-name", request.space_name, "a Space name")
+    if request.timeout <= 0:
+        raise UnqoverError("--timeout must be positive")
+    chosen, problems = _select(request)
+    planners = {
+        "datasets": lambda folder: plan_upload(folder, f"{request.namespace}/{folder.name}"),
+        "modules": lambda folder: plan_module(folder, f"{request.namespace}/{folder.name}"),
+        "space": lambda folder: plan_space(folder, f"{request.namespace}/{request.space_name}"),
+    }
+    plans: list[UploadPlan | SpacePlan] = []
+    for kind, folder in chosen:
+        try:
+            plans.append(planners[kind](folder))
+        except UnqoverError as exc:
+            label = f"Space {request.space_name}" if kind == "space" else folder.name
+            problems.append(f"{label}: {exc}")
+    if problems:
+        raise UnqoverError("nothing was uploaded; fix these first:\n  " + "\n  ".join(problems))
 
-    0 on success; 2 with the message on stderr on any UnqoverError (argparse also exits 2 on bad flags).
-    """
-    try:
-        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:  # --help (0) or a bad flag (2, argparse already printed why)
-        return exc.code if isinstance(exc.code, int) else 2
-    try:
-        _check_name("--namespace", args.namespace, "a Hub user or organisation name")
-        _check_name("--space-name", args.space_name, "a Space name")
-        if args.timeout <= 0:
-            raise UnqoverError("--timeout must be positive")
-        chosen, problems = _select(args)
-        planners = {
-            "datasets": lambda folder: plan_upload(folder, f"{args.namespace}/{folder.name}"),
-            "modules": lambda folder: plan_module(folder, f"{args.namespace}/{folder.name}"),
-            "space": lambda folder: plan_space(folder, f"{args.namespace}/{args.space_name}"),
-        }
-        plans: list[UploadPlan | SpacePlan] = []
-        for kind, folder in chosen:
-            try:
-                plans.append(planners[kind](folder))
-            except UnqoverError as exc:
-                label = f"Space {args.space_name}" if kind == "space" else folder.name
-                problems.append(f"{label}: {exc}")
-        if problems:
-            raise UnqoverError("nothing was uploaded; fix these first:\n  " + "\n  ".join(problems))
-
-        for plan in plans:
-            print("\n".join(describe(plan)), flush=True)
-        if args.dry_run:
-            total = sum(p.total_bytes for p in plans)
-            datasets = sum(isinstance(p, UploadPlan) for p in plans)
-            spaces = len(plans) - datasets
-            print(
-                f"dry run: {datasets} dataset(s) and {spaces} Space(s), {fmt_size(total)} bytes validated; "
-                "nothing uploaded"
-            )
-            return 0
-        for plan in plans:
-            url = publish(plan, token=args.token, private=args.private, timeout=args.timeout)
-            print(f"published {plan.repo_id}: {url}", flush=True)
-    except UnqoverError as exc:
-        print(f"unqover: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    for plan in plans:
+        print("\n".join(describe(plan)), flush=True)
+    if request.dry_run:
+        total = sum(p.total_bytes for p in plans)
+        datasets = sum(isinstance(p, UploadPlan) for p in plans)
+        spaces = len(plans) - datasets
+        print(
+            f"dry run: {datasets} dataset(s) and {spaces} Space(s), {fmt_size(total)} bytes validated; "
+            "nothing uploaded"
+        )
+        return
+    for plan in plans:
+        url = publish(plan, token=request.token, private=request.private, timeout=request.timeout)
+        print(f"published {plan.repo_id}: {url}", flush=True)

@@ -1,6 +1,7 @@
 """The option of every command that reads runs again (``compare``, ``leaderboard``, ``measure``,
 ``publish-results``): where the word lists of runs generated from word lists are (found by their content,
-:mod:`unqover.lexicon.identity`). Light to import: the command line builds its parsers with it."""
+:mod:`unqover.lexicon.identity`); and the headline numbers ``unqover leaderboard --metric`` names, in the probes'
+words (the command line names no probe). Light to import: the command line builds its parsers with it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["add_word_lists_argument", "reading_with"]
+__all__ = ["LEADERBOARD_METRICS", "add_word_lists_argument", "reading_with"]
+
+#: the headline numbers ``unqover leaderboard`` ranks runs by, each probe's default first
+LEADERBOARD_METRICS = (
+    "UnQover: mu, also eta, positional_error, attributive_error; NLI: delta_P, also B; emotion: "
+    '"gender: Cramér\'s V", also "race: Cramér\'s V"'
+)
 
 
 def add_word_lists_argument(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ Publishing happens in two steps so that nothing half-checked ever reaches the Hu
 
 The ``publish`` command (``unqover publish``: choose, check everything, print the plans, upload) is the job
 layer's :mod:`unqover.jobs.publish`; ``evaluate.load("<namespace>/<name>")`` then resolves a module's Space.
-What every plan shares (defaults, messages, repo ids, card front matter) is in :mod:`.common`.
+What every plan shares (messages, repo ids, card front matter) is in :mod:`.common`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,6 @@ from __future__ import annotations
 from unqover.hub.publish.common import (
     BUILD_HINT,
     CARD,
-    DEFAULT_METRICS_ROOT,
-    DEFAULT_NAMESPACE,
-    DEFAULT_ROOT,
-    DEFAULT_SPACE_FOLDER,
-    DEFAULT_SPACE_NAME,
-    DEFAULT_TIMEOUT,
     OFFLINE_MESSAGE,
     TOKEN_MESSAGE,
     PlannedFile,
@@ -42,12 +36,6 @@ from unqover.hub.publish.upload import publish
 __all__ = [
     "BUILD_HINT",
     "CARD",
-    "DEFAULT_METRICS_ROOT",
-    "DEFAULT_NAMESPACE",
-    "DEFAULT_ROOT",
-    "DEFAULT_SPACE_FOLDER",
-    "DEFAULT_SPACE_NAME",
-    "DEFAULT_TIMEOUT",
     "EVALUATE_BASES",
     "GRADIO_MAJOR",
     "OFFLINE_MESSAGE",

@@ -1,4 +1,4 @@
-"""What every publishing plan shares: defaults, messages, Hub repo ids, card front matter, planned files."""
+"""What every publishing plan shares: messages, Hub repo ids, card front matter, planned files."""
 
 from __future__ import annotations
 
@@ -10,14 +10,6 @@ from typing import Any
 import yaml
 
 from unqover.errors import UnqoverError
-
-DEFAULT_ROOT = Path("datasets/unqover")
-DEFAULT_METRICS_ROOT = Path("metrics")
-DEFAULT_SPACE_FOLDER = Path("space")
-DEFAULT_SPACE_NAME = "unqover"
-DEFAULT_NAMESPACE = "unqover"
-DEFAULT_TIMEOUT = 60.0
-"""Seconds to wait for any single network read or write (connecting waits at most 10 s)."""
 
 CARD = "README.md"
 BUILD_HINT = "run `unqover build-datasets` first"

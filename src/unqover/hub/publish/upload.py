@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from pathlib import PurePosixPath
 from typing import Any
 
+from unqover.env import HUB_TIMEOUT
 from unqover.errors import UnqoverError
-from unqover.hub.publish.common import DEFAULT_TIMEOUT, OFFLINE_MESSAGE, TOKEN_MESSAGE, _is_upload_noise
+from unqover.hub.publish.common import OFFLINE_MESSAGE, TOKEN_MESSAGE, _is_upload_noise
 from unqover.hub.publish.datasets import UploadPlan
 from unqover.hub.publish.space_card import SpacePlan
 
@@ -172,7 +173,7 @@ def publish(
     private: bool = False,
     *,
     endpoint: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = HUB_TIMEOUT,
     api: Any = None,
 ) -> str:
     """Create the Hub repo of ``plan`` (a dataset, or a Gradio Space) and commit exactly its files; return its URL.
