@@ -197,6 +197,7 @@ def _probe(args: argparse.Namespace) -> int:
         gguf_file=args.gguf_file,
         started=args.started,
         settings=_given(args, args.probe_options),
+        engine=args.engine,
         engine_options=_given(args, args.engines_own),
     )
     if args.models is not None or len(args.model) > 1 or args.ray is not None:

@@ -95,6 +95,7 @@ def test_every_option_of_probe_reaches_run_options(monkeypatch, tmp_path):
         "adapter": "someone/adapter",
         "model_args": {"attn_implementation": "sdpa", "trust": 1},
         "gguf_file": "model.Q4.gguf",
+        "engine": "transformers",
     }
     argv = [
         "probe", "some-model", "--bias", "religion", "--dataset", "someone/probe-rows", "--config", "mlm",
@@ -102,14 +103,16 @@ def test_every_option_of_probe_reaches_run_options(monkeypatch, tmp_path):
         "--shard", "1/3", "--limit", "12", "--seed", "5", "--resamples", "9", "--quiet", "--revision", "v2",
         "--token", "hf_typed", "--allow-pickle", "--adapter", "someone/adapter", "--model-arg",
         "attn_implementation=sdpa", "--model-arg", "trust=1", "--gguf-file", "model.Q4.gguf",
-        "--system-prompt", "Be fair.",
+        "--system-prompt", "Be fair.", "--engine", "transformers",
     ]  # fmt: skip
     before = time.monotonic()
     run_command(argv)
     assert received["model"] == "some-model" and received["probe"] is get_probe("religion")
     run = received["run"]
     fields = {field.name for field in dataclasses.fields(RunOptions)}
-    assert fields == {*expected, *NOT_OPTIONS, "started", "settings"}, "a new RunOptions field: give it"
+    assert fields == {*expected, *NOT_OPTIONS, "started", "settings", "engine_options"}, (
+        "a new RunOptions field: give it"
+    )
     defaults = RunOptions()
     for name, value in expected.items():
         assert value != getattr(defaults, name), (
