@@ -16,7 +16,7 @@ from unqover.files import check_writable, write_text_atomic
 from unqover.format import MISSING
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.folder_check import check_folder_before_load
-from unqover.jobs.run import checked_engine, default_output, run_loaded
+from unqover.jobs.run import check_scoring, checked_engine, default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.row_identity import check_rows_of
 from unqover.report.markdown import HEADLINE_NAMES, md, md_text
@@ -104,7 +104,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     # every probe's start (chat template on its rows, longest prompt) is checked before any run is written: a
     # later probe that would fail leaves no earlier run folder that refuses the corrected command
     for probe, probe_run, settings in zip(probes[1:], runs[1:], all_settings[1:], strict=True):
-        probe.check_scoring(probe.load(probe_run, settings, model), model, settings)
+        check_scoring(probe, probe.load(probe_run, settings, model), model, settings)
     finished = []
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
         done = run_loaded(model_id, probe, probe_run, settings, placement, model)

@@ -39,7 +39,7 @@ from unqover.hub.load import check_local_dataset
 from unqover.jobs.folder_check import check_folder_before_load
 from unqover.jobs.projection import projection_line, say, throughput_line
 from unqover.predictions import write_predictions
-from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, score_for_run
+from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, output_name, score_for_run
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.results import RESULTS_FILE, results_of, write_results
@@ -180,7 +180,7 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
             "rows": loaded.rows.num_rows,
             "fingerprint": dataset_fingerprint(loaded.rows["id"]),
         },
-        "scoring": probe.scoring(model, settings),
+        "scoring": loaded.context.get("scoring", "default"),
         "dtype": model.dtype,
         "selection": loaded.selection,
     }
@@ -258,10 +258,10 @@ def run_loaded(
     score_rows = functools.partial(
         claim_and_score, device=getattr(model, "device", None), quick_run=quick_run, model=model
     )
-    folder = run.output or default_output(model_id, probe.output_name(loaded, settings))
+    folder = run.output or default_output(model_id, output_name(probe, loaded, settings))
     identity = identity_of(probe, model_id, model, loaded, settings)
     # what scoring would refuse, before anything is written: a start that fails writes nothing
-    probe.check_scoring(loaded, model, settings)
+    check_scoring(probe, loaded, model, settings)
     try:
         with discarded_on_failure(folder, alone=placement.shard[1] == 1 and not placement.distributed):
             scored = probe.score(loaded, model, folder, identity, run, settings, placement, score_rows)
@@ -273,6 +273,26 @@ def run_loaded(
             )
     except KeyboardInterrupt as err:
         raise Interrupted(folder, resumable=holds_this_run(folder, identity)) from err
+
+
+def check_scoring(probe: ProbeDefinition, loaded: Loaded, model, settings: dict) -> None:
+    """What scoring would refuse, tried before the run folder is written: each scorer that can check rows
+    (``check_rows``: a chat template rendered on a real row, the longest prompt against the model's positions)
+    checks the rows to score (a run in rounds: all it may score). A scorer whose model cannot run (a first
+    forward pass that fails, e.g. ``--model-arg n_layer=-1``) is refused in one line naming the model
+    arguments, when there are any."""
+    try:
+        scorers = probe.scorers(model, settings, loaded)
+    except (RuntimeError, ValueError, IndexError, TypeError) as err:
+        if isinstance(err, UnqoverError) or not getattr(model, "model_args", None):
+            raise
+        from unqover.scoring.models import unusable_model_args
+
+        raise UnqoverError(unusable_model_args(model.model_args, err)) from err
+    for scorer in scorers.values():
+        check = getattr(scorer, "check_rows", None)
+        if check is not None:
+            check(loaded.rows)
 
 
 @contextlib.contextmanager

@@ -33,6 +33,13 @@ class QuickRunSize:
     maximum: int
     rows_each: int
     detail: str = ""  # how the sample is drawn, in a few words
+    #: the options that turn a full run into a quick one, for a run too large for its machine (default: --limit)
+    options: str | None = None
+
+    @property
+    def hint(self) -> str:
+        """:attr:`options`, else ``--limit N (unit)`` with the default size."""
+        return self.options or f"--limit {self.default} ({self.unit})"
 
     @property
     def label(self) -> str:
@@ -144,6 +151,11 @@ class Comparison:
     data: dict
     text: str
     markdown: str
+
+
+def output_name(probe: ProbeDefinition, loaded: Loaded, settings: dict) -> str:
+    """The default run folder's last part: the probe's ``output_stem``, then the mark of a quick run's selection."""
+    return probe.output_stem(loaded, settings) + selection_suffix(loaded.selection)
 
 
 def selection_suffix(selection: dict | None) -> str:
@@ -312,14 +324,10 @@ class ProbeDefinition:
         if run.config is not None and run.dataset is None and self.datasets:
             self.check_dataset_configs(self.datasets[0], [run.config])
 
-    def quick_run_hint(self) -> str:
-        """The options that turn a full run of this probe into a quick one, for a run too large for its machine."""
-        return f"--limit {self.quick_run.default} ({self.quick_run.unit})"
-
     def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
         """What a large run on the CPU offers instead (after "for a quick estimate of the same numbers"); the
-        default: add :meth:`quick_run_hint`'s options."""
-        return f"add {self.quick_run_hint()}"
+        default: add the options of :attr:`quick_run`'s ``hint``."""
+        return f"add {self.quick_run.hint}"
 
     def limit_note(
         self, loaded: Loaded, run: RunOptions, settings: dict, option: str = "--limit", shown: str = '"—"'
@@ -358,25 +366,6 @@ class ProbeDefinition:
         """The rows to score (after a quick run's selection) and where they came from."""
         raise NotImplementedError
 
-    def check_scoring(self, loaded: Loaded, model, settings: dict) -> None:
-        """What scoring would refuse, tried before the run folder is written: each scorer that can check rows
-        (``check_rows``: a chat template rendered on a real row, the longest prompt against the model's positions)
-        checks the rows to score (a run in rounds: all it may score). A scorer whose model cannot run (a first
-        forward pass that fails, e.g. ``--model-arg n_layer=-1``) is refused in one line naming the model
-        arguments, when there are any."""
-        try:
-            scorers = self.scorers(model, settings, loaded)
-        except (RuntimeError, ValueError, IndexError, TypeError) as err:
-            if isinstance(err, UnqoverError) or not getattr(model, "model_args", None):
-                raise
-            from unqover.scoring.models import unusable_model_args
-
-            raise UnqoverError(unusable_model_args(model.model_args, err)) from err
-        for scorer in scorers.values():
-            check = getattr(scorer, "check_rows", None)
-            if check is not None:
-                check(loaded.rows)
-
     def score(self, loaded: Loaded, model, folder: Path, identity: dict, run: RunOptions, settings: dict, placement,
               claim_and_score: Callable):  # fmt: skip
         """(loaded, main scores, extra scores by name), or None on a process that only scored its shard.
@@ -394,14 +383,6 @@ class ProbeDefinition:
         scorer of a request :attr:`wants` names, from the engine that loaded ``model``
         (:func:`unqover.scoring.engines.scorer_for`); ``loaded``: the run's rows, where a scorer reads them."""
         raise NotImplementedError
-
-    def scoring(self, model, settings: dict) -> dict | str:
-        """How the rows are scored, for run.json."""
-        return "default"
-
-    def output_name(self, loaded: Loaded, settings: dict) -> str:
-        """The default run folder's last part: :meth:`output_stem`, then the mark of a quick run's selection."""
-        return self.output_stem(loaded, settings) + selection_suffix(loaded.selection)
 
     def planned_output_name(
         self, capabilities: Sequence[str], model_id: str, run: RunOptions, settings: dict

@@ -137,9 +137,8 @@ class CustomProbe(UnqoverProbe):
         dataset = self._source(config)
         identity = self.checked_identity(rows, dataset, config, model, settings)
         population = population_counts(self.definition, config, settings["mode"])
-        return Loaded(
-            rows, dataset, population, self.selection(run, settings), {"identity": identity, "config": config}
-        )
+        context = {"identity": identity, "config": config, "scoring": settings["scoring"]}
+        return Loaded(rows, dataset, population, self.selection(run, settings), context)
 
     def rows(self, run: RunOptions, settings: dict, config: str) -> tuple[pa.Table, dict]:
         """Every row, generated from the file (said first when there are many or a bar shows); also for `unqover
@@ -160,7 +159,7 @@ class CustomProbe(UnqoverProbe):
             if many and not sampled:
                 line += (
                     f"; a full run scores every one of them: for a quick run, add --limit N (N groups of 4 rows) "
-                    f"or {self.quick_run_hint()}"
+                    f"or {self.quick_run.hint}"
                 )
             print(line, file=sys.stderr, flush=True)
         return custom_rows(self.definition, config, progress=run.progress), self._source(config)

@@ -38,6 +38,10 @@ CAPABILITY_CONFIG = {ANSWER_SPANS: "qa", FILL_IN: "mlm", CONTINUATIONS: "qa"}
 SCORINGS = ("default", "paper")
 #: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
 CHAT_TEMPLATES = ("auto", "none")
+#: what a run too large for its machine runs instead
+QUICK_RUN_OPTIONS = (
+    "--precision 0.02 --max-time 1h (a sample of groups until every headline interval is 0.02 wide)"
+)
 #: a full run's interval is for its bias-corrected μ, not for μ: the Space's results table says which
 INTERVAL_ESTIMATE = "μ: the interval's estimate"
 
@@ -136,7 +140,9 @@ class UnqoverProbe(base.ProbeDefinition):
         # the title unqover.hub.card gives the card
         self.legacy_card_names = (f"UnQover {card.title} probes",) if card is not None else ()
         # μ and η need about 5 sampled values per γ(x, a) cell (unqover.measure.sampled): the default groups
-        self.quick_run = base.QuickRunSize("groups", space_default, 2000, 4, "4 inputs each")
+        self.quick_run = base.QuickRunSize(
+            "groups", space_default, 2000, 4, "4 inputs each", QUICK_RUN_OPTIONS
+        )
 
     def check_settings(self, given) -> dict:
         settings = super().check_settings(given)
@@ -168,11 +174,6 @@ class UnqoverProbe(base.ProbeDefinition):
                 )
         return settings
 
-    def quick_run_hint(self) -> str:
-        return (
-            "--precision 0.02 --max-time 1h (a sample of groups until every headline interval is 0.02 wide)"
-        )
-
     def headline_groups(self, loaded: base.Loaded, settings: dict) -> int:
         """The fewest groups for which a quick run of the loaded rows estimates every headline number (μ, η, δ, ε)
         instead of declining it: the declining rule on the population's cells (after a masked LM's coverage)."""
@@ -198,7 +199,7 @@ class UnqoverProbe(base.ProbeDefinition):
         groups = self.headline_groups(loaded, settings)
         return (
             f"in about {fmt_duration(4 * groups * seconds_per_row)}: unqover probe {model_id} "
-            f"{self.command_option()} --limit {groups} (or {self.quick_run_hint()})"
+            f"{self.command_option()} --limit {groups} (or {self.quick_run.hint})"
         )
 
     def limit_note(
@@ -347,9 +348,8 @@ class UnqoverProbe(base.ProbeDefinition):
         population = rows
         if self.samples_groups(run, settings):
             rows = select_groups(rows, limit=run.limit, sample=settings["sample"], seed=run.seed)
-        return base.Loaded(
-            rows, dataset, population, self.selection(run, settings), {"identity": identity, "config": config}
-        )
+        context = {"identity": identity, "config": config, "scoring": settings["scoring"]}
+        return base.Loaded(rows, dataset, population, self.selection(run, settings), context)
 
     def checked_identity(self, rows: pa.Table, dataset: dict, config: str, model, settings: dict) -> dict:
         """Refuse rows the model cannot score (missing columns, rows of another kind of model, a prompt option of
@@ -396,9 +396,6 @@ class UnqoverProbe(base.ProbeDefinition):
             )
         }
 
-    def scoring(self, model, settings: dict) -> str:
-        return settings["scoring"]
-
     def planned_output_name(
         self, capabilities: Sequence[str], model_id: str, run: base.RunOptions, settings: dict
     ) -> str:
@@ -406,8 +403,8 @@ class UnqoverProbe(base.ProbeDefinition):
 
         config = self.config_for(SimpleNamespace(capabilities=capabilities, model_id=model_id), run, settings)
         selection = self.selection(run, settings)
-        return self.output_name(
-            base.Loaded(None, {"config": config}, None, selection, {"config": config}), settings
+        return base.output_name(
+            self, base.Loaded(None, {"config": config}, None, selection, {"config": config}), settings
         )
 
     def output_stem(self, loaded: base.Loaded, settings: dict) -> str:
