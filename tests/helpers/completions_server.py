@@ -138,40 +138,35 @@ class CompletionsHandler(BaseHTTPRequestHandler):
                 time.sleep(server.delay)
             if server.always_fail is not None or count <= server.fail_first:
                 status = server.always_fail if server.always_fail is not None else server.fail_status
-                self.answer(
-                    status, {"error": {"message": "the tests' server fails on purpose"}}, retry_after="0"
-                )
-                return
-            self.complete(body)
-        finally:
+                reply = (status, {"error": {"message": "the tests' server fails on purpose"}}, "0")
+            else:
+                reply = (*self.complete(body), None)
+        finally:  # no longer in flight before the answer leaves: the client may send its next request at once
             with server.lock:
                 server.in_flight -= 1
+        self.answer(*reply)
 
-    def complete(self, body: dict) -> None:
+    def complete(self, body: dict) -> tuple[int, dict]:
+        """The status and answer of a completions request."""
         server = self.server
         if body.get("model") != server.served_name:
-            self.answer(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
-            return
+            return 404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}}
         if not (body.get("echo") and body.get("logprobs") == 1 and body.get("max_tokens") == 1):
-            self.answer(
-                400, {"error": {"message": "the tests' server answers echo, logprobs 1, max_tokens 1"}}
-            )
-            return
+            return 400, {"error": {"message": "the tests' server answers echo, logprobs 1, max_tokens 1"}}
         prompts = body["prompt"]
         if prompts and isinstance(prompts[0], int):
             prompts = [prompts]
         longest = max(len(ids) for ids in prompts)
         if server.max_model_len is not None and longest + 1 > server.max_model_len:
             message = f"This model's maximum context length is {server.max_model_len} tokens"
-            self.answer(400, {"object": "error", "message": message})
-            return
+            return 400, {"object": "error", "message": message}
         with server.lock:
             server.prompts_seen += len(prompts)
         choices = [{"index": i, "logprobs": server.echoed(ids)} for i, ids in enumerate(prompts)]
         for choice in choices:
             choice["text"] = choice["logprobs"].pop("text")
             choice["finish_reason"] = "length"
-        self.answer(200, {"object": "text_completion", "model": server.served_name, "choices": choices[::-1]})
+        return 200, {"object": "text_completion", "model": server.served_name, "choices": choices[::-1]}
 
     def authorized(self) -> bool:
         """Keep the Authorization header; with an API key, refuse a request without it (401)."""

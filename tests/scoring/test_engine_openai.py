@@ -11,6 +11,7 @@ import dataclasses
 import json
 import re
 import socket
+import time
 from pathlib import Path
 
 import numpy as np
@@ -207,10 +208,10 @@ def test_transient_503s_are_tried_again(models, rows):
 
 
 FAILURES = [
-    ({"always_fail": 503}, 3, "answered HTTP 503 (Service Unavailable): the tests' server fails on purpose 3 times "
-     "(2 retries): try again later, or with more --retries"),
-    ({"always_fail": 500}, 3, "answered HTTP 500 (Internal Server Error): the tests' server fails on purpose 3 "
-     "times (2 retries): try again later, or with more --retries"),
+    ({"always_fail": 503}, 3, "answered HTTP 503 (Service Unavailable): the tests' server fails on purpose, after "
+     "3 tries (2 retries): try again later, or with more --retries"),
+    ({"always_fail": 500}, 3, "answered HTTP 500 (Internal Server Error): the tests' server fails on purpose, after "
+     "3 tries (2 retries): try again later, or with more --retries"),
     ({"max_model_len": 12}, 1, "refused the request: HTTP 400 (Bad Request): This model's maximum context length "
      "is 12 tokens"),
 ]  # fmt: skip
@@ -227,6 +228,40 @@ def test_a_failing_request_ends_in_one_line(models, rows, failing, tries, messag
             OpenAIEngine().scorer(model, CONTINUATIONS).score(rows[:2])
         assert server.completions_requests == tries
     assert str(err.value) == f"the server at {server.url}/completions {message}"
+
+
+def test_a_base_url_without_the_api_s_path_is_named(models):
+    with serving(models["gpt2"]) as server:
+        base = server.url.removesuffix("/v1")
+        with pytest.raises(UnqoverError) as err:
+            load(str(models["gpt2"]), base)
+    assert str(err.value) == (
+        f"the server at {base}/models refused the request: HTTP 404 (Not Found): no route /models; is {base} the "
+        "server's OpenAI-compatible base (…/v1)?"
+    )
+
+
+def test_requests_in_flight_answer_in_order_and_the_first_failure_is_raised(models, rows):
+    """Several requests at once against a failing server: the run stops with the line of a sequential one."""
+    with serving(models["gpt2"], always_fail=503) as server:
+        model = load(str(models["gpt2"]), server.url, retries=0, concurrency=3)
+        model = dataclasses.replace(model, prompts_per_request=2)
+        with pytest.raises(
+            UnqoverError,
+            match=r"answered HTTP 503 \(Service Unavailable\): .*, after 1 try \(no retry\): try again",
+        ):
+            OpenAIEngine().scorer(model, CONTINUATIONS).score(rows[:8])
+        assert 1 <= server.completions_requests <= 8
+
+    def ask(chunk: int) -> int:
+        time.sleep(0.01 * (chunk % 3))
+        if chunk == 7:
+            raise ValueError("chunk 7")
+        return chunk * chunk
+
+    assert served.in_flight(ask, list(range(7)), 3) == [i * i for i in range(7)]
+    with pytest.raises(ValueError, match="chunk 7"):
+        served.in_flight(ask, list(range(12)), 4)
 
 
 def test_the_server_s_positions_bound_the_prompts_before_anything_is_sent(models, rows):
@@ -250,7 +285,7 @@ def test_no_connection_gives_up_after_the_retries(monkeypatch):
     with pytest.raises(UnqoverError) as err:
         load("tiny", url, retries=3)
     assert re.fullmatch(
-        rf"the server at {re.escape(url)}/models did not answer after 4 tries \(3 retries, 600 s each\): .+",
+        rf"the server at {re.escape(url)}/models did not answer after 4 tries \(3 retries\), 600 s each: .+",
         str(err.value),
     )
     assert waits == [0.5, 1.0, 2.0]
@@ -263,7 +298,7 @@ def test_a_timeout_is_tried_again_then_refused(models):
             model.completions([[1, 2, 3]])
         assert server.completions_requests == 2
     assert str(err.value).startswith(
-        f"the server at {server.url}/completions did not answer after 2 tries (1 retries, 0.2 s each): "
+        f"the server at {server.url}/completions did not answer after 2 tries (1 retry), 0.2 s each: "
     )
     assert "timed out" in str(err.value)
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import queue
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,18 +290,42 @@ class ServedModel:
 
 
 def in_flight(ask, chunks: list, concurrency: int) -> list:
-    """``ask(chunk)`` for every chunk, ``concurrency`` at once, answers in the chunks' order; the first failure
-    is raised and the chunks not yet asked are dropped."""
+    """``ask(chunk)`` for every chunk, ``concurrency`` at once, answers in the chunks' order. The first failure
+    stops the asking (the requests in flight end on their own) and is raised; the threads are daemons, so that
+    Ctrl-C ends the process without waiting for the requests in flight."""
     if concurrency <= 1 or len(chunks) <= 1:
         return [ask(chunk) for chunk in chunks]
-    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(chunks)), thread_name_prefix="unqover-openai")
-    futures = [pool.submit(ask, chunk) for chunk in chunks]
+    answers: list = [None] * len(chunks)
+    failures: list[BaseException] = []
+    waiting = queue.SimpleQueue()
+    for index in range(len(chunks)):
+        waiting.put(index)
+
+    def work() -> None:
+        while not failures:
+            try:
+                index = waiting.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                answers[index] = ask(chunks[index])
+            except BaseException as err:  # handed to the asking thread
+                failures.append(err)
+
+    workers = [
+        threading.Thread(target=work, name=f"unqover-openai-{i}", daemon=True)
+        for i in range(min(concurrency, len(chunks)))
+    ]
+    for worker in workers:
+        worker.start()
     try:
-        answers = [future.result() for future in futures]
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.join()
+    except BaseException:  # Ctrl-C: the workers stop after their request
+        failures.append(KeyboardInterrupt())
         raise
-    pool.shutdown()
+    if failures:
+        raise failures[0]
     return answers
 
 
@@ -371,13 +396,18 @@ class Client:
             except urllib.error.HTTPError as err:
                 message = error_text(err)
                 if err.code != 429 and err.code < 500:
+                    hint = (
+                        f"; is {self.base_url} the server's OpenAI-compatible base (…/v1)?"
+                        if err.code == 404 and path == "/models"
+                        else ""
+                    )
                     raise UnqoverError(
-                        f"the server at {url} refused the request: HTTP {err.code}{message}"
+                        f"the server at {url} refused the request: HTTP {err.code}{message}{hint}"
                     ) from None
                 if attempt == tries:
                     raise UnqoverError(
-                        f"the server at {url} answered HTTP {err.code}{message} {tries} times ({self.retries} "
-                        "retries): try again later, or with more --retries"
+                        f"the server at {url} answered HTTP {err.code}{message}, after {self.tries_text()}: try "
+                        "again later, or with more --retries"
                     ) from None
                 time.sleep(wait_seconds(attempt, err.headers.get("Retry-After")))
                 continue
@@ -385,8 +415,8 @@ class Client:
                 if attempt == tries:
                     reason = first_line(getattr(err, "reason", None) or err)
                     raise UnqoverError(
-                        f"the server at {url} did not answer after {tries} tries ({self.retries} retries, "
-                        f"{self.timeout:g} s each): {reason}"
+                        f"the server at {url} did not answer after {self.tries_text()}, {self.timeout:g} s "
+                        f"each: {reason}"
                     ) from None
                 time.sleep(wait_seconds(attempt, None))
                 continue
@@ -395,6 +425,12 @@ class Client:
             except ValueError:
                 raise UnqoverError(f"the server at {url} answered something that is not JSON") from None
         raise AssertionError("unreachable")
+
+    def tries_text(self) -> str:
+        """``4 tries (3 retries)``, ``1 try (no retry)``."""
+        tries = self.retries + 1
+        retries = {0: "no retry", 1: "1 retry"}.get(self.retries, f"{self.retries} retries")
+        return f"{tries} {'try' if tries == 1 else 'tries'} ({retries})"
 
     def request(self, url: str, body: Mapping[str, Any] | None) -> urllib.request.Request:
         headers = {"Accept": "application/json"}
