@@ -71,8 +71,8 @@ class OpenAIEngine(Engine):
         ),
         Option(
             "--retries",
-            "--engine openai: tries more of a request that failed for a passing reason (no connection, a "
-            "timeout, HTTP 429 or 5xx) (default: 3)",
+            "--engine openai: how many times more a request is tried after a failure that passes (no "
+            "connection, a timeout, HTTP 429 or 5xx) (default: 3)",
             type=int,
             metavar="N",
             default=3,
