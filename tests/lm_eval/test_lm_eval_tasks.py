@@ -8,12 +8,10 @@ under ``--apply_chat_template --system_instruction`` lm-eval scores the prompts 
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -296,70 +294,6 @@ def test_emotion_and_person_tasks_give_the_probe_s_tests(models, tmp_path, bias,
             assert abs(got - expected) <= 1e-4, metric
             finite += 1
     assert finite >= 2  # the gender test at least
-
-
-class CompletionsServer(http.server.ThreadingHTTPServer):
-    """An OpenAI-compatible ``/v1/completions`` that echoes each token-id prompt's log-probabilities, computed by a
-    transformers model: a stand-in for vLLM or SGLang."""
-
-    def __init__(self, loaded) -> None:
-        self.loaded = loaded
-        super().__init__(("127.0.0.1", 0), CompletionsHandler)
-
-
-class CompletionsHandler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *_) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        import torch
-
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        assert self.path == "/v1/completions" and body["echo"] and body["logprobs"] == 1
-        prompts = body["prompt"]
-        width = max(len(ids) for ids in prompts)
-        padded = torch.tensor([ids + [0] * (width - len(ids)) for ids in prompts])  # right padding: causal
-        with torch.no_grad():
-            log_probs = self.server.loaded.model(padded).logits.log_softmax(-1)
-        choices = []
-        for index, ids in enumerate(prompts):
-            echoed = [None] + [float(log_probs[index, t - 1, ids[t]]) for t in range(1, len(ids))]
-            choices.append({"index": index, "text": "", "logprobs": {"token_logprobs": echoed}})
-        answer = json.dumps({"choices": choices}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-
-
-@pytest.mark.slow
-def test_sample_scored_on_an_openai_compatible_server_measures_as_probe(religion, models, probed, tmp_path):
-    """`unqover sample` -> scripts/score_openai_compatible.py against a completions server -> `unqover measure`
-    gives `unqover probe`'s scores and numbers."""
-    sys.path.insert(0, str(Path(__file__).parents[2] / "scripts"))
-    import score_openai_compatible
-
-    ids = tmp_path / "ids.parquet"
-    argv = ["sample", str(religion), "--config", "qa", "--groups", str(GROUPS), "--seed", str(SEED)]
-    assert main([*argv, "--output", str(ids)]) == 0
-    server = CompletionsServer(load_model(str(models["gpt2"]), device="cpu", dtype="float32"))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    predictions = tmp_path / "predictions.parquet"
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        args = [str(ids), "--dataset", str(religion), "--base-url", url, "--model", "tiny"]
-        args += ["--tokenizer", str(models["gpt2"]), "--batch", "256", "--output", str(predictions)]
-        assert score_openai_compatible.main(args) == 0
-    finally:
-        server.shutdown()
-    assert_same_scores(probed, read_predictions(predictions)[0])
-    measured = tmp_path / "measured.json"
-    assert main(["measure", str(predictions), "--output", str(measured)]) == 0
-    result = json.loads(measured.read_text())["result"]
-    assert result["sample"]["matches_design"] is True and result["sample"]["seed"] == SEED
-    assert_same_numbers(json.loads((probed / "results.json").read_text())["result"], result)
 
 
 def test_the_aggregations_are_registered_with_lm_eval_by_name():
