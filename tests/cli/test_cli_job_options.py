@@ -103,7 +103,7 @@ def test_every_option_of_probe_reaches_run_options(monkeypatch, tmp_path):
         "--shard", "1/3", "--limit", "12", "--seed", "5", "--resamples", "9", "--quiet", "--revision", "v2",
         "--token", "hf_typed", "--allow-pickle", "--adapter", "someone/adapter", "--model-arg",
         "attn_implementation=sdpa", "--model-arg", "trust=1", "--gguf-file", "model.Q4.gguf",
-        "--system-prompt", "Be fair.", "--engine", "transformers",
+        "--system-prompt", "Be fair.", "--engine", "transformers", "--base-url", "http://localhost:8000/v1",
     ]  # fmt: skip
     before = time.monotonic()
     run_command(argv)
@@ -123,6 +123,8 @@ def test_every_option_of_probe_reaches_run_options(monkeypatch, tmp_path):
         assert getattr(run, name) == getattr(defaults, name), name
     assert before <= run.started <= time.monotonic()  # --max-time counts from the command's start
     assert run.settings["system_prompt"] == "Be fair."  # the probe's own options, by their declarations
+    assert run.engine_options["base_url"] == "http://localhost:8000/v1"  # the engines' own, alike
+    assert all(value is None for name, value in run.engine_options.items() if name != "base_url")
     assert all(value is None for name, value in run.settings.items() if name != "system_prompt")
 
 

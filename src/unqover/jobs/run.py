@@ -166,7 +166,7 @@ def identity_of(probe: ProbeDefinition, model_id: str, model, loaded: Loaded, se
             # a model on a server: its engine, URL and what the server reported
             **{
                 key: provenance[key]
-                for key in ("adapter", "model_args", "gguf", "engine", "served_at", "server")
+                for key in ("adapter", "model_args", "gguf", "engine", "served_at", "server", "tokenizer")
                 if provenance.get(key)
             },
             **{

@@ -18,6 +18,7 @@ from unqover.scoring.requests import EngineRequest
 #: engine name -> "module:attr" of its :class:`~unqover.scoring.engines.base.Engine` (imported when first asked)
 ENGINES: dict[str, str] = {
     "beecher": "unqover.scoring.engines.beecher:BeecherEngine",
+    "openai": "unqover.scoring.engines.openai:OpenAIEngine",
     "transformers": "unqover.scoring.engines.transformers:TransformersEngine",
 }
 
