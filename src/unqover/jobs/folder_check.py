@@ -24,11 +24,12 @@ from unqover.scoring.run_record import model_content
 
 def check_folder_before_load(
     engine: Engine, request: EngineRequest, probe: ProbeDefinition, run: RunOptions, settings: dict,
-    default_output: Callable,
+    name: str | None, default_output: Callable,
 ) -> None:  # fmt: skip
     """Refuse a run whose folder holds another run, as far as that can be told before the model loads (a model
-    whose ``engine`` reads its files here: :meth:`~unqover.scoring.engines.base.Engine.local_source`);
-    ``default_output(model_id, name)``: the default run folder of a run whose folder's last part is ``name``."""
+    whose ``engine`` reads its files here: :meth:`~unqover.scoring.engines.base.Engine.local_source`): ``--output``,
+    else the default folder ``default_output(model_id, name)``, where ``name`` is its last part as known before
+    the load (the probe's ``planned_output_name``; None: not known, nothing checked)."""
     model_id = request.model_id
     try:
         source = engine.local_source(request)
@@ -36,7 +37,7 @@ def check_folder_before_load(
         return
     if source is None:
         return
-    folder = run.output or planned_folder(engine, request, probe, run, settings, source, default_output)
+    folder = run.output or (None if name is None else default_output(model_id, name))
     if folder is None:
         return
     existing = read_manifest(folder)
@@ -61,20 +62,17 @@ def check_folder_before_load(
         raise UnqoverError(another_run(Path(folder), differing))
 
 
-def planned_folder(
-    engine: Engine, request: EngineRequest, probe: ProbeDefinition, run: RunOptions, settings: dict, source,
-    default_output: Callable,
-) -> Path | None:  # fmt: skip
-    """The default run folder, where it can be told before the model loads (a local model: its config says what
-    it answers); None otherwise."""
-    if source.path is None:  # a Hub model: its config may need the network; checked once it loads
-        return None
+def planned_capabilities(engine: Engine, request: EngineRequest) -> tuple[str, ...] | None:
+    """What a local model answers, read from its config before it loads (the default run folder's name depends
+    on it); None for a model that is not a local file or folder (a Hub model's config may need the network:
+    checked once it loads) or one refused with its own line when it loads."""
     try:  # a GGUF file is scored as a causal LM, or refused when it loads: its header need not be parsed here
-        capabilities = engine.capabilities_of(request)
-        name = probe.planned_output_name(capabilities, request.model_id, run, settings)
-    except (UnqoverError, OSError, ValueError):  # refused with its own line when the model loads
+        source = engine.local_source(request)
+        if source is None or source.path is None:
+            return None
+        return engine.capabilities_of(request)
+    except (UnqoverError, OSError, ValueError):
         return None
-    return None if name is None else default_output(request.model_id, name)
 
 
 def planned_record(probe: ProbeDefinition, run: RunOptions, settings: dict, source) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable, write_text_atomic
 from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
-from unqover.jobs.folder_check import check_folder_before_load
+from unqover.jobs.folder_check import check_folder_before_load, planned_capabilities
 from unqover.jobs.projection import projection_line, say, throughput_line
 from unqover.predictions import write_predictions
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, output_name, score_for_run
@@ -220,28 +220,54 @@ def checked_engine(
     return engine, request
 
 
-def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
-    """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
-    require_models_extra()
-    settings = probe.check_settings(run.settings)
+@dataclass(frozen=True)
+class RunPlan:
+    """A run checked before its model loads: the probe's settings, the engine and what it loads, and the run's
+    options the later steps read."""
+
+    model_id: str
+    probe: ProbeDefinition
+    run: RunOptions
+    settings: dict
+    engine: Engine
+    request: EngineRequest
+
+
+def plan_run(model_id: str, probe: ProbeDefinition, run: RunOptions) -> RunPlan:
+    """Everything that can be refused before the model loads, each in one line: the seed, the run folder, the
+    device and the dataset; then the probe's options, what it passes to the engine's load, the model argument
+    (its engine's checks), the rows' source; and a folder holding another run."""
+    request = engine_request(model_id, probe, run)
     check_seed(run.seed)
-    # what can be checked of the output before the model and the rows are loaded
     if run.output is not None:
         check_run_folder(run.output)
     else:
         check_writable(default_output(model_id, probe.name).parent, folder=True)
-    # and what can be checked of the device and the dataset config
     check_device(run.device)
-    probe.check_config(run, settings)
-    check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
     check_rows_of(probe, run.dataset)  # another probe's rows
-    # a model its engine cannot load (a missing folder), then rows that cannot be found: before the model loads
-    engine, request = checked_engine(model_id, probe, run, settings)
-    check_folder_before_load(engine, request, probe, run, settings, default_output)  # another run's folder
-    probe.check_source(run, settings)
-    warn_slow_bfloat16(request.dtype, request.device)  # a CPU without bf16 matrix units: said before the load
-    placement, model = load_for(engine, request, probe.wants)
-    return run_loaded(model_id, probe, run, settings, placement, model)
+    check_local_dataset(run.dataset, run.config)  # its Parquet files' footers: a truncated file
+    engine = engine_for(request)
+    request = replace(request, options=engine.check_options(request.options))
+    settings = probe.check_settings(run.settings)
+    probe.check_config(run, settings)
+    request = replace(request, load=probe.engine_load(engine, request, run, settings))
+    engine.check(request, probe.wants)  # a model it cannot load (a missing folder)
+    probe.check_source(run, settings)  # rows that cannot be found
+    capabilities = planned_capabilities(engine, request) if run.output is None else None
+    name = None if capabilities is None else probe.planned_output_name(capabilities, model_id, run, settings)
+    check_folder_before_load(engine, request, probe, run, settings, name, default_output)  # another run's
+    return RunPlan(model_id, probe, run, settings, engine, request)
+
+
+def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
+    """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
+    require_models_extra()
+    plan = plan_run(model_id, probe, run)
+    warn_slow_bfloat16(
+        plan.request.dtype, plan.request.device
+    )  # a CPU without bf16 units: said before the load
+    placement, model = load_for(plan.engine, plan.request, probe.wants)
+    return run_loaded(model_id, probe, plan.run, plan.settings, placement, model)
 
 
 def run_loaded(

@@ -35,8 +35,9 @@ def _not_resumable(folder: Path, why: str) -> UnqoverError:
 def check_run_folder(folder: Path) -> None:
     """What can be checked of a run folder before anything is loaded: that it can be written, and that it is
     new, empty or an unqover run folder with a readable run.json."""
+    manifest = read_manifest(folder)
     check_writable(folder, folder=True)
-    if read_manifest(folder) is None and folder.is_dir() and any(folder.iterdir()):
+    if manifest is None and folder.is_dir() and any(folder.iterdir()):
         raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
 
 
