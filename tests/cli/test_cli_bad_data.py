@@ -60,21 +60,14 @@ def religion_measure(data: dict, predictions: Path, *extra: str) -> list[str]:
 
 
 def no_model(monkeypatch) -> None:
-    """Loading a model is an error here: what is refused must be refused before."""
-    from unqover.probes.base import ProbeDefinition
+    """Loading a model is an error here: what is refused must be refused before (by any engine)."""
+    from unqover.scoring.engines import ENGINES, engine_named
 
-    def load_model(self, *args, **kwargs):
+    def load(self, *args, **kwargs):
         raise UnqoverError("a model was loaded")
 
-    for probe in _probe_classes(ProbeDefinition):
-        monkeypatch.setattr(probe, "load_model", load_model)
-
-
-def _probe_classes(base: type) -> list[type]:
-    out = []
-    for sub in base.__subclasses__():
-        out += [sub, *_probe_classes(sub)]
-    return out
+    for name in ENGINES:
+        monkeypatch.setattr(type(engine_named(name)), "load", load)
 
 
 # --------------------------------------------------------------------------------------------------- 1. ids

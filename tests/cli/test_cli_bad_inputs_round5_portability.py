@@ -191,7 +191,7 @@ def no_loading(monkeypatch):
     def loaded(*args, **kwargs):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr("unqover.probes.base.load_for_run", loaded)
+    monkeypatch.setattr("unqover.scoring.engines.transformers.TransformersEngine.load", loaded)
 
 
 @pytest.fixture(scope="module")
@@ -316,21 +316,26 @@ def test_a_hub_gguf_run_is_its_own_run_and_another_file_of_its_repo_is_not(tmp_p
     model loads; another file of the repo, or another repo, is another run."""
     from unqover.errors import UnqoverError
     from unqover.jobs.folder_check import check_folder_before_load
+    from unqover.jobs.run import engine_request
     from unqover.probes.base import RunOptions
     from unqover.probes.registry import get_probe
+    from unqover.scoring.engines import engine_named
 
     record = {"id": "owner/repo", "gguf": {"file": "m.gguf", "sha256": "ab" * 32}, "family": "causal"}
     (tmp_path / "run.json").write_text(json.dumps({"probe": "religion", "model": record}))
-    probe = get_probe("religion")
+    probe, engine = get_probe("religion"), engine_named("transformers")
     run = RunOptions(output=tmp_path, gguf_file="m.gguf")
     settings = probe.check_settings(run.settings)
-    check_folder_before_load(
-        "owner/repo", probe, run, settings, lambda *a: tmp_path
-    )  # the same run: no refusal
+
+    def check(model_id: str, run: RunOptions) -> None:
+        request = engine_request(model_id, probe, run)
+        check_folder_before_load(engine, request, probe, run, settings, None, lambda *a: tmp_path)
+
+    check("owner/repo", run)  # the same run: no refusal
     for model_id, gguf_file in (("owner/repo", "other.gguf"), ("owner/other", "m.gguf")):
         other = RunOptions(output=tmp_path, gguf_file=gguf_file)
         with pytest.raises(UnqoverError, match=r"holds another run \(it differs in model\)"):
-            check_folder_before_load(model_id, probe, other, settings, lambda *a: tmp_path)
+            check(model_id, other)
 
 
 def test_several_probes_check_their_folders_before_the_model_loads(

@@ -62,6 +62,19 @@ def check_folder_before_load(
         raise UnqoverError(another_run(Path(folder), differing))
 
 
+def planned_name(
+    engine: Engine, request: EngineRequest, probe: ProbeDefinition, run: RunOptions, settings: dict
+) -> str | None:
+    """The default run folder's last part as known before the model loads (None: ``--output`` given, or not
+    known: :func:`planned_capabilities`)."""
+    capabilities = planned_capabilities(engine, request) if run.output is None else None
+    return (
+        None
+        if capabilities is None
+        else probe.planned_output_name(capabilities, request.model_id, run, settings)
+    )
+
+
 def planned_capabilities(engine: Engine, request: EngineRequest) -> tuple[str, ...] | None:
     """What a local model answers, read from its config before it loads (the default run folder's name depends
     on it); None for a model that is not a local file or folder (a Hub model's config may need the network:

@@ -15,7 +15,7 @@ from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable, write_text_atomic
 from unqover.format import MISSING
 from unqover.hub.load import check_local_dataset
-from unqover.jobs.folder_check import check_folder_before_load
+from unqover.jobs.folder_check import check_folder_before_load, planned_name
 from unqover.jobs.run import check_scoring, checked_engine, default_output, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.probes.row_identity import check_rows_of
@@ -89,9 +89,10 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
     check_rows_of(probes[0], run.dataset)  # another probe's rows (a --dataset goes with a single probe)
     engine, request = checked_engine(model_id, probes[0], runs[0], all_settings[0])
     for probe, probe_run, settings in zip(probes, runs, all_settings, strict=True):
+        name = planned_name(engine, request, probe, probe_run, settings)
         check_folder_before_load(
-            engine, request, probe, probe_run, settings, default_output
-        )  # before the load
+            engine, request, probe, probe_run, settings, name, default_output
+        )  # before load
         probe.check_source(probe_run, settings)
     warn_slow_bfloat16(request.dtype, request.device)  # said once a process: a sweep measures and warns once
     placement, model = load_for(engine, request, probes[0].wants)
