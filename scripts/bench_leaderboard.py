@@ -12,7 +12,7 @@ full-dataset values (measured on all the rows) are the truth, and the true rank 
 For each budget and seed, every model's quick run scores the same seeded sample of groups (the library's design,
 as a sweep's quick runs do, so the comparisons are paired), and the leaderboard is computed by the command's own
 code path on the in-memory runs: :func:`unqover.measure.leaderboard.leaderboard_analysis` (what the UnQover
-probe's ``leaderboard_numbers`` calls) at the Bonferroni levels, then :mod:`unqover.jobs.compare`'s table.
+probes' ``results.leaderboard_numbers`` calls) at the Bonferroni levels, then :mod:`unqover.jobs.compare`'s table.
 
 Reported per scenario, budget and metric over the seeds:
 

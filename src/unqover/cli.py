@@ -77,7 +77,7 @@ def _measure(args: argparse.Namespace) -> int:
             given=_given(args, args.probe_options),
             split=args.split,
         )
-    print(probe.summary(result, top=args.top))
+    print(probe.results.summary(result, top=args.top))
     print(f"\nFull results: {output}")
     return 0
 
@@ -211,7 +211,7 @@ def _probe(args: argparse.Namespace) -> int:
     finished = run_probe(args.model[0], probe, run)
     if finished is None:
         return 0
-    print(probe.summary(finished.result, top=args.top))
+    print(probe.results.summary(finished.result, top=args.top))
     stopped = precision_line(finished.provenance)
     if stopped is not None:  # a --precision run: whether its target was met
         print(f"\n{stopped}")

@@ -219,13 +219,13 @@ def test_reports(hider, runs, tmp_path):
     code = (
         "import json, sys\nfrom pathlib import Path\nfrom unqover.probes.registry import get_probe\n"
         f"results = json.loads(Path({str(runs['a.json'])!r}).read_text())\n"
-        f"for name, text in get_probe('religion').reports(results).items():\n"
+        f"for name, text in get_probe('religion').results.reports(results).items():\n"
         f"    (Path({str(tmp_path)!r}) / name).write_text(text)\n"
     )
     ok(light_code(hider, code))
     from unqover.probes.registry import get_probe
 
-    full = get_probe("religion").reports(json.loads(runs["a.json"].read_text()))
+    full = get_probe("religion").results.reports(json.loads(runs["a.json"].read_text()))
     assert set(full) == {"report.md", "report.html"}
     for name, text in full.items():
         assert (tmp_path / name).read_text() == text

@@ -3,7 +3,8 @@
 Rows are words; the "model" ``toy:NAME``, loaded by the toy engine, scores a word by its letters (score_1: share of vowels, score_2: share of
 consonants), so the toy measure, "vowel lead" (mean of score_1 − score_2), is known exactly. The definition says
 everything a surface needs: its options (``--toy-vowels``), its measure option (``--toy-scale``), its dataset
-(``toy-words``, built by ``build-datasets``), its results-table column, its headline numbers and its reports.
+(``toy-words``, built by its ``builder`` part for ``build-datasets``), its results-table column, and (its
+``results`` part) its headline numbers and its reports.
 Nothing else in the package names it.
 """
 
@@ -20,7 +21,9 @@ import pyarrow.parquet as pq
 from unqover.errors import UnqoverError
 from unqover.format import fmt
 from unqover.options import Option
-from unqover.probes.base import Loaded, Measured, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.probes.base import Loaded, Measured, Part, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.probes.dataset_builder import DatasetBuilder
+from unqover.probes.readings import ProbeResults
 from unqover.scoring.engines.base import Engine
 from unqover.scoring.requests import EngineRequest
 
@@ -102,6 +105,56 @@ class ToyEngine(Engine):
         return ToyScorer(model.vowels)
 
 
+class ToyProbeResults(ProbeResults):
+    """The toy probe's results: its reports, summary, headline, table row and measure of a predictions file."""
+
+    def reports(self, results: dict) -> dict[str, str]:
+        lead = fmt(results["result"]["vowel_lead"])
+        return {
+            "report.md": f"# Toy probe\n\nvowel lead: {lead}\n",
+            "report.html": f"<html><body><h1>Toy probe</h1><p>vowel lead: {lead}</p></body></html>",
+        }
+
+    def summary(self, result, top: int = 10) -> str:
+        return f"toy vowel lead over {result.count} words"
+
+    def headline(self, results: dict) -> dict:
+        result = results["result"]
+        return {"vowel lead": (result.get("vowel_lead"), (result.get("intervals") or {}).get("vowel_lead"))}
+
+    def table_row(self, results) -> dict:
+        return {"vowel lead": results["result"].get("vowel_lead")}
+
+    def measure_file(self, predictions: Path, run: RunOptions, **options):
+        from unqover.predictions import read_predictions
+
+        scores, provenance = read_predictions(predictions)
+        return toy_measure(scores, scale=options["toy_scale"]), provenance
+
+
+class ToyBuilder(DatasetBuilder):
+    """The toy probe's dataset: its words in one config."""
+
+    def check_dataset_configs(self, name: str, configs) -> list[str]:
+        if configs and list(configs) != ["words"]:
+            raise UnqoverError(f"{name} has the config words only")
+        return ["words"]
+
+    def build_dataset(self, name: str, output: Path, settings: dict):
+        from unqover.hub.folder import BuiltDataset
+
+        started = time.perf_counter()
+        folder = output / name / "data" / "words"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(toy_rows(), folder / "test-00000-of-00001.parquet")
+        card = (
+            "---\nconfigs:\n- config_name: words\n  data_files:\n  - split: test\n"
+            "    path: data/words/test-*.parquet\n---\n# toy words\n"
+        )
+        (output / name / "README.md").write_text(card, encoding="utf-8")
+        return BuiltDataset(output / name, {"words": len(WORDS)}, time.perf_counter() - started)
+
+
 class ToyProbe(ProbeDefinition):
     name = NAME
     title = "Toy vowel probe"
@@ -113,6 +166,8 @@ class ToyProbe(ProbeDefinition):
     measure_options = (Option("--toy-scale", "multiply the vowel lead by this", type=float, default=1.0),)
     datasets = (DATASET,)
     table_columns = ("vowel lead",)
+    results = Part(ToyProbeResults)
+    builder = Part(ToyBuilder)
 
     def engine_load(self, engine, request, run: RunOptions, settings: dict) -> dict:
         if engine.name != "toy":
@@ -140,48 +195,6 @@ class ToyProbe(ProbeDefinition):
 
     def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         return Measured(toy_measure(scores))
-
-    def reports(self, results: dict) -> dict[str, str]:
-        lead = fmt(results["result"]["vowel_lead"])
-        return {
-            "report.md": f"# Toy probe\n\nvowel lead: {lead}\n",
-            "report.html": f"<html><body><h1>Toy probe</h1><p>vowel lead: {lead}</p></body></html>",
-        }
-
-    def summary(self, result, top: int = 10) -> str:
-        return f"toy vowel lead over {result.count} words"
-
-    def headline(self, results: dict) -> dict:
-        result = results["result"]
-        return {"vowel lead": (result.get("vowel_lead"), (result.get("intervals") or {}).get("vowel_lead"))}
-
-    def table_row(self, results) -> dict:
-        return {"vowel lead": results["result"].get("vowel_lead")}
-
-    def measure_file(self, predictions: Path, run: RunOptions, **options):
-        from unqover.predictions import read_predictions
-
-        scores, provenance = read_predictions(predictions)
-        return toy_measure(scores, scale=options["toy_scale"]), provenance
-
-    def check_dataset_configs(self, name: str, configs) -> list[str]:
-        if configs and list(configs) != ["words"]:
-            raise UnqoverError(f"{name} has the config words only")
-        return ["words"]
-
-    def build_dataset(self, name: str, output: Path, settings: dict):
-        from unqover.hub.folder import BuiltDataset
-
-        started = time.perf_counter()
-        folder = output / name / "data" / "words"
-        folder.mkdir(parents=True, exist_ok=True)
-        pq.write_table(toy_rows(), folder / "test-00000-of-00001.parquet")
-        card = (
-            "---\nconfigs:\n- config_name: words\n  data_files:\n  - split: test\n"
-            "    path: data/words/test-*.parquet\n---\n# toy words\n"
-        )
-        (output / name / "README.md").write_text(card, encoding="utf-8")
-        return BuiltDataset(output / name, {"words": len(WORDS)}, time.perf_counter() - started)
 
 
 def toy_rows() -> pa.Table:

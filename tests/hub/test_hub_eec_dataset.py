@@ -108,9 +108,9 @@ def test_the_registry_builds_eec_emotion(tmp_path):
 
     assert requested_datasets([NAME, "gender"]) == [NAME, "gender"]
     owner = dataset_owner(NAME)
-    assert owner.check_dataset_configs(NAME, None) == ["sentences", "questions", "person_questions"]
+    assert owner.builder.check_dataset_configs(NAME, None) == ["sentences", "questions", "person_questions"]
     with pytest.raises(UnqoverError, match="unknown eec-emotion config"):
-        owner.check_dataset_configs(NAME, ["qa"])
+        owner.builder.check_dataset_configs(NAME, ["qa"])
     built = build_datasets([NAME], tmp_path, configs=["questions"], overwrite=False, progress=False, given={})
     assert [b.rows for b in built] == [{"questions": 480}]
 

@@ -187,9 +187,9 @@ def test_the_registry_builds_nli_gender(tmp_path):
 
     assert requested_datasets([NAME, "gender"]) == [NAME, "gender"]
     owner = dataset_owner(NAME)
-    assert owner.check_dataset_configs(NAME, None) == SYNTHETIC
+    assert owner.builder.check_dataset_configs(NAME, None) == SYNTHETIC
     with pytest.raises(UnqoverError, match="unknown nli-gender config"):
-        owner.check_dataset_configs(NAME, ["nope"])
+        owner.builder.check_dataset_configs(NAME, ["nope"])
     built = build_datasets(
         [NAME], tmp_path, configs=["synthetic-named"], overwrite=False, progress=False, given={}
     )

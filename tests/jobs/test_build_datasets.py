@@ -295,16 +295,13 @@ def toy_registry(monkeypatch):
     from unqover.hub.folder import BuiltDataset
     from unqover.options import Option
     from unqover.probes import registry
-    from unqover.probes.base import ProbeDefinition
+    from unqover.probes.base import Part, ProbeDefinition
+    from unqover.probes.dataset_builder import DatasetBuilder
 
     built: list[tuple[str, dict]] = []
     source = Option("--source", "KEY=PATH", type=str, metavar="KEY=PATH", repeat=True)
 
-    class Toy(ProbeDefinition):
-        def __init__(self, name, options=(), by_default=False):
-            self.name, self.datasets, self.dataset_options = name, (name,), options
-            self.built_by_default = by_default
-
+    class ToyBuilder(DatasetBuilder):
         def check_dataset_configs(self, name, configs):
             if configs and list(configs) != ["only"]:
                 raise UnqoverError(f"{name} has the config only")
@@ -319,6 +316,13 @@ def toy_registry(monkeypatch):
         def build_dataset(self, name, output, settings):
             built.append((name, settings))
             return BuiltDataset(output / name, {"only": 1}, 0.0)
+
+    class Toy(ProbeDefinition):
+        builder = Part(ToyBuilder)
+
+        def __init__(self, name, options=(), by_default=False):
+            self.name, self.datasets, self.dataset_options = name, (name,), options
+            self.built_by_default = by_default
 
     toys = [Toy("a", (source,)), Toy("b", (source,)), Toy("c", by_default=True)]
     monkeypatch.setattr(registry, "PROBES", {toy.name: toy for toy in toys})

@@ -200,7 +200,7 @@ def test_nli_pairs_are_paired_on_one_sample_and_exact_for_full_runs(nli_sweeps, 
     runs = [json.loads((f / "results.json").read_text()) for f in (*quick, *full)]
     probe = PROBES["nli-gender"]
     level = bonferroni_confidence(0.95, 6)
-    numbers, shifts = probe.leaderboard_numbers(
+    numbers, shifts = probe.results.leaderboard_numbers(
         Ranking(runs, [*quick, *full], list("abcd"), "delta_P", level, level)
     )
     assert shifts[0, 1]["method"] == "paired"  # two quick runs of one seeded sample
@@ -235,7 +235,7 @@ def test_nli_quick_runs_of_other_samples_are_compared_unpaired(nli_sweeps, nli_m
     from unqover.probes.registry import PROBES
 
     runs = [json.loads((f / "results.json").read_text()) for f in (other, quick)]
-    _, shifts = PROBES["nli-gender"].leaderboard_numbers(
+    _, shifts = PROBES["nli-gender"].results.leaderboard_numbers(
         Ranking(runs, [other, quick], ["a", "b"], "B", 0.975, 0.95)
     )
     assert shifts[0, 1]["method"] == "unpaired" and shifts[0, 1]["paired"] is False

@@ -71,7 +71,7 @@ def test_two_probes_load_the_model_once_and_match_single_runs(
         )
         markdown = (out / "summary.md").read_text()
         html = (out / "summary.html").read_text()
-        headline = PROBES[bias].headline(several)
+        headline = PROBES[bias].results.headline(several)
         assert any(value is not None for value, _ in headline.values())  # the errors δ, ε at this size
         for value, interval in headline.values():
             shown = fmt_estimate(value, interval)

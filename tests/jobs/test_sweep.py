@@ -228,11 +228,11 @@ def test_every_leaderboard_probe_knows_its_headline_names_before_any_run():
 
     emotion = get_probe("eec-emotion")
     tests = {"result": {"tests": {name: {"p_value": 0.5, "cramers_v": 0.1} for name in TESTS}}}
-    assert emotion.headline_names() == list(emotion.headline(tests))
-    assert emotion.leaderboard_metric in emotion.headline_names()
+    assert emotion.results.headline_names() == list(emotion.results.headline(tests))
+    assert emotion.leaderboard_metric in emotion.results.headline_names()
     for name in ("religion", "nli-gender"):
         probe = get_probe(name)
-        assert probe.leaderboard_metric in probe.headline_names()
+        assert probe.leaderboard_metric in probe.results.headline_names()
 
 
 def test_a_sweep_whose_max_time_is_spent_starts_no_model(tmp_path, upstream_word_lists_path):

@@ -281,7 +281,9 @@ def test_emotion_and_person_tasks_give_the_probe_s_tests(models, tmp_path, bias,
     argv = ["probe", str(models["gpt2"]), "--bias", bias, "--limit", str(size), "--seed", "1"]
     assert main([*argv, "--length-rule", "sum", "--device", "cpu", "--output", str(run), "--quiet"]) == 0
     probe = get_probe(bias)
-    headlines = [probe.headline(json.loads(path.read_text())) for path in (measured, run / "results.json")]
+    headlines = [
+        probe.results.headline(json.loads(path.read_text())) for path in (measured, run / "results.json")
+    ]
     assert headlines[0] == headlines[1]
     finite = 0
     for metric, (key, end) in METRICS["sentences"].items():

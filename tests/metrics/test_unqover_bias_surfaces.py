@@ -25,7 +25,9 @@ from unqover.probes.unqover_rows import ROW_COLUMNS
 
 def measure_predictions(path, dataset=None, config=None, **options):
     """`unqover measure`'s library call."""
-    return get_probe("gender").measure_file(path, RunOptions(dataset=dataset, config=config), **options)
+    return get_probe("gender").results.measure_file(
+        path, RunOptions(dataset=dataset, config=config), **options
+    )
 
 
 MODULE_DIR = Path(__file__).resolve().parents[2] / "metrics" / "unqover_bias"

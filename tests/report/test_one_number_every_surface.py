@@ -213,9 +213,10 @@ def readable(text: str) -> str:
 
 def numbers(probe: ProbeDefinition, results: dict) -> dict[str, tuple]:
     """name -> (value, interval, words): the headline numbers of a results dict and the words every surface shows."""
-    words = probe.headline_text(results)
+    words = probe.results.headline_text(results)
     return {
-        name: (value, interval, words[name]) for name, (value, interval) in probe.headline(results).items()
+        name: (value, interval, words[name])
+        for name, (value, interval) in probe.results.headline(results).items()
     }
 
 
@@ -285,7 +286,7 @@ def test_the_terminal_and_the_reports_show_each_number_in_its_words(quick_runs, 
     assert_shown("the printed summary", run.printed, shown)
     for report in ("report.md", "report.html"):
         assert_shown(report, (run.folder / report).read_text(encoding="utf-8"), shown)
-    reports = run.probe.reports(run.results)  # the files are what the definition writes
+    reports = run.probe.results.reports(run.results)  # the files are what the definition writes
     assert reports["report.md"] == (run.folder / "report.md").read_text(encoding="utf-8")
 
 
@@ -294,7 +295,7 @@ def test_the_terminal_and_the_reports_show_each_number_in_its_words(quick_runs, 
 def test_the_summary_of_several_probes_shows_each_number_in_its_words(quick_runs, name):
     run = quick_runs(name)
     shown = numbers(run.probe, run.results)
-    cells = {name: run.probe.headline_text(run.results)}  # what run_probes passes
+    cells = {name: run.probe.results.headline_text(run.results)}  # what run_probes passes
     assert_shown("summary.md", summary_markdown("a model", cells, {name: run.folder}), shown)
     assert_shown(
         "the printed summary of several probes", summary_text("a model", cells, {name: run.folder}), shown
@@ -333,7 +334,7 @@ def check_runs_table(probe: ProbeDefinition, results: dict, shown: dict[str, tup
     from unqover.space.results import runs_table
 
     row = runs_table({"run": results}).iloc[0].to_dict()
-    own = probe.table_row(results)
+    own = probe.results.table_row(results)
     result = results["result"]
     known = {number(v) for v, _, _ in shown.values()} | {
         number(x) for _, i, _ in shown.values() for x in i or ()
@@ -389,7 +390,7 @@ def rows_and_scores(run: Run) -> tuple[pa.Table, pa.Table, pa.Table]:
     """The whole dataset a run records, its scored rows (in the order of its predictions) and the predictions
     (loaded once per run)."""
     if run.rows is None:
-        population, *_ = run.probe.recorded_rows(run.results["provenance"]["dataset"], RunOptions())
+        population, *_ = run.probe.results.recorded_rows(run.results["provenance"]["dataset"], RunOptions())
         scores, _ = read_predictions(run.folder / "predictions.parquet")
         rows = population.take(pa.array(match_ids(scores["id"], population["id"])))
         run.rows = (population, rows, scores)
@@ -455,8 +456,8 @@ def module_inputs(run: Run) -> dict:
 def test_the_evaluate_module_gives_the_runs_numbers(quick_runs, name):
     run = quick_runs(name)
     got = module_of(run).compute(**module_inputs(run), seed=0)
-    expected = run.probe.headline(run.results)
-    assert plain(run.probe.headline({"result": got})) == plain(expected)
+    expected = run.probe.results.headline(run.results)
+    assert plain(run.probe.results.headline({"result": got})) == plain(expected)
 
 
 @slow
@@ -484,10 +485,10 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
             assert fmt_estimate(value, interval) not in words and ":" in words, (key, words)
     measured = measure_scores(rows, scores, resamples=20, seed=0)  # what `unqover measure` prints from
     assert plain(numbers(run.probe, {"result": measured.to_dict()})) == plain(shown)
-    assert_shown("the printed summary", run.probe.summary(measured), shown)
-    for report, text in run.probe.reports(results).items():
+    assert_shown("the printed summary", run.probe.results.summary(measured), shown)
+    for report, text in run.probe.results.reports(results).items():
         assert_shown(report, text, shown)
-    cells = {name: run.probe.headline_text(results)}
+    cells = {name: run.probe.results.headline_text(results)}
     assert_shown("summary.md", summary_markdown("a model", cells, {name: tmp_path}), shown)
     assert_shown(
         "the printed summary of several probes", summary_text("a model", cells, {name: tmp_path}), shown
@@ -501,7 +502,7 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
     check_published(
         run.probe, tmp_path / "results.json", shown, checked=False
     )  # no predictions give a whole set
-    comparison = run.probe.compare(ComparedRuns(results, results, ("A", "B")))
+    comparison = run.probe.results.compare(ComparedRuns(results, results, ("A", "B")))
     assert_compared("compare (text)", comparison.text, run.probe, results)
     assert_compared("compare (Markdown)", comparison.markdown, run.probe, results)
     if run.probe.lm_eval_kind == "subjects":  # the full task of these rows
@@ -604,6 +605,6 @@ def assert_compared(surface: str, text: str, probe: ProbeDefinition, results: di
 def test_compare_shows_each_runs_numbers(quick_runs, name):
     """`unqover compare` of a run with itself (no shifts from predictions)."""
     run = quick_runs(name)
-    comparison = run.probe.compare(ComparedRuns(run.results, run.results, ("A", "B")))
+    comparison = run.probe.results.compare(ComparedRuns(run.results, run.results, ("A", "B")))
     assert_compared("compare (text)", comparison.text, run.probe, run.results)
     assert_compared("compare (Markdown)", comparison.markdown, run.probe, run.results)

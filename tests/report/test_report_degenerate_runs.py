@@ -164,7 +164,7 @@ def _space_headline(results: dict) -> str:
 
 def _surfaces(results: dict, probe) -> tuple[str, str, str]:
     """The Markdown report, the HTML report and the Space's headline of a results dict."""
-    reports = probe.reports(results)
+    reports = probe.results.reports(results)
     return reports["report.md"], reports["report.html"], _space_headline(results)
 
 

@@ -127,7 +127,7 @@ def test_the_unqover_nli_and_emotion_pages_share_one_design(nli_results, eec_res
 
 def test_the_nli_cards_show_results_json_numbers_in_the_words_of_every_surface(nli_results):
     shown = cards(nli_html(nli_results))
-    words = PROBES["nli-gender"].headline_text(nli_results)
+    words = PROBES["nli-gender"].results.headline_text(nli_results)
     assert list(shown.values()) == list(words.values())  # S, ΔP, B
     result = nli_results["result"]
     for text, name in zip(shown.values(), ("S", "delta_P", "B"), strict=True):
@@ -137,7 +137,7 @@ def test_the_nli_cards_show_results_json_numbers_in_the_words_of_every_surface(n
 
 def test_the_emotion_cards_show_results_json_numbers_in_the_words_of_every_surface(eec_results):
     shown = cards(eec_html(eec_results))
-    assert shown == PROBES["eec-emotion"].headline_text(eec_results)
+    assert shown == PROBES["eec-emotion"].results.headline_text(eec_results)
     for name, test in eec_results["result"]["tests"].items():
         assert shown[f"{name}: p-value"] == fmt_p(test["p_value"])
         low, high = (fmt(v) for v in test["cramers_v_interval"])

@@ -1,8 +1,8 @@
 """``unqover build-datasets``: the dataset folders the probe definitions build, all checked before any is written.
 
 The registry says which datasets there are and which definition builds each; a definition says the rest: its
-configs (``check_dataset_configs``), the build options it takes (``dataset_options``), whether it is built when
-no names are given (``built_by_default``) and how it builds (``build_dataset``). Nothing here names a probe or a
+configs (its builder's ``check_dataset_configs``), the build options it takes (``dataset_options``), whether it is
+built when no names are given (``built_by_default``) and how it builds (``builder.build_dataset``). Nothing here names a probe or a
 dataset, so a new probe's dataset needs no change here.
 
 Every check that can be made without building comes first: the output folder, the names, each dataset's configs
@@ -57,7 +57,7 @@ def build_datasets(
     requested = requested_datasets(names)
     owners = {name: dataset_owner(name) for name in requested}
     for name, owner in owners.items():
-        owner.check_dataset_configs(name, configs)
+        owner.builder.check_dataset_configs(name, configs)
     declared = {option.dest for owner in owners.values() for option in owner.dataset_options}
     refused = [dest for dest, value in given.items() if value is not None and dest not in declared]
     if any(not _option(dest).repeat for dest in refused):
@@ -76,8 +76,8 @@ def _build_each(builds: Sequence[DatasetBuild], output: Path) -> Iterator[BuiltD
     from unqover.hub.identity import stamp_identity
 
     for build in builds:
-        built = build.definition.build_dataset(build.name, output, build.settings)
-        stamp_identity(built.path, build.definition.rows_probe)
+        built = build.definition.builder.build_dataset(build.name, output, build.settings)
+        stamp_identity(built.path, build.definition.builder.rows_probe)
         yield built
 
 
@@ -90,12 +90,12 @@ def build_custom(
 
     check_writable(output, folder=True)
     probe = get_probe(probe_file=probe_file)
-    probe.check_dataset_configs(probe.name, configs)
+    probe.builder.check_dataset_configs(probe.name, configs)
     settings = {"configs": configs, "overwrite": overwrite, "progress": progress}
-    built = probe.build_dataset(probe.name, Path(output), settings)
+    built = probe.builder.build_dataset(probe.name, Path(output), settings)
     from unqover.hub.identity import stamp_identity
 
-    stamp_identity(built.path, probe.rows_probe)
+    stamp_identity(built.path, probe.builder.rows_probe)
     return built
 
 
@@ -119,10 +119,10 @@ def requested_datasets(names: Sequence[str]) -> list[str]:
 def _settings(
     owner: ProbeDefinition, name: str, common: Mapping[str, Any], given: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """What ``owner.build_dataset(name, ...)`` is given: the common settings and the values of its own build
+    """What ``owner.builder.build_dataset(name, ...)`` is given: the common settings and the values of its own build
     options (an option's default where it was not given), as the definition's own check leaves them.
 
-    The definition's ``check_dataset_settings`` checks the values and keeps only its own entries of an option it
+    The definition's ``builder.check_dataset_settings`` checks the values and keeps only its own entries of an option it
     shares with another dataset (a repeatable option's value stays a list of the entries as given; a single value
     may be replaced by what the dataset builds from).
     """
@@ -130,7 +130,7 @@ def _settings(
     for option in owner.dataset_options:
         value = given.get(option.dest)
         settings[option.dest] = option.default if value is None else value
-    return dict(owner.check_dataset_settings(name, settings))
+    return dict(owner.builder.check_dataset_settings(name, settings))
 
 
 def _refuse_values_nobody_takes(

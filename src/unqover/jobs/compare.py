@@ -4,9 +4,9 @@ leaderboard RUN...`` (several models' runs of one probe in one honest table), ea
 Checking (:func:`verify_run`). Every surface that ranks, compares or publishes runs (``unqover leaderboard``, a
 sweep's leaderboards, ``unqover compare``, ``unqover publish-results``, the Space's tabs) shows a run's headline
 numbers only after :func:`verify_run` has measured its predictions again with the probe that wrote it, on the rows
-its results record and with the options they record (:meth:`~unqover.probes.base.ProbeDefinition.recorded_measure`):
+its results record and with the options they record (:meth:`~unqover.probes.readings.ProbeResults.recorded_measure`):
 a number edited by hand (a headline value or interval, and every other number the probe checks: an UnQover run's
-mean score, γ tables, groups and sample, :meth:`~unqover.probes.base.ProbeDefinition.checked_result`), or a results
+mean score, γ tables, groups and sample, :meth:`~unqover.probes.readings.ProbeResults.checked_result`), or a results
 file copied beside another run's predictions, is refused in one line naming both values. The measures are
 deterministic (seeded), so an honest run gives its numbers again exactly. A run's identity (:func:`run_identity`)
 is its model as its predictions record it (by the SHA-256 of its weights where recorded:
@@ -15,7 +15,7 @@ their path or metadata): a copy of a run folder, a folder of links to one, or a 
 another name, is the same run (:func:`check_distinct`).
 
 Comparing (:func:`compare_runs`) finds the probe that wrote each run (the registry), refuses runs of different
-probes and hands the two runs to that probe's :meth:`~unqover.probes.base.ProbeDefinition.compare`: the UnQover
+probes and hands the two runs to that probe's :meth:`~unqover.probes.readings.ProbeResults.compare`: the UnQover
 probes compare subjects and cells with intervals for the shifts, the others set their headline numbers side by
 side. The command line (through :func:`compare_files`) and the Space call it; what a comparison says is the reports'
 (:mod:`unqover.report.compare`).
@@ -163,8 +163,8 @@ def check_headline(
     """Refuse, in one line naming both, the first headline value or interval of ``recorded`` (a run's results)
     that ``measured`` (its predictions measured again) does not give; ``level``: the confidence the results
     record, which the predictions were measured at again (an edited level changes every interval)."""
-    found = probe.headline(measured)
-    for key, (value, interval) in probe.headline(recorded).items():
+    found = probe.results.headline(measured)
+    for key, (value, interval) in probe.results.headline(recorded).items():
         again, again_interval = found.get(key, (None, None))
         if _differ(again, value):
             if again is None or value is None:
@@ -225,9 +225,11 @@ def _first_difference(recorded: object, measured: object, label: str) -> tuple[s
 
 def check_result(probe: ProbeDefinition, recorded: Mapping, measured: Mapping, name: str) -> None:
     """Refuse, in one line naming the place and both values, the first number (or word) of a run's result beyond
-    its headline (:meth:`~unqover.probes.base.ProbeDefinition.checked_result`: a mean score, a γ(x), the groups
+    its headline (:meth:`~unqover.probes.readings.ProbeResults.checked_result`: a mean score, a γ(x), the groups
     measured, ...) that its predictions measured again do not give."""
-    found = _first_difference(probe.checked_result(recorded), probe.checked_result(measured), "")
+    found = _first_difference(
+        probe.results.checked_result(recorded), probe.results.checked_result(measured), ""
+    )
     if found is None:
         return
     where, said, again = found
@@ -265,23 +267,23 @@ def verify_run(
 ) -> RunIdentity:
     """Check a run's recorded numbers against its predictions, and give its identity: its predictions (the file
     its results record, else its run folder's) measured again by ``probe`` with the options its results record
-    must give every headline value and interval they record (and the rest of the probe's ``checked_result``), and
+    must give every headline value and interval they record (and the rest of the probe's ``results.checked_result``), and
     be scored by the model they name. The rows are the dataset the results record (``results_rows``: the rows a leaderboard or a comparison reads, the Space's
     own), else the one the predictions record. Raises :class:`UnqoverError` naming both values where they
     differ, or saying why the run cannot be checked (no predictions, a probe that measures no predictions
     file)."""
-    if not probe.measures_files:
+    if not probe.results.measures_files:
         raise UnqoverError(
             f"{name}: the {probe.name} probe cannot measure its predictions again, so its numbers cannot be checked"
         )
     result, provenance = split_results(dict(results))
     predictions = predictions_of(path, provenance)
     check_scored_model(results, predictions, name)
-    run, options = probe.recorded_measure(result)
+    run, options = probe.results.recorded_measure(result)
     dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else None
     dataset = dataset if results_rows else None
     try:
-        measured, _ = probe.measure_file(predictions, run, dataset=dataset, **options)
+        measured, _ = probe.results.measure_file(predictions, run, dataset=dataset, **options)
     except (ValueError, KeyError) as err:
         raise UnqoverError(f"cannot measure the predictions of {name} again: {err}") from err
     again = {"result": measured.to_dict(), "provenance": provenance}
@@ -297,7 +299,7 @@ def verify_found(probe: ProbeDefinition, results: Mapping, path: str | Path, nam
     found or measured again (a results file alone; predictions of other rows than the ones read: ``unqover
     compare`` then sets the numbers side by side without intervals, as recorded). Numbers or a model the
     predictions contradict are refused (:class:`NumbersDiffer`)."""
-    if not probe.measures_files:
+    if not probe.results.measures_files:
         return None
     try:
         return verify_run(probe, results, path, name)
@@ -327,7 +329,7 @@ def compared_probe(results: dict, name: str = "the run") -> tuple[ProbeDefinitio
         probe, known = results_probe(results), True
     except UnqoverError:
         probe, known = get_probe(DEFAULT_PROBE), False
-    check_numbers(probe.headline(results), name)
+    check_numbers(probe.results.headline(results), name)
     return probe, known
 
 
@@ -370,7 +372,7 @@ def compare_runs(
     """
     (probe_a, known_a), (probe_b, known_b) = compared_probe(a, name_a), compared_probe(b, name_b)
     if (
-        type(probe_a).compare is not type(probe_b).compare
+        type(probe_a.results).compare is not type(probe_b.results).compare
     ):  # probes that compare alike compare each other's runs
         raise UnqoverError(f"{name_a} and {name_b} were written by different probes")
     runs = ((probe_a, known_a, a, name_a), (probe_b, known_b, b, name_b))
@@ -381,7 +383,7 @@ def compare_runs(
         for (probe, _, run, name), path in zip(runs, paths, strict=True):
             verify_found(probe, run, path, name)
     # the comparison first refuses runs that are not comparable (other probes' results, datasets, modes)
-    comparison = probe_a.compare(ComparedRuns(a, b, (name_a, name_b), paths, top, no_shifts))
+    comparison = probe_a.results.compare(ComparedRuns(a, b, (name_a, name_b), paths, top, no_shifts))
     if given is not None and strict:  # nothing of it is shown unless the predictions give every number again
         for (probe, known, run, name), path in zip(runs, given, strict=True):
             _verified(probe, known, run, path, name)
@@ -528,7 +530,7 @@ def leaderboard_of_runs(
             (str(paths[0]), str(paths[k])),
         )
     probe = probes[0]
-    known = list(probe.headline(runs[0]))
+    known = list(probe.results.headline(runs[0]))
     metric = metric or probe.leaderboard_metric or known[0]
     if metric not in known:
         raise UnqoverError(
@@ -542,7 +544,9 @@ def leaderboard_of_runs(
     pairs = k * (k - 1) // 2
     each, pair_level = bonferroni_confidence(confidence, k), bonferroni_confidence(confidence, pairs)
     try:
-        numbers, shifts = probe.leaderboard_numbers(Ranking(runs, paths, names, metric, each, pair_level))
+        numbers, shifts = probe.results.leaderboard_numbers(
+            Ranking(runs, paths, names, metric, each, pair_level)
+        )
     except ValueError as err:  # scores that do not fit the dataset's groups
         raise UnqoverError(f"cannot rank the runs: {err}") from err
     board = leaderboard_table(probe.name, metric, confidence, paths, names, numbers, shifts)

@@ -227,8 +227,10 @@ def _subject_metrics(documents, log_likelihoods: dict, about: dict, resamples: i
     )
     data = result.to_dict()
     probe = probe_of(about)
-    headline = probe.headline({"result": data})
-    _say_declined(about["lm_eval_task"], probe.headline_text({"result": data, "provenance": {}}), headline)
+    headline = probe.results.headline({"result": data})
+    _say_declined(
+        about["lm_eval_task"], probe.results.headline_text({"result": data, "provenance": {}}), headline
+    )
     return metric_values("subjects", headline, data.get("interval_estimates") or {})
 
 
@@ -249,7 +251,7 @@ def _say_declined(task: str, texts: dict[str, str], headline: dict) -> None:
 
 def _sentence_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:
     """The gender and race tests' p-values and Cramér's V (with its interval where the probe gives one), measured
-    as ``unqover measure`` measures the logged samples (the probe's ``measure_sentences``)."""
+    as ``unqover measure`` measures the logged samples (the probe's ``results.measure_sentences``)."""
     from unqover.predictions import sentence_log_likelihoods
     from unqover.probes.eec_rows import without_token_counts
     from unqover.probes.registry import probe_of
@@ -257,10 +259,10 @@ def _sentence_metrics(documents, log_likelihoods: dict, about: dict, resamples: 
     probe = probe_of(about)
     seed = (about.get("selection") or {}).get("seed", 0)
     table = without_token_counts(sentence_log_likelihoods(documents.to_pylist(), log_likelihoods))
-    result, _ = probe.measure_sentences(
+    result, _ = probe.results.measure_sentences(
         table, about, RunOptions(resamples=resamples, seed=seed), about["lm_eval_task"]
     )
-    return metric_values("sentences", probe.headline({"result": result.to_dict()}), {})
+    return metric_values("sentences", probe.results.headline({"result": result.to_dict()}), {})
 
 
 def hooks_for(folder: Path) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def metric_values(
     kind: str, headline: Mapping[str, tuple], estimates: Mapping[str, float]
 ) -> dict[str, float]:
     """The lm-eval metrics of a kind of task from a result's headline numbers (name -> (value, interval), the
-    probe's ``headline``) and the values its intervals are for (``interval_estimates``; default: the value);
+    probe's ``results.headline``) and the values its intervals are for (``interval_estimates``; default: the value);
     NaN where a number is missing or declined."""
     values = {}
     for metric, (name, end) in METRICS[kind].items():
@@ -194,7 +194,7 @@ def _documents(probe: ProbeDefinition, record: dict):
 
     if record["kind"] == "subjects":
         if "dataset" in record:  # a folder written before: the rows it recorded, wherever lm-eval runs
-            rows = probe.recorded_rows(record["dataset"], RunOptions(), all_columns=True)[0]
+            rows = probe.results.recorded_rows(record["dataset"], RunOptions(), all_columns=True)[0]
             return rows, record["dataset"]
         run = RunOptions(dataset=record["given_dataset"])
         settings = probe.check_settings({"word_lists": record["word_lists"]})

@@ -62,8 +62,8 @@ def measure_predictions(
     # the rows must be the probe's: a bare file's --bias is checked against them, a run's against --dataset
     fix = f"give --dataset a dataset of {probe.name} rows" if named else None
     check_rows_of(probe, run.dataset or (recorded.get("dataset") or {}).get("source"), fix)
-    options = probe.check_measure_options(given or {}) | ({"split": split} if split else {})
-    result, provenance = probe.measure_file(predictions, run, **options)
+    options = probe.results.check_measure_options(given or {}) | ({"split": split} if split else {})
+    result, provenance = probe.results.measure_file(predictions, run, **options)
     # the probe that measured, whatever the file recorded (a file without provenance: --bias), and the file
     # (`unqover compare` reads both from the provenance)
     provenance = {**provenance, "probe": probe.name, "predictions": str(predictions.resolve())}

@@ -114,7 +114,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
         finished.append(done)
     folder = run.output or Path(os.path.commonpath([str(f.folder) for f in finished]))
     headlines = {  # each number in the words of every surface (a full run's interval is for another value)
-        done.probe: probe.headline_text(
+        done.probe: probe.results.headline_text(
             json.loads((done.folder / "results.json").read_text(encoding="utf-8"))
         )
         for probe, done in zip(probes, finished, strict=True)
@@ -128,7 +128,7 @@ def run_probes(model_id: str, probes: Sequence[ProbeDefinition], run: RunOptions
 
 
 def _table(headlines: Mapping[str, Mapping[str, str]], cell) -> list[str]:
-    """Headline names down (with the reports' symbols), probes across (each number as the probe's ``headline_text`` words it); a probe without
+    """Headline names down (with the reports' symbols), probes across (each number as ``probe.results.headline_text`` words it); a probe without
     that number shows "—"."""
     names = list(dict.fromkeys(key for head in headlines.values() for key in head))
     lines = ["| | " + " | ".join(cell(p) for p in headlines) + " |", "|---|" + "---:|" * len(headlines)]

@@ -2,7 +2,7 @@
 results of the model (``.eval_results/*.yaml`` in the model repo), by pull request or (``--output DIR``) locally.
 
 Each run is read as ``unqover compare`` reads it (a run folder or a results JSON); the probe that wrote it (the
-registry) gives its headline numbers (:meth:`~unqover.probes.base.ProbeDefinition.headline`) and its task ids
+registry) gives its headline numbers (:meth:`~unqover.probes.readings.ProbeResults.headline`) and its task ids
 (those of its lm-evaluation-harness tasks): ``unqover_<probe>`` for a run on every row, ``unqover_<probe>_sample``
 for a number from part of the rows (the seeded design sample, or a subset, its notes saying which: the recorded
 selection, :mod:`unqover.probes.result_identity`). Only a run of exactly the model ``--model-repo`` is published
@@ -253,12 +253,12 @@ def results_entries(
 
     where = str(run)
     probe = results_probe(results)
-    headline = probe.headline(results)
+    headline = probe.results.headline(results)
     check_numbers(headline, where)
-    words = probe.headline_text(results)
+    words = probe.results.headline_text(results)
     provenance = results.get("provenance") or {}
     check_model(provenance, model_repo, where)
-    quick_run = probe.quick_run_line(results["result"])
+    quick_run = probe.results.quick_run_line(results["result"])
     kind, _ = check_selection(provenance, quick_run, where, _remeasure(Path(run), provenance))
     selection = provenance["selection"]
     recorded = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}

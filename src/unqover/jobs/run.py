@@ -402,7 +402,7 @@ def finish(
     provenance = {**provenance, "selection": run_selection(loaded.selection)}
     results = results_of(probe.name, provenance, measured.result.to_dict(), measured.extra)
     write_results(folder / RESULTS_FILE, results)
-    for name, text in probe.reports(results).items():
+    for name, text in probe.results.reports(results).items():
         write_text_atomic(folder / name, text)
     return ProbeRun(folder, measured.result, provenance, probe.name)
 

@@ -149,7 +149,7 @@ def _check_metric(probes: Sequence[ProbeDefinition], metric: str | None) -> None
     if metric is None:
         return
     for probe in probes:
-        names = probe.headline_names()
+        names = probe.results.headline_names()
         if names and metric not in names:
             raise UnqoverError(
                 f"--leaderboard-metric {metric!r} is not a headline number of the {probe.name} probe; choose one "

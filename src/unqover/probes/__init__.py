@@ -2,6 +2,9 @@
 reports together.
 
 * ``base``: what a probe definition is (``ProbeDefinition``) and the options every run shares (``RunOptions``).
+* ``readings`` and ``dataset_builder``: a definition's two parts, ``probe.results`` (``ProbeResults``: what its
+  finished runs' results and predictions mean) and ``probe.builder`` (``DatasetBuilder``: its dataset folders);
+  ``unqover_results``, ``nli_results``, ``eec_results``: the probes' own results parts.
 * ``unqover``, ``nli``, ``eec``, ``eec_person``, ``custom``: the published probes (and UnQover-style probes from
   YAML files); ``*_rows`` modules load and check each probe's rows.
 * ``registry``: the probes by name; the CLI, the Space and the reports ask here.

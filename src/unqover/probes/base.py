@@ -1,7 +1,8 @@
 """What a probe is: one definition object per probe, and the options every run shares.
 
 A definition says where its rows come from, what a quick run keeps, which model families and scorers it takes,
-which options it accepts, which measure it calls and how its results render. ``unqover.jobs.run`` carries any
+which options it accepts and which measure it calls; its parts say how its results read
+(:mod:`unqover.probes.readings`) and how its datasets are built (:mod:`unqover.probes.dataset_builder`). ``unqover.jobs.run`` carries any
 definition through load -> select -> score -> predictions -> measure -> results -> reports; the registry
 (``unqover.probes.registry``) is the only place that names them.
 """
@@ -112,7 +113,7 @@ class ProbeRun:
 
 @dataclass(frozen=True)
 class Ranking:
-    """What ``unqover leaderboard`` asks a probe to rank (:meth:`ProbeDefinition.leaderboard_numbers`): the runs'
+    """What ``unqover leaderboard`` asks a probe to rank (``probe.results.leaderboard_numbers``): the runs'
     results, their files and names, the headline number to rank by, and the confidence of each run's interval
     (``each``) and of each pair's shift (``pairs``), simultaneous over all of them."""
 
@@ -126,7 +127,7 @@ class Ranking:
 
 @dataclass(frozen=True)
 class ComparedRuns:
-    """What ``unqover compare`` asks a probe to set side by side (:meth:`ProbeDefinition.compare`): two runs'
+    """What ``unqover compare`` asks a probe to set side by side (``probe.results.compare``): two runs'
     results dicts (provenance and result), shifts B − A, and their names; ``paths`` are the run folders or results
     files they were read from (None where the caller has none: no predictions are read; ``no_shifts`` then says
     why, where a probe's shifts could have intervals), ``top`` the rows per table."""
@@ -206,12 +207,33 @@ class ReportWords:
         return getattr(importlib.import_module(self.module), name)
 
 
+class Part:
+    """One of a definition's parts, declared on its class (``results = Part(UnqoverResults)``): each definition
+    gets its own part object, made on first use and bound to it (the part reads the definition's name, options and
+    data through its ``probe``)."""
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, probe: object, owner: type | None = None) -> Any:
+        if probe is None:
+            return self
+        made = probe.__dict__[self.name] = self.kind(probe)  # kept: the next access finds it in the instance
+        return made
+
+
 class ProbeDefinition:
     """The base of every probe definition; subclasses fill in the hooks the job runner calls.
 
     A definition module imports only what describing the probe needs (its options, datasets, table columns);
     its hooks import the heavy code (models, measures, reports) when a run starts, so that the command line
-    answers at once.
+    answers at once. Besides its hooks, a definition class declares its two parts with :class:`Part`:
+    ``results`` (a :class:`unqover.probes.readings.ProbeResults`: what its finished runs' results and predictions
+    mean: reports, headline numbers, comparisons, leaderboards, measuring a predictions file) and ``builder`` (a
+    :class:`unqover.probes.dataset_builder.DatasetBuilder`: building and recognising its dataset folders).
     """
 
     name: str = ""
@@ -220,9 +242,6 @@ class ProbeDefinition:
     #: the requests this probe can ask a model (``unqover.scoring.requests``), in its order of preference: an
     #: engine that answers one of them runs its model
     wants: tuple[str, ...] = ()
-    #: the report module whose functions :meth:`reports`, :meth:`quick_run_line` and :meth:`summary` call (None:
-    #: the definition writes those hooks itself)
-    words: ReportWords | None = None
     limit_meaning: str = ""  # what --limit N keeps
     quick_run: QuickRunSize = QuickRunSize("rows", 100, 1000, 1)
     #: the probes of one group share a name for it (the four UnQover bias classes: "unqover"), else None
@@ -236,7 +255,7 @@ class ProbeDefinition:
     datasets: tuple[str, ...] = ()
     dataset_options: tuple[Option, ...] = ()
     built_by_default: bool = False  # built when ``build-datasets`` is given no names
-    #: the columns this probe's runs fill in the Space's results table (see :meth:`table_row`)
+    #: the columns this probe's runs fill in the Space's results table (see ``results.table_row``)
     table_columns: tuple[str, ...] = ()
     #: the Space offers this probe's dataset rows one at a time (a model's answers to one question)
     explorable: bool = False
@@ -248,10 +267,10 @@ class ProbeDefinition:
     #: the evaluate module (``metrics/<name>/``) that measures this probe's rows and scores, if one does (a probe
     #: may use one of its configs)
     evaluate_module: str | None = None
-    #: the :meth:`headline` number ``unqover leaderboard`` ranks by when no ``--metric`` is given (None: its runs
+    #: the ``results.headline`` number ``unqover leaderboard`` ranks by when no ``--metric`` is given (None: its runs
     #: are not ranked)
     leaderboard_metric: str | None = None
-    #: how :meth:`leaderboard_numbers` makes its intervals and pairs, in the leaderboard's ``method`` (None:
+    #: how ``results.leaderboard_numbers`` makes its intervals and pairs, in the leaderboard's ``method`` (None:
     #: ``unqover.measure.leaderboard.METHOD``, the UnQover probes')
     leaderboard_method: str | None = None
     #: whether its leaderboards rank quick runs (estimates from a sample), or full runs only
@@ -259,22 +278,6 @@ class ProbeDefinition:
     #: the card titles (``pretty_name``) of its datasets as versions before the ``unqover:`` card entry wrote
     #: them: how such a folder is recognised (``unqover.probes.row_identity``)
     legacy_card_names: tuple[str, ...] = ()
-
-    @property
-    def rows_probe(self) -> str:
-        """The probe whose datasets hold this probe's rows (a dataset records it; ``unqover.probes.row_identity``
-        refuses rows of another): its own name unless it reads another probe's dataset."""
-        return self.name
-
-    def recognises_columns(self, names: Sequence[str]) -> bool:
-        """Whether rows with the columns ``names`` can only be this probe's: how a dataset folder of an earlier
-        version whose card's title says nothing is recognised (the UnQover classes share their columns: no)."""
-        return False
-
-    def rebuild_command(self, folder: Path) -> str:
-        """The command that builds this probe's rows again as the dataset folder ``folder`` would hold them."""
-        name = self.datasets[0] if self.datasets else self.rows_probe
-        return f"unqover build-datasets {name} --output {folder.parent} --overwrite"
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -293,19 +296,6 @@ class ProbeDefinition:
             k: (given[k] if given.get(k) is not None else default) for k, default in self.settings.items()
         }
 
-    def check_measure_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """``unqover measure``'s options for this probe: defaults filled in, another probe's refused."""
-        own = {option.dest: option.default for option in self.measure_options}
-        unknown = sorted(k for k, v in given.items() if v is not None and k not in own)
-        if unknown:
-            names = ", ".join("--" + k.replace("_", "-") for k in unknown)
-            raise UnqoverError(f"{names} do(es) not apply to {self.name} predictions")
-        return {k: (given[k] if given.get(k) is not None else default) for k, default in own.items()}
-
-    def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
-        """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
-        raise UnqoverError(f"the {self.name} probe builds no dataset")
-
     def engine_load(self, engine, request, run: RunOptions, settings: dict[str, Any]) -> dict[str, Any]:
         """What this probe passes to the engine's load (``EngineRequest.load``: an NLI classifier's label map),
         after refusing, before anything loads, an ``engine`` (:class:`unqover.scoring.engines.base.Engine`) or a
@@ -318,11 +308,11 @@ class ProbeDefinition:
 
     def check_config(self, run: RunOptions, settings: dict[str, Any]) -> None:
         """Refuse, before any model is loaded, a ``--config`` that the probe's own rows do not have (without
-        ``--dataset``): one its datasets do not have (:meth:`check_dataset_configs`). The configs of a ``--dataset``
+        ``--dataset``): one its datasets do not have (``builder.check_dataset_configs``). The configs of a ``--dataset``
         are its own: the job runner checks a local folder's card (``unqover.hub.load.check_local_dataset``), a Hub
         dataset is checked as it loads."""
         if run.config is not None and run.dataset is None and self.datasets:
-            self.check_dataset_configs(self.datasets[0], [run.config])
+            self.builder.check_dataset_configs(self.datasets[0], [run.config])
 
     def quick_run_advice(self, model_id: str, loaded: Loaded, settings: dict, seconds_per_row: float) -> str:
         """What a large run on the CPU offers instead (after "for a quick estimate of the same numbers"); the
@@ -337,30 +327,6 @@ class ProbeDefinition:
         and ``shown``: the option that gave ``run.limit`` and how the declined numbers show (``unqover
         lm-eval-tasks --groups``: NaN in lm-eval's table)."""
         return None
-
-    def check_dataset_settings(self, name: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """The settings the dataset ``name`` builds from, checked: a definition keeps only its own entries of a
-        repeatable option it shares with another dataset, and refuses a value it cannot build from (one line).
-        The default takes the settings as they are."""
-        return settings
-
-    def build_dataset(self, name: str, output: Path, settings: dict[str, Any]):
-        """``unqover build-datasets NAME``: write the dataset folder ``output/NAME``; returns a ``BuiltDataset``
-        (path, rows per config, seconds). ``settings`` holds ``configs``, ``overwrite``, ``progress`` and the
-        values of :attr:`dataset_options`."""
-        raise UnqoverError(f"the {self.name} probe builds no dataset")
-
-    def table_row(self, results: Mapping) -> dict[str, Any]:
-        """The Space's results table: this run's values of :attr:`table_columns` (numbers or text)."""
-        return {}
-
-    def table_text(self, results: Mapping) -> dict[str, str]:
-        """:meth:`table_row` as the Space's results table shows it: each number printed as the reports print it
-        (:data:`unqover.format.DIGITS` decimals, a missing value as "—"), text as it is. A probe whose
-        numbers have another unit (the NLI probe's percentage points) prints them with its reports' digits."""
-        from unqover.format import DIGITS
-
-        return table_text(self.table_row(results), DIGITS)
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
         """The rows to score (after a quick run's selection) and where they came from."""
@@ -405,140 +371,6 @@ class ProbeDefinition:
     ) -> Measured:
         """The measures of the scored rows."""
         raise NotImplementedError
-
-    def reports(self, results: dict) -> dict[str, str]:
-        """File name -> text of the reports written beside results.json."""
-        if self.words is None:
-            raise NotImplementedError
-        return {
-            "report.md": self.words(self.words.markdown)(results),
-            "report.html": self.words(self.words.html)(results),
-        }
-
-    def quick_run_line(self, result: dict) -> str | None:
-        """What a quick run's numbers come from, in words (None for a full run)."""
-        return None if self.words is None else self.words("quick_run_line")(result)
-
-    def highlights(self, results: dict) -> list[dict]:
-        """The rows worth a table beside the report (e.g. the most biased occupations), as records."""
-        return []
-
-    def summary(self, result, top: int = 10) -> str:
-        """The text printed at the end of a run or by ``unqover measure`` (``result``: the measure's result)."""
-        if self.words is None:
-            raise NotImplementedError
-        return self.words(self.words.summary)(result.to_dict())
-
-    def headline(self, results: dict) -> dict[str, tuple[float | None, list | None]]:
-        """The numbers ``unqover compare`` sets side by side: name -> (value, interval)."""
-        raise NotImplementedError
-
-    def checked_result(self, result: Mapping) -> Mapping:
-        """The part of a run's ``result``, beyond :meth:`headline`, that measuring its predictions again must give
-        exactly (:func:`unqover.jobs.compare.verify_run`): every number a comparison or a leaderboard prints of it.
-        Default: nothing more than the headline."""
-        return {}
-
-    def headline_names(self) -> list[str]:
-        """The names of :meth:`headline`'s numbers known before any run (a sweep checks its
-        ``--leaderboard-metric`` against them before the first model loads); empty where they depend on the
-        results. The default: the names a results file without numbers has."""
-        try:
-            return list(self.headline({"result": {}, "provenance": {}}))
-        except (KeyError, TypeError, ValueError, NotImplementedError):
-            return []
-
-    def headline_text(self, results: dict) -> dict[str, str]:
-        """Each number of :meth:`headline` in the words every surface shows it with (the terminal, the reports, the
-        summary of several probes, the Space, published notes): the value beside its interval
-        (``0.2280 [0.2010, 0.2550]``), or words saying which value the interval is for, or why a value is declined.
-        The default prints the value beside its interval."""
-        from unqover.format import fmt_estimate
-
-        return {
-            name: fmt_estimate(value, interval) for name, (value, interval) in self.headline(results).items()
-        }
-
-    def compare(self, runs: ComparedRuns) -> Comparison:
-        """``unqover compare``: two runs of this probe (:class:`ComparedRuns`).
-
-        The default sets :meth:`headline` of both runs side by side with the shifts of the values, without
-        intervals; runs of different dataset configs are refused, different row selections get a warning.
-        """
-        from unqover.measure.run_shifts import shift_of
-        from unqover.report.compare import compare_headlines
-        from unqover.results import dataset_of, split_results
-
-        a, b, (name_a, name_b) = runs.a, runs.b, runs.names
-        (_, prov_a), (_, prov_b) = split_results(a), split_results(b)
-        if prov_a.get("probe") != prov_b.get("probe"):
-            raise UnqoverError(f"{name_a} ran {prov_a.get('probe')} and {name_b} ran {prov_b.get('probe')}")
-        config = [dataset_of(p)["config"] for p in (prov_a, prov_b)]
-        if None not in config and config[0] != config[1]:
-            raise UnqoverError(f"the runs measured different dataset configs: {config[0]!r}, {config[1]!r}")
-        head_a, head_b = self.headline(a), self.headline(b)
-        warnings = (
-            [] if prov_a.get("selection") == prov_b.get("selection") else ["the runs kept different rows"]
-        )
-        words = (self.headline_text(a), self.headline_text(b))
-        shifts = {
-            key: shift_of(head_a.get(key, (None,))[0], head_b.get(key, (None,))[0])
-            for key in dict.fromkeys([*head_a, *head_b])
-        }
-        text = compare_headlines(head_a, head_b, shifts, (name_a, name_b), warnings, words)
-        data = {
-            "probe": prov_a.get("probe"),
-            "names": [name_a, name_b],
-            "shifts": {
-                key: {"value": value, "interval": None, "p_value": None, "paired": None}
-                for key, value in shifts.items()
-            },
-            "warnings": warnings,
-        }
-        return Comparison(data, text, text + "\n")
-
-    def leaderboard_numbers(self, ranking: Ranking) -> LeaderboardNumbers:
-        """``unqover leaderboard``: each run's ``ranking.metric`` (``value``, ``interval`` at the confidence
-        ``ranking.each``, ``groups``) and, for every pair i < j, the shift run j − run i (``value``, ``interval`` at
-        the confidence ``ranking.pairs``, ``p_value``, ``method``). The default refuses: a run's recorded intervals are at its own level,
-        and a probe that cannot recompute them at another must not have them read as simultaneous."""
-        raise UnqoverError(
-            f"`unqover leaderboard` cannot recompute the {self.name} probe's intervals at a simultaneous level (its "
-            "runs record their own 95% intervals only); compare two of its runs with `unqover compare`"
-        )
-
-    def measure_file(
-        self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
-    ) -> tuple[Any, dict]:
-        """``unqover measure``: the result of a predictions file against its dataset, and its provenance
-        (``run.dataset``/``run.config`` and a ``split`` option override what the file records; ``dataset``, a
-        dataset record as provenance writes it, replaces the file's own: a run's results' record, as the Space
-        rewrites it to its own rows; the other ``options`` go to the measure)."""
-        raise UnqoverError(f"`unqover measure` does not read {self.name} predictions")
-
-    @property
-    def measures_files(self) -> bool:
-        """Whether this probe measures a predictions file (:meth:`measure_file`), so that a run's recorded numbers
-        can be measured again from its predictions (:mod:`unqover.jobs.compare`)."""
-        return type(self).measure_file is not ProbeDefinition.measure_file
-
-    def recorded_measure(self, result: Mapping) -> tuple[RunOptions, dict[str, Any]]:
-        """The run options (seed, resamples) and :meth:`measure_file` options that measured ``result``, as it
-        records them: measuring its predictions again with them gives its numbers again. Default: the seed and
-        resamples of its ``bootstrap`` (else its ``permutation``'s seed), and each of :attr:`measure_options` as
-        the result records it under its own name, else its default."""
-        boot = result.get("bootstrap") if isinstance(result.get("bootstrap"), Mapping) else {}
-        permutation = result.get("permutation") if isinstance(result.get("permutation"), Mapping) else {}
-        seed = boot.get("seed", permutation.get("seed"))
-        resamples = boot.get("n_resamples", 0)
-        options = {o.dest: result.get(o.dest, o.default) for o in self.measure_options}
-        return RunOptions(seed=_whole(seed, 0), resamples=_whole(resamples, 0), progress=False), options
-
-
-def _whole(value: object, default: int) -> int:
-    """``value`` when it is a whole number >= 0 (not a bool), else ``default``."""
-    fits = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return value if fits else default
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError
-from unqover.probes.base import Loaded, RunOptions
+from unqover.probes.base import Loaded, Part, RunOptions
 from unqover.probes.row_identity import custom_card_name
-from unqover.probes.unqover import UnqoverProbe
+from unqover.probes.unqover import UnqoverBuilder, UnqoverProbe
+from unqover.probes.unqover_results import UnqoverResults
 from unqover.scoring.requests import FILL_IN, first_wanted
 
 if TYPE_CHECKING:
@@ -27,12 +28,97 @@ MANY_ROWS = 1_000_000
 MEMORY_PER_ROW_BYTE = 3
 
 
+class CustomBuilder(UnqoverBuilder):
+    """A custom probe's dataset: generated from its file (:func:`unqover.hub.build.build_custom_dataset`)."""
+
+    def rebuild_command(self, folder: Path) -> str:
+        return f"unqover build-datasets --probe {self.probe.path} --output {folder.parent} --overwrite"
+
+    def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
+        from unqover.generate.custom import custom_configs
+
+        available = custom_configs(self.probe.definition)
+        unknown = [c for c in configs or () if c not in available]
+        if unknown:
+            raise UnqoverError(f"the probe {name!r} has the configs {available}, not {unknown}")
+        return list(configs or available)
+
+    def build_dataset(self, name: str, output: Path, settings: dict[str, Any]):
+        from unqover.hub.build import build_custom_dataset
+
+        return build_custom_dataset(
+            self.probe.definition,
+            output,
+            configs=settings["configs"],
+            overwrite=settings["overwrite"],
+            progress=settings["progress"],
+        )
+
+
+class CustomResults(UnqoverResults):
+    """A custom probe's results: a quick run's predictions measured against its sample's rows alone."""
+
+    def measure_file(
+        self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
+    ) -> tuple[Any, dict]:
+        """A quick run's predictions on rows generated from the file (a QA or causal LM's: a masked LM's sample is
+        drawn from the rows its tokenizer covers), when they are exactly the draw they record, are measured as the
+        run measured them: against its sample's rows and the probe's counts (:mod:`unqover.probes.custom_population`),
+        every row unmade. Others (a full run, part of a draw, another dataset): against every row."""
+        from unqover.predictions import read_predictions, read_provenance
+        from unqover.probes.custom_population import population_counts, sampled_rows
+        from unqover.probes.unqover_rows import add_warnings, measure_scores
+        from unqover.scoring.sampling import DESIGN
+
+        provenance = read_provenance(predictions) if predictions.suffix == ".parquet" else {}
+        recorded = dict(dataset) if dataset is not None else provenance.get("dataset") or {}
+        selection = provenance.get("selection") or {}
+        config = run.config or recorded.get("config")
+        seed = selection.get("seed")
+        drawn = (
+            run.dataset is None
+            and recorded.get("generator")
+            and config == "qa"
+            and provenance.get("coverage") is None
+            and selection.get("design") == DESIGN
+            and selection.get("kind") in (None, "design")
+            and (selection.get("limit"), selection.get("sample")).count(None) == 1
+            and isinstance(seed, int)
+            and not isinstance(seed, bool)
+        )
+        if drawn:
+            scores, provenance = read_predictions(predictions)
+            rows = sampled_rows(
+                self.probe.definition, config, limit=selection["limit"], sample=selection["sample"], seed=seed
+            )
+            drawn = set(rows["id"].to_pylist()) == set(scores["id"].to_pylist())
+        if not drawn:
+            return super().measure_file(predictions, run, dataset, **options)
+        options.pop("split", None)
+        result = measure_scores(
+            rows,
+            scores,
+            resamples=run.resamples,
+            seed=run.seed,
+            sample_info={"design": DESIGN, "seed": seed, "matches_design": True},
+            population=population_counts(self.probe.definition, config, options.get("mode", "default")),
+            **options,
+        )
+        source = self.probe._source(config)
+        return add_warnings(result, scores, provenance.get("coverage")), {
+            **provenance,
+            "dataset": {**recorded, **source, "source": source["source"]},
+        }
+
+
 class CustomProbe(UnqoverProbe):
     """A user's UnQover-style probe from a YAML file: its rows are generated from the file."""
 
     group = None
     explorable = False
     built_by_default = False
+    results = Part(CustomResults)
+    builder = Part(CustomBuilder)
 
     def __init__(self, path: Path) -> None:
         from unqover.lexicon.custom import read_probe_file
@@ -41,9 +127,6 @@ class CustomProbe(UnqoverProbe):
         self.definition = read_probe_file(self.path)
         super().__init__(self.definition.name, f"custom probe {self.definition.name} ({self.path.name})")
         self.legacy_card_names = (custom_card_name(self.name),)
-
-    def rebuild_command(self, folder: Path) -> str:
-        return f"unqover build-datasets --probe {self.path} --output {folder.parent} --overwrite"
 
     def command_option(self) -> str:
         return f"--probe {self.path}"
@@ -164,79 +247,7 @@ class CustomProbe(UnqoverProbe):
             print(line, file=sys.stderr, flush=True)
         return custom_rows(self.definition, config, progress=run.progress), self._source(config)
 
-    def measure_file(
-        self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options
-    ) -> tuple[Any, dict]:
-        """A quick run's predictions on rows generated from the file (a QA or causal LM's: a masked LM's sample is
-        drawn from the rows its tokenizer covers), when they are exactly the draw they record, are measured as the
-        run measured them: against its sample's rows and the probe's counts (:mod:`unqover.probes.custom_population`),
-        every row unmade. Others (a full run, part of a draw, another dataset): against every row."""
-        from unqover.predictions import read_predictions, read_provenance
-        from unqover.probes.custom_population import population_counts, sampled_rows
-        from unqover.probes.unqover_rows import add_warnings, measure_scores
-        from unqover.scoring.sampling import DESIGN
-
-        provenance = read_provenance(predictions) if predictions.suffix == ".parquet" else {}
-        recorded = dict(dataset) if dataset is not None else provenance.get("dataset") or {}
-        selection = provenance.get("selection") or {}
-        config = run.config or recorded.get("config")
-        seed = selection.get("seed")
-        drawn = (
-            run.dataset is None
-            and recorded.get("generator")
-            and config == "qa"
-            and provenance.get("coverage") is None
-            and selection.get("design") == DESIGN
-            and selection.get("kind") in (None, "design")
-            and (selection.get("limit"), selection.get("sample")).count(None) == 1
-            and isinstance(seed, int)
-            and not isinstance(seed, bool)
-        )
-        if drawn:
-            scores, provenance = read_predictions(predictions)
-            rows = sampled_rows(
-                self.definition, config, limit=selection["limit"], sample=selection["sample"], seed=seed
-            )
-            drawn = set(rows["id"].to_pylist()) == set(scores["id"].to_pylist())
-        if not drawn:
-            return super().measure_file(predictions, run, dataset, **options)
-        options.pop("split", None)
-        result = measure_scores(
-            rows,
-            scores,
-            resamples=run.resamples,
-            seed=run.seed,
-            sample_info={"design": DESIGN, "seed": seed, "matches_design": True},
-            population=population_counts(self.definition, config, options.get("mode", "default")),
-            **options,
-        )
-        source = self._source(config)
-        return add_warnings(result, scores, provenance.get("coverage")), {
-            **provenance,
-            "dataset": {**recorded, **source, "source": source["source"]},
-        }
-
     def _source(self, config: str) -> dict:
         """Where the rows came from, as run.json records it."""
         source = str(self.path.resolve())
         return {"source": source, "generator": {"probe_file": source}, "config": config, "split": "test"}
-
-    def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
-        from unqover.generate.custom import custom_configs
-
-        available = custom_configs(self.definition)
-        unknown = [c for c in configs or () if c not in available]
-        if unknown:
-            raise UnqoverError(f"the probe {name!r} has the configs {available}, not {unknown}")
-        return list(configs or available)
-
-    def build_dataset(self, name: str, output: Path, settings: dict[str, Any]):
-        from unqover.hub.build import build_custom_dataset
-
-        return build_custom_dataset(
-            self.definition,
-            output,
-            configs=settings["configs"],
-            overwrite=settings["overwrite"],
-            progress=settings["progress"],
-        )

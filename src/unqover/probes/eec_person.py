@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 
 from unqover.options import Option
 from unqover.probes import options as parse
-from unqover.probes.base import Loaded, ProbeDefinition, QuickRunSize, ReportWords, RunOptions
+from unqover.probes.base import Loaded, Part, QuickRunSize, ReportWords, RunOptions
 from unqover.probes.eec import NAME as EMOTION_PROBE
-from unqover.probes.eec import EECProbe
+from unqover.probes.eec import EECBuilder, EECProbe
+from unqover.probes.eec_results import EECResults
+from unqover.probes.readings import ProbeResults
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,6 +36,32 @@ PERMUTATIONS = Option(
 )
 
 
+class EECPersonBuilder(EECBuilder):
+    """The person probe builds nothing of its own: its questions are a config of the emotion probe's dataset."""
+
+    @property
+    def rows_probe(self) -> str:
+        return EMOTION_PROBE
+
+    def rebuild_command(self, folder: Path) -> str:
+        return f"unqover build-datasets {EMOTION_PROBE} --output {folder.parent} --overwrite"
+
+
+class EECPersonResults(EECResults):
+    """The person probe's results: its own report module and headline (each test's p-value, Cramér's V and
+    Beecher's statistic), measured again as the emotion probe's are."""
+
+    words = ReportWords("unqover.report.eec_person", "person_markdown", "person_html", "person_summary")
+    leaderboard_numbers = ProbeResults.leaderboard_numbers  # not ranked (its definition's leaderboard_metric)
+    headline_names = ProbeResults.headline_names  # its tests' and Beecher's names come with the results
+
+    def headline(self, results: dict) -> dict:
+        """Per test (gender, race): its p-value (permutation, else asymptotic), Cramér's V, and Beecher's statistic."""
+        from unqover.report.eec_person import person_headline
+
+        return person_headline(results["result"])
+
+
 class EECPersonProbe(EECProbe):
     """Beecher's person fill-in probe: masked and causal LMs (or his TF-IDF and GloVe models) pick the person."""
 
@@ -46,19 +74,11 @@ class EECPersonProbe(EECProbe):
     measure_options = (PERMUTATIONS,)
     datasets = ()  # its questions are a config of the emotion probe's dataset
     legacy_card_names = ()  # its dataset is the emotion probe's
-    words = ReportWords("unqover.report.eec_person", "person_markdown", "person_html", "person_summary")
+    results = Part(EECPersonResults)
+    builder = Part(EECPersonBuilder)
     #: not ranked: the emotion probe's leaderboard (full runs' Cramér's V) is not checked for this probe's tests
     leaderboard_metric = None
     leaderboard_method = None
-    leaderboard_numbers = ProbeDefinition.leaderboard_numbers
-    headline_names = ProbeDefinition.headline_names  # its tests' and Beecher's names come with the results
-
-    @property
-    def rows_probe(self) -> str:
-        return EMOTION_PROBE
-
-    def rebuild_command(self, folder: Path) -> str:
-        return f"unqover build-datasets {EMOTION_PROBE} --output {folder.parent} --overwrite"
 
     scored_config = "person_questions"
     dataset_options = ()
@@ -98,12 +118,6 @@ class EECPersonProbe(EECProbe):
 
     def output_stem(self, loaded: Loaded, settings: dict) -> str:
         return self.name
-
-    def headline(self, results: dict) -> dict:
-        """Per test (gender, race): its p-value (permutation, else asymptotic), Cramér's V, and Beecher's statistic."""
-        from unqover.report.eec_person import person_headline
-
-        return person_headline(results["result"])
 
 
 #: the person probe's definition (the registry loads it by name)

@@ -66,10 +66,10 @@ def run_selection(selection: Mapping | None) -> dict:
 
 def measured_selection(probe: Any, result: Mapping, recorded: Mapping | None) -> dict:
     """The selection of predictions ``unqover measure`` measured (``recorded``: what their provenance says):
-    every row when the result is no quick run's (the probe's ``quick_run_line``); else the seeded design when
+    every row when the result is no quick run's (the probe's ``results.quick_run_line``); else the seeded design when
     the rows are its draw (the result's ``sample`` says so where the probe checks it exactly), else a subset."""
     recorded = recorded if isinstance(recorded, Mapping) else {}
-    if probe.quick_run_line(result) is None:
+    if probe.results.quick_run_line(result) is None:
         return full_selection(recorded)
     if recorded.get("kind") == KIND_SUBSET:  # decided where the rows were cut (e.g. lm-eval's limit)
         return subset_selection(str(recorded.get("why") or "part of the rows"), recorded)

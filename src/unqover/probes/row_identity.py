@@ -57,21 +57,24 @@ def rows_probe_of(source: str | Path, expected: ProbeDefinition | None = None) -
     title = card_header(folder).get("pretty_name")
     for probe in candidates:
         if title in probe.legacy_card_names:
-            return probe.rows_probe
+            return probe.builder.rows_probe
     custom = _CUSTOM_TITLE.fullmatch(title) if isinstance(title, str) else None
     if custom:
         return custom.group(1)
     # else the columns, where only one probe's rows have them
     columns = [check_parquet_files(files[:1])[0].names for files in split_files(folder).values() if files]
     owners = {
-        probe.rows_probe for probe in candidates for names in columns if probe.recognises_columns(names)
+        probe.builder.rows_probe
+        for probe in candidates
+        for names in columns
+        if probe.builder.recognises_columns(names)
     }
     return owners.pop() if len(owners) == 1 else None
 
 
 def reader_of(found: str | None) -> ProbeDefinition | None:
     """The registered probe that reads the rows of the probe ``found`` (the first, where several do)."""
-    return next((probe for probe in REGISTERED.values() if probe.rows_probe == found), None)
+    return next((probe for probe in REGISTERED.values() if probe.builder.rows_probe == found), None)
 
 
 def known_rows_probe(source: str | Path, expected: ProbeDefinition | None = None) -> str | None:
@@ -81,11 +84,11 @@ def known_rows_probe(source: str | Path, expected: ProbeDefinition | None = None
     folder = Path(source)
     if found is None and folder.is_dir():
         if expected is not None:
-            command = expected.rebuild_command(folder)
+            command = expected.builder.rebuild_command(folder)
         else:
             reader = REGISTERED.get(folder.name)
             command = (
-                reader.rebuild_command(folder)
+                reader.builder.rebuild_command(folder)
                 if reader and reader.datasets
                 else f"unqover build-datasets NAME --output {folder.parent} --overwrite"
             )
@@ -104,7 +107,7 @@ def check_rows_of(probe: ProbeDefinition, source: str | Path | None, fix: str | 
     if source is None or str(source) == "":
         return
     found = known_rows_probe(source, probe)
-    if found is not None and found != probe.rows_probe:
+    if found is not None and found != probe.builder.rows_probe:
         raise UnqoverError(
             f"{source} holds rows of the {found} probe, not {probe.name}: {fix or _fix(found, probe)}"
         )
@@ -124,7 +127,9 @@ def check_local_build(probe: ProbeDefinition | str, folder: Path) -> None:
     definition, or the registered name of the probe that builds the dataset."""
     definition = REGISTERED.get(probe) if isinstance(probe, str) else probe
     if definition is not None:
-        check_rows_of(definition, folder, f"build it again with `{definition.rebuild_command(folder)}`")
+        check_rows_of(
+            definition, folder, f"build it again with `{definition.builder.rebuild_command(folder)}`"
+        )
 
 
 def given_or_built(name: str, dataset: str | None, config: str, local: Path) -> tuple[pa.Table, str] | None:

@@ -500,7 +500,7 @@ def compare_headlines(
 ) -> str:
     """Any probe's headline numbers side by side (name -> (value, interval) per run), with their ``shifts`` B − A
     (name -> value, the probe's), as a Markdown table (it reads as plain text too); each number in its run's
-    ``words`` where given (the probe's ``headline_text``)."""
+    ``words`` where given (the probe's ``results.headline_text``)."""
     name_a, name_b = names
     lines = [f"| | {md(name_a)} | {md(name_b)} | shift (B − A) |", "|---|---:|---:|---:|"]
     for key in shifts:

@@ -91,7 +91,7 @@ def unqover_headline(results: Mapping) -> str:
 def quick_run_web_line(results: Mapping) -> str | None:
     """What a quick run's numbers come from ("estimated from n of M groups", or the NLI/emotion probe's line);
     None for a full run."""
-    line = probe_of_results(results).quick_run_line(results.get("result", results))
+    line = probe_of_results(results).results.quick_run_line(results.get("result", results))
     return None if line is None else live.web_text(line)
 
 
@@ -123,7 +123,7 @@ def unqover_charts(results: Mapping) -> str:
     if len(ranking) > MAX_CHART_ROWS:
         half = MAX_CHART_ROWS // 2
         ranking = [*ranking[:half], *ranking[-half:]]
-    layout = probe_of_results(results).heatmap_layout(results, MAX_CHART_ROWS)  # the measure's order
+    layout = probe_of_results(results).results.heatmap_layout(results, MAX_CHART_ROWS)  # the measure's order
     shown = set(layout["rows"])
     gamma = [r for r in result.get("gamma") or [] if str(r.get("subject")) in shown]
     heatmap = charts.heatmap(
@@ -145,7 +145,7 @@ def view(results: Mapping) -> tuple[str, pd.DataFrame, str]:
     probe = probe_of_results(results)
     if unqover_kind(probe):
         return live.web_text(unqover_headline(results)), pairs_frame(results), unqover_charts(results)
-    reports = probe.reports(results)
-    rows = probe.highlights(results)
+    reports = probe.results.reports(results)
+    rows = probe.results.highlights(results)
     table = pd.DataFrame(rows) if rows else pd.DataFrame(columns=[NO_ROWS])
     return live.web_text(reports["report.md"]), table, svg_parts(reports["report.html"])

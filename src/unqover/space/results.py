@@ -353,17 +353,17 @@ def offered_probe(results: Mapping, run: str | None = None) -> ProbeDefinition:
 
 def runs_table(runs: Mapping[str, Mapping], text: bool = False) -> pd.DataFrame:
     """One row per run: model, probe, dataset and the columns its probe fills in (its definition's
-    ``table_row``; blank where a probe has none, or where the Space does not offer the run's probe). For the
+    ``results.table_row``; blank where a probe has none, or where the Space does not offer the run's probe). For the
     UnQover probes: how many groups and the headline numbers, where μ low and μ high bound the interval's own
     estimate (a quick run's μ; a full run's bias-corrected μ). ``text``: the numbers as the Results tab shows
-    them, printed as the reports print them (the definition's ``table_text``)."""
+    them, printed as the reports print them (the definition's ``results.table_text``)."""
     rows, header = [], columns()
     for name, results in runs.items():
         provenance = results.get("provenance") or {}
         dataset = provenance.get("dataset") if isinstance(provenance.get("dataset"), Mapping) else {}
         try:
             probe = offered_probe(results)
-            own = probe.table_text(results) if text else probe.table_row(results)
+            own = probe.results.table_text(results) if text else probe.results.table_row(results)
             # files of early versions name no probe: they show their probe's group, when it has one
             shown = probe.name if results.get("probe") or probe.group is None else probe.group
         except Exception:
@@ -585,7 +585,7 @@ def leaderboard_metrics(probe: str) -> list[str]:
     """The headline names a leaderboard of ``probe`` may rank by, its ``leaderboard_metric`` first."""
     definition = PROBES[inputs.choice(probe, "probe", leaderboard_probes())]
     try:
-        names = list(definition.headline({"result": {}, "provenance": {}}))
+        names = list(definition.results.headline({"result": {}, "provenance": {}}))
     except Exception:  # a headline that needs a real result: its default metric only
         names = []
     return list(dict.fromkeys([definition.leaderboard_metric, *names]))
@@ -611,7 +611,7 @@ def rankable_runs(
     definition = PROBES[probe]
 
     def ranked(results: Mapping) -> bool:
-        full = definition.quick_run_line(results.get("result") or {}) is None
+        full = definition.results.quick_run_line(results.get("result") or {}) is None
         return full or definition.leaderboard_ranks_samples
 
     names = [
