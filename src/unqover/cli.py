@@ -25,8 +25,7 @@ from unqover.jobs.reread import LEADERBOARD_METRICS, add_word_lists_argument, re
 from unqover.probes import options as parse
 
 if TYPE_CHECKING:
-    from unqover.probes.base import Option
-    from unqover.probes.base import ProbeDefinition, RunOptions
+    from unqover.probes.base import Option, ProbeDefinition, RunOptions
 
 DEFAULT_DATASETS_ROOT = Path("datasets/unqover")
 

@@ -266,7 +266,7 @@ def test_a_run_interrupted_before_scoring_promises_no_resume(
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == "unqover: interrupted before any scores were kept: there is nothing to resume"
     monkeypatch.undo()
-    monkeypatch.setattr("unqover.jobs.run.score_for_run", interrupt)
+    monkeypatch.setattr("unqover.jobs.run.run_shard", interrupt)
     folder = shutil.copytree(gguf_run, tmp_path / "run")
     assert main(quick_run(gguf_model, upstream_word_lists_path, folder)) == 130
     assert "run the same command again to resume" in capsys.readouterr().err

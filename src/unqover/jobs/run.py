@@ -39,7 +39,7 @@ from unqover.hub.load import check_local_dataset
 from unqover.jobs.folder_check import check_folder_before_load, planned_capabilities
 from unqover.jobs.projection import projection_line, say, throughput_line
 from unqover.predictions import write_predictions
-from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, output_name, score_for_run
+from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, output_name
 from unqover.probes.result_identity import run_selection
 from unqover.probes.row_identity import check_rows_of
 from unqover.results import RESULTS_FILE, results_of, write_results
@@ -49,7 +49,7 @@ from unqover.scoring.engines.base import Engine
 from unqover.scoring.placement import Placement, check_device, torch_threads
 from unqover.scoring.requests import EngineRequest
 from unqover.scoring.run_folder import check_run_folder, claim, holds_this_run
-from unqover.scoring.runner import Timed, merge_shards, recorded_batch_size
+from unqover.scoring.runner import Timed, merge_shards, recorded_batch_size, run_shard
 from unqover.scoring.sampling import check_seed
 from unqover.scoring.shard_files import holds_scores, in_use
 from unqover.scoring.throughput import so_far, take
@@ -126,11 +126,13 @@ def claim_and_score(
 
     timed = placement.is_main
     for name, scorer in scorers.items():
-        score_for_run(
+        run_shard(
             rows,
             scorer,
             folder / name if name else folder,
-            run,
+            batch_size=run.batch_size,
+            chunk_rows=run.chunk_rows,
+            checkpoint_seconds=run.checkpoint_seconds,
             shard=shard,
             progress=run.progress and placement.is_main,
             speed=speed if timed and name == "" else None,
@@ -290,9 +292,13 @@ def run_loaded(
     check_scoring(probe, loaded, model, settings)
     try:
         with discarded_on_failure(folder, alone=placement.shard[1] == 1 and not placement.distributed):
-            scored = probe.score(loaded, model, folder, identity, run, settings, placement, score_rows)
-            if scored is None:
-                return None
+            scored = probe.score(loaded, model, folder, identity, run, settings, placement)
+            if scored is None:  # as every probe scores: its scorers over its rows
+                scorers = probe.scorers(model, settings, loaded)
+                scores, extra = score_rows(loaded.rows, scorers, folder, identity, run, placement)
+                if scores is None:  # this process scored its shard only
+                    return None
+                scored = (loaded, scores, extra)
             loaded, scores, extra = scored
             return finish(
                 probe, folder, loaded, scores, extra, identity, model, run, settings, placement.shard

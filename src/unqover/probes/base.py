@@ -332,17 +332,12 @@ class ProbeDefinition:
         """The rows to score (after a quick run's selection) and where they came from."""
         raise NotImplementedError
 
-    def score(self, loaded: Loaded, model, folder: Path, identity: dict, run: RunOptions, settings: dict, placement,
-              claim_and_score: Callable):  # fmt: skip
-        """(loaded, main scores, extra scores by name), or None on a process that only scored its shard.
-
-        The default claims the folder and scores ``loaded.rows`` with :meth:`scorers` (``claim_and_score`` is the
-        job runner's); a probe that scores in rounds overrides this.
-        """
-        scores, extra = claim_and_score(
-            loaded.rows, self.scorers(model, settings, loaded), folder, identity, run, placement
-        )
-        return None if scores is None else (loaded, scores, extra)
+    def score(
+        self, loaded: Loaded, model, folder: Path, identity: dict, run: RunOptions, settings: dict, placement
+    ) -> tuple[Loaded, pa.Table, dict[str, pa.Table]] | None:
+        """A probe that scores in a way of its own (UnQover's precision rounds): (loaded, main scores, extra scores
+        by name). None (the default): the job runner scores ``loaded.rows`` with :meth:`scorers`."""
+        return None
 
     def scorers(self, model, settings: dict, loaded: Loaded | None = None) -> dict[str, Any]:
         """Runner scorers by name: "" is the main one (``predictions.parquet``), others go to ``<name>/``: each the

@@ -438,9 +438,10 @@ class UnqoverProbe(base.ProbeDefinition):
         paper = "-paper" if settings["scoring"] == "paper" else ""
         return f"{self.name}-{loaded.context['config']}{paper}"
 
-    def score(self, loaded, model, folder, identity, run, settings, placement, claim_and_score):
+    def score(self, loaded, model, folder, identity, run, settings, placement):
+        """A --precision run: rounds of the seeded sample until its target is met (else the runner scores)."""
         if settings["precision"] is None:
-            return super().score(loaded, model, folder, identity, run, settings, placement, claim_and_score)
+            return None
         if placement.distributed:
             raise UnqoverError("--precision runs its rounds in one process: run it without accelerate launch")
         from unqover.probes import unqover_rounds
