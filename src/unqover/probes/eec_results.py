@@ -83,19 +83,13 @@ class EECResults(ProbeResults):
         permutation = result.get("permutation") if isinstance(result.get("permutation"), Mapping) else {}
         return run, {"permutations": permutation.get("n_permutations") or 0}
 
-    def measure_file(
-        self,
-        predictions: Path,
-        run: RunOptions,
-        split: str | None = None,
-        dataset: Mapping | None = None,
-        **options,
-    ):
+    def measure_file(self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options):
         """Sentence predictions (id, question_id, choice, log_likelihood, tokens) against their questions, ranked
         and measured with the run's scoring mode and length rule (as its provenance records them)."""
         from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions
         from unqover.probes.eec_rows import SENTENCE_SCORE_SCHEMA, without_token_counts
 
+        options.pop("split", None)  # the probe's dataset has one split: the file's
         logged = None
         if predictions.suffix == ".jsonl":  # lm-eval's logged samples: no token counts
             table, provenance = read_predictions(predictions, LM_EVAL_SENTENCE_SCHEMA)

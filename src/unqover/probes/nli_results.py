@@ -119,14 +119,7 @@ class NLIResults(ProbeResults):
         labels = np.asarray(columns.cluster_labels).astype(str)
         return NliRunSums(sums, labels, exact=selection.get("limit") is None, seed=seed)
 
-    def measure_file(
-        self,
-        predictions: Path,
-        run: RunOptions,
-        split: str | None = None,
-        dataset: Mapping | None = None,
-        **options,
-    ):
+    def measure_file(self, predictions: Path, run: RunOptions, dataset: Mapping | None = None, **options):
         """NLI predictions (id, score_1, score_2) against their dataset rows; no neutral rate (not in the file).
 
         The predictions must score every row of the dataset config, or every row of the ``--limit`` selection their
@@ -139,6 +132,8 @@ class NLIResults(ProbeResults):
 
         from unqover.predictions import read_predictions
         from unqover.probes.nli_rows import check_coverage, load_nli_rows, measure_nli, stratum_population
+
+        options.pop("split", None)  # the probe's dataset has one split: the file's
 
         scores, provenance = read_predictions(predictions)
         recorded = dict(dataset) if dataset is not None else provenance.get("dataset", {})

@@ -287,13 +287,7 @@ def _run_locked(
     started = bool(done) or any(partial_path(folder, k).exists() for k in chunks)
     size, automatic = _resolve_batch_size(folder, batch_size, int(max_batch_size), started=started)
     weights = np.bincount(plan.input_of_row, minlength=plan.num_inputs)  # rows per input
-    partial = {}
-    for k in chunks:
-        if k not in done and partial_path(folder, k).exists():
-            ids = rows["id"].take(pa.array(plan.inputs(k))).combine_chunks()
-            prefix = _load_partial(partial_path(folder, k), ids, size, score_bounds(scorer))
-            if prefix is not None and (len(prefix) % size == 0 or len(prefix) == len(ids)):
-                partial[k] = prefix
+    partial = _resumed_partials(rows, scorer, plan, folder, [k for k in chunks if k not in done], size)
     total = len(positions)
     initial = sum(len(done[k]) for k in done) + sum(
         int(weights[k * plan.chunk_rows : k * plan.chunk_rows + len(p)].sum()) for k, p in partial.items()
@@ -333,17 +327,7 @@ def _run_locked(
                 _free_accelerator_memory()
                 bar.update(before - bar.n - resumed)
                 resumed = 0
-                if size == 1:
-                    raise UnqoverError(
-                        f"out of memory at batch size 1 ({message}): one input does not fit; use a smaller "
-                        "model, a lower-precision dtype or a device with more memory"
-                    )
-                if not automatic:
-                    raise UnqoverError(
-                        f"out of memory at batch size {size} ({message}); pass a smaller batch size, or "
-                        "none to find one automatically"
-                    )
-                size //= 2
+                size = _halved(size, automatic, message)
                 partial_path(folder, k).unlink(missing_ok=True)  # the chunk starts again at the new size
                 _write_json(folder / "batch_size.json", {"batch_size": size, "automatic": True})
                 bar.set_postfix(batch_size=size)
@@ -360,6 +344,37 @@ def _run_locked(
         [shard_ids.take(pa.array(order)), pa.array(scores[order, 0]), pa.array(scores[order, 1])],
         schema=PREDICTION_SCHEMA,
     )
+
+
+def _resumed_partials(
+    rows: pa.Table, scorer: Scorer, plan: ChunkPlan, folder: Path, unfinished: list[int], size: int
+) -> dict[int, np.ndarray]:
+    """The scores so far of each unfinished chunk that a checkpoint holds at this batch size (its batches whole,
+    or the chunk's every input): where a resumed run continues from."""
+    partial = {}
+    for k in unfinished:
+        if partial_path(folder, k).exists():
+            ids = rows["id"].take(pa.array(plan.inputs(k))).combine_chunks()
+            prefix = _load_partial(partial_path(folder, k), ids, size, score_bounds(scorer))
+            if prefix is not None and (len(prefix) % size == 0 or len(prefix) == len(ids)):
+                partial[k] = prefix
+    return partial
+
+
+def _halved(size: int, automatic: bool, message: str) -> int:
+    """The batch size to score a chunk again at after an out-of-memory error at ``size``: half of it, when it was
+    found automatically and is more than 1; otherwise one line saying what to do."""
+    if size == 1:
+        raise UnqoverError(
+            f"out of memory at batch size 1 ({message}): one input does not fit; use a smaller model, a "
+            "lower-precision dtype or a device with more memory"
+        )
+    if not automatic:
+        raise UnqoverError(
+            f"out of memory at batch size {size} ({message}); pass a smaller batch size, or none to find one "
+            "automatically"
+        )
+    return size // 2
 
 
 def _listed(ids: pa.ChunkedArray | pa.Array, where: np.ndarray) -> str:
