@@ -26,14 +26,15 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from unqover.errors import UnqoverError, first_line
 from unqover.options import Option
 from unqover.scoring.engines.base import Engine
 from unqover.scoring.requests import CONTINUATIONS, Continuations, EngineRequest
+
+if TYPE_CHECKING:  # the command line reads this module's options before anything heavy is imported
+    import numpy as np
 
 #: prompts (token-id lists) sent in one ``/completions`` request
 PROMPTS_PER_REQUEST = 32
@@ -253,6 +254,8 @@ class ServedModel:
         """Σ log p of each continuation, asked of the server ``prompts_per_request`` prompts a request,
         ``concurrency`` requests at once (the answer of each continuation is its own: the order of the replies
         changes nothing)."""
+        import numpy as np
+
         sequences = [
             [*requests.prompts[int(p)], *answer]
             for p, answer in zip(requests.answer_prompt, requests.answers, strict=True)
@@ -368,6 +371,8 @@ def continuation_log_prob(values: list, start: int, length: int, url: str) -> fl
             f"the server at {url} echoed no log-probability for some of an answer's {length} tokens "
             f"(positions {start}..{start + length - 1}: {span!r})"
         )
+    import numpy as np
+
     total = float(np.sum(np.asarray(span, dtype=np.float64)))
     if total != total or total > 1e-6:
         raise UnqoverError(
