@@ -643,15 +643,13 @@ def _add_model_loading(probe: argparse.ArgumentParser) -> None:
 
 def _add_engines(probe: argparse.ArgumentParser) -> None:
     """``--engine`` and every engine's own options (``unqover.scoring.engines``: each declares its own)."""
-    from unqover.jobs.models import ENGINES, engine_options
+    from unqover.jobs.models import ENGINES, engine_options, engines_help
 
     probe.add_argument(
         "--engine",
         choices=["auto", *ENGINES],
         default="auto",
-        help="what runs the model: auto (the default) picks Beecher's own models (tfidf:, glove:) by their "
-        "prefix and transformers for every other model; openai scores a model an OpenAI-compatible server "
-        "serves (vLLM, SGLang, llama.cpp, TGI; with --base-url)",
+        help=f"what runs the model: auto (the default) picks the engine that serves MODEL; {engines_help()}",
     )
     probe.set_defaults(engines_own=[option.add_to(probe) or option for option in engine_options()])
 

@@ -15,7 +15,7 @@ from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition, RunOptions
 
 # the surfaces (the Space) reach the model side through this module; both import no torch
-from unqover.scoring.engines import ENGINES, engine_options
+from unqover.scoring.engines import ENGINES, engine_options, engines_help
 from unqover.scoring.gguf import gguf_parameters, gguf_record, is_gguf_name
 from unqover.scoring.models import CLASSIFIER_FAMILY, ModelSource, family_of, is_hub_id, model_source
 
@@ -24,6 +24,7 @@ __all__ = [
     "ENGINES",
     "ModelSource",
     "engine_options",
+    "engines_help",
     "family_of",
     "gguf_parameters",
     "gguf_record",

@@ -57,6 +57,11 @@ def load_for(engine: Engine, request: EngineRequest, wants: Sequence[str]) -> tu
     return placement, model
 
 
+def engines_help() -> str:
+    """Each engine's name and what it runs, for ``--engine``'s help."""
+    return "; ".join(f"{name}: {engine_named(name).about}" for name in ENGINES)
+
+
 def engine_options() -> list:
     """Every engine's own options (:class:`unqover.options.Option`), for the command line."""
     return [option for name in ENGINES for option in engine_named(name).options]

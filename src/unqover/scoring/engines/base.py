@@ -24,6 +24,8 @@ class Engine:
     :meth:`scorer` (and :meth:`serves`, :meth:`check`, :meth:`capabilities_of` where the defaults do not fit)."""
 
     name: ClassVar[str] = ""
+    #: what it runs, in a few words (``unqover probe --help``)
+    about: ClassVar[str] = ""
     #: what the engine can answer for some model (:data:`unqover.scoring.requests.CAPABILITIES`)
     capabilities: ClassVar[tuple[str, ...]] = ()
     #: the engine's own ``unqover probe`` options (``--base-url``), read into ``EngineRequest.options``

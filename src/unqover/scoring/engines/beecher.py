@@ -19,6 +19,7 @@ from unqover.scoring.requests import SENTENCES, EngineRequest
 
 class BeecherEngine(Engine):
     name = "beecher"
+    about = "Beecher's own models, tfidf:CORPUS and glove:VECTORS (by their prefix)"
     capabilities = (SENTENCES,)
 
     def serves(self, model_id: str) -> bool:

@@ -50,6 +50,9 @@ class OpenAIEngine(Engine):
     """A causal LM on an OpenAI-compatible server: continuation log-likelihoods by ``echo``; used only when named."""
 
     name = "openai"
+    about = (
+        "a model an OpenAI-compatible server serves with echoed log-probabilities (vLLM, SGLang; --base-url)"
+    )
     capabilities = (CONTINUATIONS,)
     automatic = False
     options = (

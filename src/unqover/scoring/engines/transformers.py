@@ -40,6 +40,7 @@ FAMILY_PLURALS = {
 
 class TransformersEngine(Engine):
     name = "transformers"
+    about = "a Hub id, a local folder or a GGUF file, with transformers on this machine (every other model)"
     capabilities = CAPABILITIES
     fallback = True
 
