@@ -9,6 +9,7 @@ folder holds ``predictions.parquet`` (per sentence: id, question_id, choice, log
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,15 +157,16 @@ class EECProbe(ProbeDefinition):
         return None if run.dataset else question_vocabulary(eec_questions())
 
     def engine_load(self, engine, request, run: RunOptions, settings: dict) -> dict:
-        """Beecher's scoring mode and the words a GloVe load keeps; ``--scoring paper`` reproduces his code, so it
-        applies to his own models (the ``beecher`` engine's) alone."""
-        if engine.name != "beecher":
-            if settings["scoring"] != "default":
-                raise UnqoverError(
-                    "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
-                )
-            return {}
-        return {"mode": settings["scoring"], "vocabulary": self.beecher_vocabulary(run, settings)}
+        """The scoring mode, which the engine must score in (``--scoring paper`` reproduces Beecher's code: his
+        own models' engine alone does), and the words a word-vector load keeps (read when that load asks)."""
+        if settings["scoring"] not in engine.modes:
+            raise UnqoverError(
+                "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
+            )
+        return {
+            "mode": settings["scoring"],
+            "vocabulary": functools.partial(self.beecher_vocabulary, run, settings),
+        }
 
     # the rows of a run, as hooks a probe of the same kind (the person task) replaces
 

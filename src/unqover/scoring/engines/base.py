@@ -26,6 +26,8 @@ class Engine:
     name: ClassVar[str] = ""
     #: what it runs, in a few words (``unqover probe --help``)
     about: ClassVar[str] = ""
+    #: the scoring modes it scores in (``paper``: a paper's own code reproduced, where the engine runs its models)
+    modes: ClassVar[tuple[str, ...]] = ("default",)
     #: what the engine can answer for some model (:data:`unqover.scoring.requests.CAPABILITIES`)
     capabilities: ClassVar[tuple[str, ...]] = ()
     #: the engine's own ``unqover probe`` options (``--base-url``), read into ``EngineRequest.options``

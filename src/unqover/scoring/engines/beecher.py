@@ -2,7 +2,7 @@
 ``glove:VECTORS`` (word vectors), scoring sentences on the CPU in one process (:mod:`unqover.scoring.beecher`).
 
 The probe passes its scoring mode (``load["mode"]``: ``paper`` reproduces his code) and the words a GloVe load
-keeps (``load["vocabulary"]``); a scorer takes the questions (``how["questions"]``), whose strings paper mode
+keeps (``load["vocabulary"]``, or a function that gives them); a scorer takes the questions (``how["questions"]``), whose strings paper mode
 fills as he did.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from unqover.errors import UnqoverError
-from unqover.scoring.choices import BEECHER_FAMILIES
+from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES
 from unqover.scoring.engines.base import Engine
 from unqover.scoring.requests import SENTENCES, EngineRequest
 
@@ -21,6 +21,7 @@ class BeecherEngine(Engine):
     name = "beecher"
     about = "Beecher's own models, tfidf:CORPUS and glove:VECTORS (by their prefix)"
     capabilities = (SENTENCES,)
+    modes = BEECHER_MODES
 
     def serves(self, model_id: str) -> bool:
         return model_id.partition(":")[0] in BEECHER_FAMILIES
@@ -50,8 +51,12 @@ class BeecherEngine(Engine):
         from unqover.scoring.beecher import load_beecher_model
         from unqover.scoring.placement import place
 
+        vocabulary = request.load.get(
+            "vocabulary"
+        )  # the probe's words, read here: GloVe loads keep them alone
+        vocabulary = vocabulary() if callable(vocabulary) else vocabulary
         loaded, _ = load_beecher_model(
-            request.model_id, request.load.get("mode", "default"), vocabulary=request.load.get("vocabulary")
+            request.model_id, request.load.get("mode", "default"), vocabulary=vocabulary
         )
         return place(request.shard, "cpu")[0], loaded
 
