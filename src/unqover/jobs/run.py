@@ -265,9 +265,8 @@ def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRu
     """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
     require_models_extra()
     plan = plan_run(model_id, probe, run)
-    warn_slow_bfloat16(
-        plan.request.dtype, plan.request.device
-    )  # a CPU without bf16 units: said before the load
+    # a CPU without bf16 matrix units: said before the load
+    warn_slow_bfloat16(plan.request.dtype, plan.request.device)
     placement, model = load_for(plan.engine, plan.request, probe.wants)
     return run_loaded(model_id, probe, plan.run, plan.settings, placement, model)
 

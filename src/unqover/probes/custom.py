@@ -49,9 +49,7 @@ class CustomBuilder(UnqoverBuilder):
         return build_custom_dataset(
             self.probe.definition,
             output,
-            configs=settings["configs"],
-            overwrite=settings["overwrite"],
-            progress=settings["progress"],
+            **self.build_options(settings),
         )
 
 

@@ -41,6 +41,11 @@ class DatasetBuilder:
         name = self.probe.datasets[0] if self.probe.datasets else self.rows_probe
         return f"unqover build-datasets {name} --output {folder.parent} --overwrite"
 
+    @staticmethod
+    def build_options(settings: dict[str, Any]) -> dict[str, Any]:
+        """What every build takes from ``build-datasets``: the configs, whether to overwrite, the progress bar."""
+        return {key: settings[key] for key in ("configs", "overwrite", "progress")}
+
     def check_dataset_configs(self, name: str, configs: Sequence[str] | None) -> list[str]:
         """The configs of the dataset ``name`` to build (``None``: its default configs); unknown ones refused."""
         raise UnqoverError(f"the {self.probe.name} probe builds no dataset")

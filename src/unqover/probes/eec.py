@@ -17,14 +17,7 @@ from typing import TYPE_CHECKING, Any
 from unqover.errors import UnqoverError
 from unqover.options import Option
 from unqover.probes import options as parse
-from unqover.probes.base import (
-    Loaded,
-    Measured,
-    Part,
-    ProbeDefinition,
-    QuickRunSize,
-    RunOptions,
-)
+from unqover.probes.base import Loaded, Measured, Part, ProbeDefinition, QuickRunSize, RunOptions
 from unqover.probes.dataset_builder import DatasetBuilder
 from unqover.probes.eec_results import EECResults
 from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
@@ -72,9 +65,7 @@ class EECBuilder(DatasetBuilder):
             name=name,
             probe=self.probe.name,
             csv=None if csv is None else Path(csv),
-            configs=settings["configs"],
-            overwrite=settings["overwrite"],
-            progress=settings["progress"],
+            **self.build_options(settings),
         )
 
 
@@ -82,10 +73,6 @@ class EECProbe(ProbeDefinition):
     """Beecher's emotion fill-in probe: masked and causal LMs score every choice sentence."""
 
     name = NAME
-    legacy_card_names = ("EEC emotion fill-in probe",)  # the title unqover.hub.eec_dataset gives the card
-    results = Part(EECResults)
-    builder = Part(EECBuilder)
-
     title = "EEC emotion fill-in"
     families = ("mlm", "causal", *BEECHER_FAMILIES)
     wants = (SENTENCES,)
@@ -135,6 +122,9 @@ class EECProbe(ProbeDefinition):
             repeat=True,
         ),
     )
+    legacy_card_names = ("EEC emotion fill-in probe",)  # the title unqover.hub.eec_dataset gives the card
+    results = Part(EECResults)
+    builder = Part(EECBuilder)
 
     def check_settings(self, given) -> dict:
         settings = super().check_settings(given)

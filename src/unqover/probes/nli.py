@@ -17,14 +17,7 @@ from typing import Any
 from unqover.errors import UnqoverError
 from unqover.options import Option
 from unqover.probes import options as parse
-from unqover.probes.base import (
-    Loaded,
-    Measured,
-    Part,
-    ProbeDefinition,
-    QuickRunSize,
-    RunOptions,
-)
+from unqover.probes.base import Loaded, Measured, Part, ProbeDefinition, QuickRunSize, RunOptions
 from unqover.probes.dataset_builder import DatasetBuilder
 from unqover.probes.nli_results import NLIResults
 from unqover.scoring.requests import CLASSES
@@ -70,9 +63,7 @@ class NLIBuilder(DatasetBuilder):
             probe=self.probe.name,
             sources=sources,
             labels=settings.get("labels") or "paper",
-            configs=settings["configs"],
-            overwrite=settings["overwrite"],
-            progress=settings["progress"],
+            **self.build_options(settings),
         )
 
 
@@ -80,10 +71,6 @@ class NLIProbe(ProbeDefinition):
     """The NLI gender-occupation probe: NLI classifiers, S / ΔP / B with premise-cluster intervals."""
 
     name = NAME
-    legacy_card_names = ("NLI gender-occupation probes",)  # the title unqover.hub.nli_card gives the card
-    results = Part(NLIResults)
-    builder = Part(NLIBuilder)
-
     title = "NLI gender-occupation"
     families = ("nli",)
     wants = (CLASSES,)
@@ -129,6 +116,9 @@ class NLIProbe(ProbeDefinition):
         "value subtracted, two full runs exactly; p-values Holm-adjusted over the K(K-1)/2 pairs, intervals at "
         "level 1 - alpha/#pairs"
     )
+    legacy_card_names = ("NLI gender-occupation probes",)  # the title unqover.hub.nli_card gives the card
+    results = Part(NLIResults)
+    builder = Part(NLIBuilder)
 
     def engine_load(self, engine, request, run: RunOptions, settings: dict) -> dict:
         """The ``--label-map`` the classifier's labels are read with."""

@@ -73,9 +73,7 @@ class UnqoverBuilder(DatasetBuilder):
             title=self.probe.card.title,
             summary=self.probe.card.summary,
             defects=self.probe.card.defects,
-            configs=settings["configs"],
-            overwrite=settings["overwrite"],
-            progress=settings["progress"],
+            **self.build_options(settings),
         )
 
 
