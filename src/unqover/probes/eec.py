@@ -205,21 +205,22 @@ class EECProbe(ProbeDefinition):
         )
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
+        from unqover.scoring.engines import scorer_for
+
         paper = self.paper_mode(model.family, settings)
         questions, dataset = self.load_questions(run.dataset, run.config, paper)
         questions, selection = self.select(questions, run.limit, run.seed)
         context = {"questions": questions, "scoring": self.scoring(model, settings), "family": model.family}
         # Beecher's models read the question strings (paper mode fills exactly his)
-        context["scorer"] = self.scorers(model, settings, Loaded(None, dataset, None, None, context))[""]
+        context["scorer"] = scorer_for(model, self.wants, questions=questions)
         return Loaded(self.choice_rows(questions), dataset, None, selection, context)
 
     def scorers(self, model, settings: dict, loaded: Loaded | None = None) -> dict:
         from unqover.scoring.engines import scorer_for
 
-        if loaded is not None and "scorer" in loaded.context:
+        if loaded is not None:  # the scorer its rows were loaded with
             return {"": loaded.context["scorer"]}
-        questions = None if loaded is None else loaded.context.get("questions")
-        return {"": scorer_for(model, self.wants, questions=questions)}
+        return {"": scorer_for(model, self.wants)}
 
     def scoring(self, model, settings: dict) -> dict:
         method = self.scorers(model, settings)[""].method

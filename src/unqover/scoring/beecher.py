@@ -199,6 +199,10 @@ class GloveScorer(_BeecherScorer):
         return self.loaded.model.scores(questions, filled, choices)
 
 
+#: the scorer of each of his models' families
+SCORERS: dict[str, type[_BeecherScorer]] = {"tfidf": TfidfScorer, "glove": GloveScorer}
+
+
 @dataclass
 class BeecherModel:
     """A loaded TF-IDF or GloVe model with the attributes the job runner reads."""
@@ -251,19 +255,17 @@ def load_beecher_model(
     if family == "tfidf":
         files = _text_files(path)
         model: TfidfSentenceModel | GloveVectors = TfidfSentenceModel.from_path(path, mode)
-        scorer_class: type[_BeecherScorer] = TfidfScorer
     else:
         if not path.exists() and "/" in rest and not rest.startswith((".", "/", "~")):
             path = _hub_vectors(rest)  # owner/name: a Hub repo of vectors
         model = GloveVectors.from_path(path, mode, vocabulary)
         folder = _word_embedding_folder(path) if path.is_dir() else None
         files = [folder / n for n in WORD_EMBEDDING_FILES if (folder / n).is_file()] if folder else [path]
-        scorer_class = GloveScorer
     digest, size = file_digest(files)
     loaded = BeecherModel(model_id, family, mode, path, digest, size, model, files=len(files))
 
     def factory(questions: pa.Table | None = None) -> _BeecherScorer:
-        return scorer_class(loaded, questions)
+        return SCORERS[family](loaded, questions)
 
     return loaded, factory
 

@@ -2,7 +2,7 @@
 
 An :class:`Engine` is one module under ``unqover.scoring.engines`` that declares its name, its options, which
 model ids it serves and which capabilities it can have, and loads a model for a :class:`EngineRequest`. The
-registry (``unqover.scoring.engines.ENGINES``) names them; ``unqover.scoring.engines.load_engine`` picks one.
+registry (``unqover.scoring.engines.ENGINES``) names them; ``engine_for`` picks one and ``load_for`` has it load.
 """
 
 from __future__ import annotations

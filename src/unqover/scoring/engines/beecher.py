@@ -2,8 +2,8 @@
 ``glove:VECTORS`` (word vectors), scoring sentences on the CPU in one process (:mod:`unqover.scoring.beecher`).
 
 The probe passes its scoring mode (``load["mode"]``: ``paper`` reproduces his code) and the words a GloVe load
-keeps (``load["vocabulary"]``, or a function that gives them); a scorer takes the questions (``how["questions"]``), whose strings paper mode
-fills as he did.
+keeps (``load["vocabulary"]``, or a function that gives them, called only here); a scorer takes the questions
+(``how["questions"]``), whose strings paper mode fills as he did.
 """
 
 from __future__ import annotations
@@ -51,9 +51,7 @@ class BeecherEngine(Engine):
         from unqover.scoring.beecher import load_beecher_model
         from unqover.scoring.placement import place
 
-        vocabulary = request.load.get(
-            "vocabulary"
-        )  # the probe's words, read here: GloVe loads keep them alone
+        vocabulary = request.load.get("vocabulary")
         vocabulary = vocabulary() if callable(vocabulary) else vocabulary
         loaded, _ = load_beecher_model(
             request.model_id, request.load.get("mode", "default"), vocabulary=vocabulary
@@ -61,7 +59,6 @@ class BeecherEngine(Engine):
         return place(request.shard, "cpu")[0], loaded
 
     def scorer(self, model: Any, capability: str, **how: Any) -> Any:
-        from unqover.scoring.beecher import GloveScorer, TfidfScorer
+        from unqover.scoring.beecher import SCORERS
 
-        scorer_class = TfidfScorer if model.family == "tfidf" else GloveScorer
-        return scorer_class(model, how.get("questions"))
+        return SCORERS[model.family](model, how.get("questions"))

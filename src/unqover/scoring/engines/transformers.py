@@ -89,7 +89,7 @@ class TransformersEngine(Engine):
             extra["adapter"] = request.adapter
         if request.model_args:
             extra["model_args"] = dict(request.model_args)
-        placement, model = load_placed(
+        return load_placed(
             loader,
             request.model_id,
             shard=request.shard,
@@ -100,7 +100,6 @@ class TransformersEngine(Engine):
             allow_pickle=request.allow_pickle,
             **extra,
         )
-        return placement, model
 
     def check_answers(self, request: EngineRequest, wants: Sequence[str]) -> None:
         """Refuse a model whose family answers none of ``wants``, naming the families that do."""
