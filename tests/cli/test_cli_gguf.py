@@ -246,11 +246,6 @@ def bad_cases(gguf_model: Path, root: Path) -> dict[str, Bad]:
             [str(one), str(two), "--gguf-file", name],
             r"--gguf-file names the GGUF file of one model: in a sweep, give each GGUF file's path as a model",
         ),
-        "--gguf-file with --bias nli-gender": Bad(
-            [str(one), "--gguf-file", name, "--bias", "nli-gender"],
-            r"--gguf-file cannot be used with nli-gender: GGUF checkpoints are causal LMs, and nli-gender "
-            r"scores NLI classifiers",
-        ),
     }
 
 
@@ -262,7 +257,6 @@ BAD = [
     "--gguf-file a file the folder lacks",
     "--gguf-file beside a .gguf file",
     "--gguf-file with a sweep of two models",
-    "--gguf-file with --bias nli-gender",
 ]
 
 

@@ -232,7 +232,7 @@ ALLOWED_MISSING = {
     ("src/unqover/lexicon/wordlists.py", 'cluster == "None"'): "the word lists' spelling of no cluster",
     ("src/unqover/train/nli_debias.py", 'report_to="none"'): "transformers' value for no logging integration",
     (
-        "src/unqover/probes/unqover.py",
+        "src/unqover/probes/causal_prompt.py",
         'CHAT_TEMPLATES = ("auto", "none")',
     ): "--chat-template none: an option value",
     ("src/unqover/scoring/causal.py", 'chat_template == "none"'): "--chat-template none",

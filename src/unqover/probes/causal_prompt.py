@@ -1,5 +1,6 @@
-"""The UnQover probes' causal-LM prompt options (``--system-prompt``, ``--chat-template``): which were given, their
-refusal for models that answer no continuations, and run.json's record of the prompt a run used."""
+"""The causal-LM prompt options every probe that prompts a causal LM takes (``--system-prompt``,
+``--chat-template``): their definitions and checks, which were given, their refusal for models that answer no
+continuations, and run.json's record of the prompt a run used."""
 
 from __future__ import annotations
 
@@ -7,7 +8,26 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from unqover.errors import UnqoverError
+from unqover.options import Option
 from unqover.scoring.requests import ANSWER_SPANS, CLASSES, CONTINUATIONS, FILL_IN
+
+#: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
+CHAT_TEMPLATES = ("auto", "none")
+PROMPT_OPTIONS = (
+    Option(
+        "--system-prompt",
+        "causal LMs: a system message before every question (without a chat template: a paragraph before "
+        "the prompt)",
+        metavar="TEXT",
+    ),
+    Option(
+        "--chat-template",
+        "causal LMs: auto (the tokenizer's chat template, when it has one), none (plain prompts) or a Jinja "
+        "template file (default: auto)",
+        metavar="auto|none|FILE.jinja",
+        default="auto",
+    ),
+)
 
 #: a model in words by the first request it answers, for the options that apply to causal LMs only
 CAPABILITY_WORDS = {
@@ -15,6 +35,26 @@ CAPABILITY_WORDS = {
     FILL_IN: "a masked LM",
     CLASSES: "an NLI classifier",
 }
+
+
+def check_prompt_settings(settings: dict[str, Any]) -> None:
+    """Read a ``--chat-template`` file (its resolved path, text and sha256 go in ``template_file``) and drop an
+    empty ``--system-prompt``, in place."""
+    from unqover.probes import options as parse
+
+    template = settings["chat_template"]
+    settings["template_file"] = None
+    if template not in CHAT_TEMPLATES:
+        path, text, sha256 = parse.chat_template_file(template)
+        settings["chat_template"] = path
+        settings["template_file"] = {"file": path, "sha256": sha256, "text": text}
+    settings["system_prompt"] = settings["system_prompt"] or None
+
+
+def chat_template_choice(settings: Mapping[str, Any]) -> str:
+    """What the causal scorer renders with: a template file's text, else ``auto`` or ``none``."""
+    template = settings.get("template_file")
+    return template["text"] if template else settings.get("chat_template", "auto")
 
 
 def prompt_options(settings: Mapping[str, Any]) -> list[str]:

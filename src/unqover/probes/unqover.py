@@ -21,7 +21,14 @@ from unqover.measure import MODES
 from unqover.options import Option
 from unqover.probes import base
 from unqover.probes import options as parse
-from unqover.probes.causal_prompt import check_prompt_model, prompt_options, prompt_record
+from unqover.probes.causal_prompt import (
+    PROMPT_OPTIONS,
+    chat_template_choice,
+    check_prompt_model,
+    check_prompt_settings,
+    prompt_options,
+    prompt_record,
+)
 from unqover.probes.dataset_builder import DatasetBuilder
 from unqover.probes.unqover_cards import ETHNICITY, GENDER, NATIONALITY, RELIGION
 from unqover.probes.unqover_results import INTERVAL_ESTIMATE, UnqoverResults
@@ -37,8 +44,6 @@ WANTS = (ANSWER_SPANS, FILL_IN, CONTINUATIONS)
 #: the dataset config of the rows each request is asked on
 CAPABILITY_CONFIG = {ANSWER_SPANS: "qa", FILL_IN: "mlm", CONTINUATIONS: "qa"}
 SCORINGS = ("default", "paper")
-#: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
-CHAT_TEMPLATES = ("auto", "none")
 #: what a run too large for its machine runs instead
 QUICK_RUN_OPTIONS = (
     "--precision 0.02 --max-time 1h (a sample of groups until every headline interval is 0.02 wide)"
@@ -110,19 +115,7 @@ class UnqoverProbe(base.ProbeDefinition):
             metavar="WIDTH",
         ),
         Option("--max-rows", "with --precision: score at most this many rows", type=parse.positive),
-        Option(
-            "--system-prompt",
-            "causal LMs: a system message before every question (without a chat template: a paragraph before "
-            "the prompt)",
-            metavar="TEXT",
-        ),
-        Option(
-            "--chat-template",
-            "causal LMs: auto (the tokenizer's chat template, when it has one), none (plain prompts) or a Jinja "
-            "template file (default: auto)",
-            metavar="auto|none|FILE.jinja",
-            default="auto",
-        ),
+        *PROMPT_OPTIONS,
         Option(
             "--max-time",
             "with --precision: bound the whole command's wall time (loading, scoring, measuring), starting no "
@@ -176,13 +169,7 @@ class UnqoverProbe(base.ProbeDefinition):
             raise UnqoverError(f"--scoring must be one of {', '.join(SCORINGS)}, got {settings['scoring']!r}")
         if settings["mode"] not in MODES:
             raise UnqoverError(f"--mode must be one of {', '.join(MODES)}, got {settings['mode']!r}")
-        template = settings["chat_template"]
-        settings["template_file"] = None
-        if template not in CHAT_TEMPLATES:
-            path, text, sha256 = parse.chat_template_file(template)
-            settings["chat_template"] = path
-            settings["template_file"] = {"file": path, "sha256": sha256, "text": text}
-        settings["system_prompt"] = settings["system_prompt"] or None
+        check_prompt_settings(settings)
         max_time = settings.pop("max_time")
         settings["max_seconds"] = None if max_time is None else parse.parse_duration(max_time)
         if settings["precision"] is not None:
@@ -410,13 +397,12 @@ class UnqoverProbe(base.ProbeDefinition):
     def scorers(self, model, settings: dict, loaded: base.Loaded | None = None) -> dict:
         from unqover.probes.unqover_rows import make_scorer
 
-        template = settings.get("template_file")
         return {
             "": make_scorer(
                 model,
                 self.wants,
                 settings["scoring"],
-                chat_template=template["text"] if template else settings.get("chat_template", "auto"),
+                chat_template=chat_template_choice(settings),
                 system_prompt=settings.get("system_prompt"),
             )
         }

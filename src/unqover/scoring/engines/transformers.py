@@ -19,6 +19,7 @@ from unqover.scoring.requests import (
     CLASSES,
     CONTINUATIONS,
     FILL_IN,
+    SENTENCES,
     EngineRequest,
     first_wanted,
 )
@@ -47,10 +48,10 @@ class TransformersEngine(Engine):
     def check(self, request: EngineRequest, wants: Sequence[str]) -> None:
         from unqover.scoring.models import model_source
 
-        if CLASSES in wants and request.gguf_file is not None:
+        if request.gguf_file is not None and CONTINUATIONS not in wants and SENTENCES not in wants:
             raise UnqoverError(
-                f"--gguf-file cannot be used with {request.asker}: GGUF checkpoints are causal LMs, and "
-                f"{request.asker} scores NLI classifiers"
+                f"--gguf-file cannot be used with {request.asker}: GGUF checkpoints are causal LMs, which the "
+                f"{request.asker} probe does not score"
             )
         model_source(request.model_id, gguf_file=request.gguf_file)
 
@@ -76,14 +77,14 @@ class TransformersEngine(Engine):
     def load(self, request: EngineRequest, wants: Sequence[str]) -> tuple[Any, Any]:
         from unqover.scoring.placement import load_placed
 
-        if CLASSES in wants:  # its loader refuses a model that is no sequence classifier
+        self.check_answers(request, wants)  # from its config, before the weights load
+        if self.family(request) == "nli":  # its loader reads the label ids (or refuses the model's labels)
             from unqover.scoring.nli import load_nli_model as loader
 
             extra = {"label_map": request.load.get("label_map")}
         else:
             from unqover.scoring.models import load_model as loader
 
-            self.check_answers(request, wants)  # from its config, before the weights load
             extra = {"gguf_file": request.gguf_file} if request.gguf_file is not None else {}
         if request.adapter is not None:
             extra["adapter"] = request.adapter
