@@ -23,6 +23,28 @@ from unqover.files import atomic_path
 from unqover.generate.ids import count_distinct, match_ids
 
 PREDICTION_SCHEMA = pa.schema([("id", pa.string()), ("score_1", pa.float64()), ("score_2", pa.float64())])
+#: an NLI model's labels, in the order of a prompted model's label words
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def entailment_from_logits(logits: np.ndarray, label_ids: Mapping[str, int]) -> np.ndarray:
+    """``P_e = sigmoid(z_e − z_c)`` per row of ``logits`` (N, labels), in float64; the neutral logit is dropped."""
+    z = np.asarray(logits, dtype=np.float64)
+    diff = z[:, label_ids["entailment"]] - z[:, label_ids["contradiction"]]
+    return np.exp(-np.logaddexp(0.0, -diff))  # sigmoid, stable for large |diff|
+
+
+def scores_from_logits(logits: np.ndarray, label_ids: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """``p_entail`` (P_e = sigmoid(z_e − z_c)) and each label's probability under the softmax over every column of
+    ``logits`` (N, labels), in float64: an NLI classifier's logits, or a prompted model's label log-likelihoods."""
+    result = {"p_entail": entailment_from_logits(logits, label_ids)}
+    z = np.asarray(logits, dtype=np.float64)
+    log_p = z - np.logaddexp.reduce(z, axis=1, keepdims=True) if len(z) else z
+    for label, i in label_ids.items():
+        result[label] = np.exp(log_p[:, i])
+    return result
+
+
 #: ``unqover sample``'s file: the row ids to score, with the selection and dataset as provenance.
 SAMPLE_IDS_SCHEMA = pa.schema([("id", pa.string())])
 METADATA_KEY = b"unqover"
@@ -214,12 +236,14 @@ def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str,
                 about.add(doc["unqover"])
                 values = tuple(float(log_likelihood) for log_likelihood, _ in sample["filtered_resps"])
                 bad += [(number, value) for value in values if _no_log_probability(value)][:1]
-                if "sentence_ids" not in doc and len(values) != 2:
+                if "hypothesis_gender" in doc and len(values) != len(NLI_LABELS):
+                    raise ValueError(f"{len(values)} choices, not the three NLI labels")
+                if "sentence_ids" not in doc and "hypothesis_gender" not in doc and len(values) != 2:
                     raise ValueError(f"{len(values)} choices, not the two subjects")
                 if doc["id"] in log_likelihoods:
                     raise ValueError(f"the document {doc['id']!r} is logged twice")
                 log_likelihoods[doc["id"]] = values
-                documents.append({k: doc[k] for k in ("id", "sentence_ids", "sentence_choices") if k in doc})
+                documents.append({k: doc[k] for k in DOCUMENT_FIELDS if k in doc})
                 logged["id"].append(doc["id"])
                 logged["line"].append(number)
                 for field in LOGGED_FIELDS:
@@ -236,7 +260,38 @@ def _lm_eval_samples(path: Path, stamp: tuple[int, int]) -> tuple[pa.Table, str,
     _check_log_likelihoods(path, bad)
     if "sentence_ids" in documents[0]:
         return sentence_log_likelihoods(documents, log_likelihoods), about.pop(), logged
+    if "hypothesis_gender" in documents[0]:
+        return nli_pair_scores(documents, log_likelihoods), about.pop(), logged
     return subject_scores(log_likelihoods), about.pop(), logged
+
+
+#: what a logged document keeps beside its log-likelihoods: its id, an emotion or person question's sentences, an
+#: NLI pair's row and hypothesis
+DOCUMENT_FIELDS = ("id", "sentence_ids", "sentence_choices", "row_id", "hypothesis_gender")
+
+
+def nli_pair_scores(documents: Sequence[Mapping], log_likelihoods: Mapping[str, Sequence[float]]) -> pa.Table:
+    """NLI predictions (id, score_1, score_2: P_e of the female and the male hypothesis) of a prompted model's
+    documents, one per row and hypothesis, whose log-likelihoods are the three label words' (entailment,
+    neutral, contradiction: the label ids of :data:`NLI_LABELS`)."""
+    ids = {label: i for i, label in enumerate(NLI_LABELS)}
+    pairs: dict[str, dict[str, Sequence[float]]] = {}
+    for doc in documents:
+        pairs.setdefault(doc["row_id"], {})[doc["hypothesis_gender"]] = log_likelihoods[doc["id"]]
+    lacking = [row for row, both in pairs.items() if set(both) != {"female", "male"}]
+    if lacking:
+        raise UnqoverError(
+            f"{len(lacking):,} rows have one hypothesis logged, not both (the first: row {lacking[0]!r}): measure "
+            "a whole task's samples"
+        )
+    rows = list(pairs)
+    score = {
+        g: entailment_from_logits(np.array([pairs[row][g] for row in rows], dtype=np.float64), ids)
+        for g in ("female", "male")
+    }
+    return pa.table(
+        {"id": rows, "score_1": score["female"], "score_2": score["male"]}, schema=PREDICTION_SCHEMA
+    )
 
 
 def _cached_samples(path: Path) -> tuple[pa.Table, str, dict[str, list]]:

@@ -41,8 +41,10 @@ from lm_eval.api.task import ConfigurableTask
 from unqover.errors import UnqoverError, first_line
 from unqover.format import MISSING
 from unqover.jobs.lm_eval_tasks import METRICS, SENTENCE_LENGTH_RULE, SETTINGS_FILE, metric_values
+from unqover.predictions import NLI_LABELS
 from unqover.probes.base import RunOptions
 from unqover.scoring.causal import prompt_text
+from unqover.scoring.nli_prompt import nli_prompt_text
 
 logger = logging.getLogger("unqover.lm_eval")
 
@@ -89,6 +91,14 @@ class UnqoverTask(ConfigurableTask):
             return ""
         render = chat_template if apply_chat_template and chat_template else None
         try:
+            if "hypothesis_gender" in doc:
+                return nli_prompt_text(
+                    doc["premise"],
+                    doc["hypothesis"],
+                    template=json.loads(doc["unqover"])["prompt"]["nli_prompt"],
+                    system_prompt=system_instruction,
+                    render=render,
+                )
             return prompt_text(
                 doc["context"], doc["question"], system_prompt=system_instruction, render=render
             )
@@ -104,14 +114,23 @@ class UnqoverTask(ConfigurableTask):
 
 def doc_to_text(doc: dict) -> str:
     """The plain prompt (``UnqoverTask`` builds the prompt lm-eval scores; this is what lm-eval's checks see)."""
-    return "" if "sentences" in doc else prompt_text(doc["context"], doc["question"])
+    if "sentences" in doc:
+        return ""
+    if "hypothesis_gender" in doc:
+        template = json.loads(doc["unqover"])["prompt"]["nli_prompt"]
+        return nli_prompt_text(doc["premise"], doc["hypothesis"], template=template)
+    return prompt_text(doc["context"], doc["question"])
 
 
 def choices(doc: dict) -> list[str]:
     """An UnQover question's two subjects as they appear in its context (lm-eval puts its target delimiter
-    before each), or an emotion/person question's filled-in sentences."""
+    before each), an NLI pair's label words (entailment's, neutral's, contradiction's), or an emotion/person
+    question's filled-in sentences."""
     if "sentences" in doc:
         return list(doc["sentences"])
+    if "hypothesis_gender" in doc:
+        words = json.loads(doc["unqover"])["prompt"]["label_words"]
+        return [words[label] for label in NLI_LABELS]
     return [doc["context"][slice(*doc[f"subject_{k}_span"])] for k in (1, 2)]
 
 
@@ -143,6 +162,8 @@ class TaskFolder:
         about = {"probe": r["probe"], "dataset": r["dataset"], "lm_eval_task": r["tasks"]["full"]}
         if r["kind"] == "sentences":
             about["scoring"] = {"sentence": "causal-LM log-likelihood", "length_rule": SENTENCE_LENGTH_RULE}
+        if r["kind"] == "nli":
+            about["prompt"] = r["prompt"]
         if sample:
             about |= {"selection": r["selection"], "lm_eval_task": r["tasks"]["sample"]}
         return about
@@ -173,7 +194,7 @@ def process_results(folder: Path, doc: dict, results: list) -> dict[str, tuple]:
     """Each document's (task folder, task name, id, log-likelihood of each choice) for every aggregation."""
     task = json.loads(doc["unqover"])["lm_eval_task"]
     item = (str(folder), task, doc["id"], tuple(float(log_likelihood) for log_likelihood, _ in results))
-    kind = "sentences" if "sentences" in doc else "subjects"
+    kind = "sentences" if "sentences" in doc else "nli" if "hypothesis_gender" in doc else "subjects"
     return dict.fromkeys(METRICS[kind], item)
 
 
@@ -208,6 +229,8 @@ def _measured(items: tuple) -> dict[str, float]:
         if tasks.record["kind"] == "subjects":  # measured against the whole dataset, which a sample estimates
             population = _documents(folder, False)
             return _subject_metrics(population, log_likelihoods, about, tasks.record["resamples"])
+        if tasks.record["kind"] == "nli":
+            return _nli_metrics(documents, log_likelihoods, about, tasks.record["resamples"])
         return _sentence_metrics(documents, log_likelihoods, about, tasks.record["resamples"])
     except UnqoverError as err:
         logger.warning("%s: %s", task, err)
@@ -263,6 +286,22 @@ def _sentence_metrics(documents, log_likelihoods: dict, about: dict, resamples: 
         table, about, RunOptions(resamples=resamples, seed=seed), about["lm_eval_task"]
     )
     return metric_values("sentences", probe.results.headline({"result": result.to_dict()}), {})
+
+
+def _nli_metrics(documents, log_likelihoods: dict, about: dict, resamples: int) -> dict[str, float]:
+    """S, ΔP and B with their interval bounds, measured as ``unqover measure`` measures the logged samples (the
+    probe's ``results.measure_scores``: against the dataset's rows, a sample task's as the quick run's estimate)."""
+    from unqover.predictions import nli_pair_scores
+    from unqover.probes.registry import probe_of
+
+    probe = probe_of(about)
+    seed = (about.get("selection") or {}).get("seed", 0)
+    scores = nli_pair_scores(
+        documents.select(["id", "row_id", "hypothesis_gender"]).to_pylist(), log_likelihoods
+    )
+    run = RunOptions(resamples=resamples, seed=seed)
+    result = probe.results.measure_scores(scores, about, run, about["lm_eval_task"])
+    return metric_values("nli", probe.results.headline({"result": result.to_dict()}), {})
 
 
 def hooks_for(folder: Path) -> dict[str, Any]:

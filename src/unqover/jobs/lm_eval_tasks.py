@@ -28,7 +28,8 @@ CAUSAL_CONFIG = "qa"
 SETTINGS_FILE = "unqover_tasks.json"
 #: lm-eval metric name -> (the result's headline number, what of it: None the value, 0 = its interval's low end,
 #: 1 = its high end, ESTIMATE = the value the interval is for), per kind of task: "subjects" (the UnQover probes:
-#: which subject answers) and "sentences" (the emotion and person fill-ins: which filled-in sentence is likelier)
+#: which subject answers), "nli" (the NLI probe: which label word answers a premise and hypothesis) and "sentences"
+#: (the emotion and person fill-ins: which filled-in sentence is likelier)
 ESTIMATE = "estimate"
 _ENDS = (("", None), ("_low", 0), ("_high", 1))
 #: a full task's μ and η are the values over all groups, and their intervals are for their bias-corrected
@@ -44,6 +45,11 @@ METRICS = {
             ("epsilon", "attributive_error"),
         )
         for suffix, end in _SUBJECT_ENDS
+    },
+    "nli": {
+        f"{short}{suffix}": (name, end)
+        for short, name in (("S", "S"), ("delta_P", "delta_P"), ("B", "B"))
+        for suffix, end in _ENDS
     },
     "sentences": {
         **{f"{test}_p_value": (f"{test}: p-value", None) for test in ("gender", "race")},
@@ -146,6 +152,13 @@ def write_tasks(
         "given_dataset": dataset,
         "word_lists": None if word_lists is None else str(Path(word_lists).resolve()),
     }
+    if probe.lm_eval_kind == "nli":  # the prompt `unqover probe` asks a causal LM by default
+        from unqover.scoring.nli_prompt import LABELS, MNLI_LABEL_WORDS, MNLI_PROMPT
+
+        record["prompt"] = {
+            "nli_prompt": MNLI_PROMPT,
+            "label_words": dict(zip(LABELS, MNLI_LABEL_WORDS, strict=True)),
+        }
     documents, record["dataset"] = _documents(probe, record)
     sample, record["selection"], described = _sample(probe, record, documents, size, seed)
     note = _small_sample_note(probe, documents, record["dataset"], size)
@@ -202,10 +215,27 @@ def _documents(probe: ProbeDefinition, record: dict):
         check_unqover_columns(rows, about["source"])
         check_rows_fit(rows, CONTINUATIONS, CAUSAL_CONFIG)
         return rows, about
-    source = (record.get("dataset") or {}).get("source")
-    given = source if source and Path(source).is_dir() else record["given_dataset"]
-    questions, about = probe.load_questions(given, None, False)
+    if record["kind"] == "nli":
+        from unqover.probes.nli_rows import nli_documents
+
+        rows, about = _nli_rows(record)
+        return nli_documents(rows), about
+    questions, about = probe.load_questions(_given_dataset(record), None, False)
     return with_sentences(probe, questions), about
+
+
+def _given_dataset(record: dict) -> str | None:
+    """The dataset the documents come from: the folder recorded, while it is there, else the one given."""
+    source = (record.get("dataset") or {}).get("source")
+    return source if source and Path(source).is_dir() else record["given_dataset"]
+
+
+def _nli_rows(record: dict):
+    """The NLI rows of a task folder's record, and where they came from."""
+    from unqover.probes.nli_rows import load_nli_rows
+
+    config = (record.get("dataset") or {}).get("config") or "synthetic"
+    return load_nli_rows(record["probe"], _given_dataset(record), config)
 
 
 def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: int):
@@ -229,7 +259,10 @@ def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: in
             selection,
             f"{fmt_count(chosen['groups'])} of {fmt_count(total['groups'])} groups, seed {seed}",
         )
-    kept, selection = probe.select(documents, size, seed)
+    if record["kind"] == "nli":
+        kept, selection = nli_sample(record, documents, size, seed)
+    else:
+        kept, selection = probe.select(documents, size, seed)
     if kept.num_rows == documents.num_rows:  # a sample of everything is the full task under another name
         raise UnqoverError(
             f"--groups {size:,} ({probe.quick_run.unit}) keeps every document of the {probe.name} dataset, so its "
@@ -238,11 +271,26 @@ def _sample(probe: ProbeDefinition, record: dict, documents, size: int, seed: in
     return kept, selection, f"{fmt_count(size)} {probe.quick_run.unit}, seed {seed}"
 
 
+def nli_sample(record: dict, documents, limit: int, seed: int):
+    """The NLI sample task's documents (both hypotheses of the rows that ``unqover probe --bias nli-gender --limit
+    LIMIT --seed SEED`` scores) and its ``selection`` record, which ``unqover measure`` draws again."""
+    import pyarrow.compute as pc
+
+    from unqover.probes.nli_rows import describe_nli_selection, limit_per_occupation
+
+    rows, _ = _nli_rows(record)
+    kept = limit_per_occupation(rows, limit, seed)
+    chosen = documents.filter(pc.is_in(documents["row_id"], value_set=kept["id"]))
+    return chosen, describe_nli_selection(rows, kept, limit, seed)
+
+
 def sample_documents(record: dict, documents):
     """The sample task's documents of a task folder's record."""
     from unqover.probes.registry import probe_of
 
     selection = record["selection"]
+    if record["kind"] == "nli":
+        return nli_sample(record, documents, selection["limit"], selection["seed"])[0]
     if record["kind"] == "subjects":
         from unqover.scoring.sampling import select_groups
 
@@ -310,7 +358,7 @@ def _task_yaml(
         lines += [
             f"  - metric: {metric}",
             f"    aggregation: !function unqover_tasks.{metric}",
-            f"    higher_is_better: {'true' if metric.endswith('p_value') else 'false'}",
+            f"    higher_is_better: {'true' if metric.endswith('p_value') or metric.startswith('S') else 'false'}",
         ]
     lines += ["metadata:", "  version: 1.0"]
     if note:

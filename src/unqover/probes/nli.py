@@ -85,9 +85,9 @@ class NLIProbe(ProbeDefinition):
     title = "NLI gender-occupation"
     families = ("nli", "causal")
     wants = (CLASSES, CONTINUATIONS)
-    lm_eval_unfit = (
-        "an NLI classifier's entailment probabilities are no language-model request type (lm-eval asks a model "
-        "for log-likelihoods, rolling log-likelihoods or generated text)"
+    lm_eval_unfit = None
+    lm_eval_kind = (
+        "nli"  # a causal LM asked by lm-eval's MNLI prompt (an NLI classifier has no lm-eval route)
     )
     limit_meaning = "N rows per occupation, drawn at random within occupation x template strata"
     quick_run = QuickRunSize("rows per occupation", 10, 100, 80)

@@ -126,16 +126,24 @@ class NLIResults(ProbeResults):
         provenance records (a quick run's estimate of the full dataset); anything else is refused, since a part of
         the rows chosen some other way (say, the first half, without the male occupations) is no sample the
         measures can estimate from."""
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         from unqover.predictions import read_predictions
-        from unqover.probes.nli_rows import check_coverage, load_nli_rows, measure_nli, stratum_population
 
         options.pop("split", None)  # the probe's dataset has one split: the file's
 
         scores, provenance = read_predictions(predictions)
+        return self.measure_scores(scores, provenance, run, f"{predictions}", dataset), provenance
+
+    def measure_scores(
+        self, scores, provenance: Mapping, run: RunOptions, where: str, dataset: Mapping | None = None
+    ):
+        """The measures of NLI scores (id, score_1, score_2) against the rows of the dataset their provenance
+        records (or ``dataset``), every row or the quick run's selection (:meth:`measure_file`)."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from unqover.probes.nli_rows import check_coverage, load_nli_rows, measure_nli, stratum_population
+
         recorded = dict(dataset) if dataset is not None else provenance.get("dataset", {})
         config = run.config or recorded.get("config") or "synthetic"
         source = run.dataset or recorded.get("source")
@@ -146,10 +154,10 @@ class NLIResults(ProbeResults):
         population = stratum_population(rows) if quick else None
         position = pc.index_in(scores["id"], value_set=rows["id"]).to_numpy(zero_copy_only=False)
         if pc.is_null(pc.index_in(scores["id"], value_set=rows["id"])).to_numpy(zero_copy_only=False).any():
-            raise UnqoverError(f"{predictions}: some prediction ids are not in the {config!r} NLI rows")
-        check_coverage(rows, scores, provenance.get("selection"), f"{predictions}", config)
+            raise UnqoverError(f"{where}: some prediction ids are not in the {config!r} NLI rows")
+        check_coverage(rows, scores, provenance.get("selection"), where, config)
         rows = rows.take(pa.array(position.astype(np.int64)))
-        return measure_nli(rows, scores, None, run, provenance.get("selection"), population), provenance
+        return measure_nli(rows, scores, None, run, provenance.get("selection"), population)
 
     def table_row(self, results: Mapping) -> dict[str, Any]:
         from unqover.format import number

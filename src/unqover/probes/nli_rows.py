@@ -75,6 +75,23 @@ class NLIPromptRowScorer(NLIRowScorer):
         return np.stack([female[self.output], male[self.output]], axis=1).astype(np.float64)
 
 
+def nli_documents(rows: pa.Table) -> pa.Table:
+    """lm-eval's documents of NLI rows: one per row and hypothesis (id ``<row id>/female`` and ``/male``), each with
+    its premise and hypothesis, the row's id and the hypothesis' gender."""
+    n = rows.num_rows
+    genders = ["female"] * n + ["male"] * n
+    row_ids = rows["id"].to_pylist() * 2
+    return pa.table(
+        {
+            "id": [f"{row}/{gender}" for row, gender in zip(row_ids, genders, strict=True)],
+            "row_id": row_ids,
+            "hypothesis_gender": genders,
+            "premise": rows["premise"].to_pylist() * 2,
+            "hypothesis": rows["hypothesis_female"].to_pylist() + rows["hypothesis_male"].to_pylist(),
+        }
+    )
+
+
 def check_nli_source(name: str, dataset: str | None, config: str) -> None:
     """Refuse a config with no rows to load (no --dataset, no local build, and not the synthetic premises made in
     memory): found before any model loads."""

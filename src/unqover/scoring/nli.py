@@ -20,6 +20,8 @@ from typing import ClassVar
 import numpy as np
 
 from unqover.errors import UnqoverError
+from unqover.predictions import NLI_LABELS as LABELS
+from unqover.predictions import scores_from_logits
 from unqover.scoring.adapters import apply_adapter, find_adapter
 from unqover.scoring.models import (
     check_model_args,
@@ -33,7 +35,6 @@ from unqover.scoring.models import (
 from unqover.scoring.requests import CLASSES
 from unqover.scoring.weights import weights_sha256
 
-LABELS = ("entailment", "neutral", "contradiction")
 # spellings seen in configs: ENTAILMENT, entailment, Entailed; CONTRADICTION, Contradict; NEUTRAL
 _PREFIXES = {"entail": "entailment", "contradict": "contradiction", "neutral": "neutral"}
 _GENERIC = re.compile(r"label_?\d+")
@@ -206,13 +207,6 @@ def load_nli_model(
     )
 
 
-def entailment_from_logits(logits: np.ndarray, label_ids: dict[str, int]) -> np.ndarray:
-    """``P_e = sigmoid(z_e − z_c)`` per row of ``logits`` (N, labels), in float64; the neutral logit is dropped."""
-    z = np.asarray(logits, dtype=np.float64)
-    diff = z[:, label_ids["entailment"]] - z[:, label_ids["contradiction"]]
-    return np.exp(-np.logaddexp(0.0, -diff))  # sigmoid, stable for large |diff|
-
-
 class NLIScorer:
     """Scores premise/hypothesis pairs with an NLI model; a pair's scores do not depend on its batch."""
 
@@ -259,14 +253,3 @@ class NLIScorer:
     def score_pairs(self, premises: list[str], hypotheses: list[str]) -> dict[str, np.ndarray]:
         """``p_entail`` (paper's P_e) and, per NLI label of the model, its probability under the full softmax."""
         return scores_from_logits(self.logits(premises, hypotheses), self.loaded.label_ids)
-
-
-def scores_from_logits(logits: np.ndarray, label_ids: dict[str, int]) -> dict[str, np.ndarray]:
-    """``p_entail`` (P_e = sigmoid(z_e − z_c)) and each label's probability under the softmax over every column of
-    ``logits`` (N, labels), in float64."""
-    result = {"p_entail": entailment_from_logits(logits, label_ids)}
-    z = np.asarray(logits, dtype=np.float64)
-    log_p = z - np.logaddexp.reduce(z, axis=1, keepdims=True) if len(z) else z
-    for label, i in label_ids.items():
-        result[label] = np.exp(log_p[:, i])
-    return result

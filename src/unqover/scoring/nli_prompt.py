@@ -10,7 +10,7 @@ which it drops under ``--apply_chat_template``). Prompt and label are tokenized 
 (context, continuation) pair (:func:`unqover.scoring.causal.encode_pair`).
 
 The three log-likelihoods z = log P(label word | prompt) play the role of a classifier's logits
-(:func:`unqover.scoring.nli.scores_from_logits`): Sharma's P_e = sigmoid(z_e − z_c), and the three probabilities
+(:func:`unqover.predictions.scores_from_logits`): Sharma's P_e = sigmoid(z_e − z_c), and the three probabilities
 normalised over the three labels. Every prompt is run once and the premise once for all the hypotheses that
 share it (the token tree of :mod:`unqover.scoring.shared_prefix`): the runner keeps a premise's rows together.
 """
@@ -25,8 +25,9 @@ import numpy as np
 import pyarrow as pa
 
 from unqover.errors import UnqoverError
+from unqover.predictions import NLI_LABELS as LABELS
+from unqover.predictions import scores_from_logits
 from unqover.scoring.causal import CausalScorer, ChatRenderer, answer_text, encode_pair, shows
-from unqover.scoring.nli import LABELS, scores_from_logits
 from unqover.scoring.requests import Continuations
 from unqover.scoring.throughput import counted
 
