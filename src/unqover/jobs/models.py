@@ -77,8 +77,9 @@ def model_capabilities(
 
 def families_answering(wants: tuple[str, ...] | list[str]) -> list[str]:
     """The model families (``qa``, ``mlm``, ``causal``, ``nli``) whose models answer one of ``wants`` (a probe's
-    requests), for the messages that say which models a probe takes."""
-    return [family for family, has in FAMILY_CAPABILITIES.items() if first_wanted(has, wants)]
+    requests), in the probe's order of preference, for the messages that say which models a probe takes."""
+    answered = {family: first_wanted(has, wants) for family, has in FAMILY_CAPABILITIES.items()}
+    return sorted((f for f, asked in answered.items() if asked), key=lambda f: list(wants).index(answered[f]))
 
 
 def scored_model(predictions: str | Path) -> object:

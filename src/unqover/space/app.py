@@ -231,9 +231,8 @@ class Space:
             names.update(dict.fromkeys(path_forms(typed, folder=True), label))
             typed = ""  # a model of the server: named, never repeated
         mark = "\x00"
-        kept = (
-            bool(typed) and typed in text
-        )  # the visitor's own words (no model of the server): kept as typed
+        # the visitor's own words (no model of the server): kept as typed
+        kept = bool(typed) and typed in text
         text = results.hide_paths(hide_models(text.replace(typed, mark) if kept else text, names), folders)
         return f"⚠️ {text.replace(mark, typed) if kept else text}"
 

@@ -3,10 +3,10 @@ server where its operator allows local models).
 
 A model must answer one of the requests a probe ``wants`` (its capabilities, as the engine that serves it knows
 them before it loads: QA models answer spans, masked LMs fill-ins and sentences, causal LMs continuations and
-sentences, NLI classifiers classes), ship safetensors weights or be a GGUF file on the server (never pickles, never remote code) and stay under a
-parameter budget that fits one GPU call. Parameters are counted from safetensors metadata or a GGUF file's tensor
-table, so nothing is downloaded or loaded to check a model. A model on the server is named by
-:func:`unqover.space.local.local_label` in every message, never by its path.
+sentences, NLI classifiers classes), ship safetensors weights or be a GGUF file on the server (never pickles,
+never remote code) and stay under a parameter budget that fits one GPU call. Parameters are counted from
+safetensors metadata or a GGUF file's tensor table, so nothing is downloaded or loaded to check a model. A model on
+the server is named by :func:`unqover.space.local.local_label` in every message, never by its path.
 """
 
 from __future__ import annotations
