@@ -182,3 +182,19 @@ def test_a_listed_model_typed_by_its_path_is_named_without_it(world):
     no_path(status, world)
     status = page.probe(str(Path(world["models"]) / "tiny.gguf"), "nli-gender", 2)[0]
     assert status.startswith(f"{render.DONE} {GGUF} (causal, "), status
+
+
+def test_the_results_tab_shows_the_live_runs_without_a_path(world):
+    """The live probe's runs of every probe (its cache is the results folder by default), listed and viewed."""
+    page = space(world)
+    for bias, sample, _ in SAMPLES:
+        assert page.probe(GGUF, bias, sample)[0].startswith(render.DONE)  # from the cache where a test ran it
+    status, table, *_ = page.load_results("")
+    ran = table[table["model"] == GGUF]
+    assert sorted(ran["probe"]) == sorted(bias for bias, _, _ in SAMPLES), table
+    texts = [status, shown(table)]
+    for run in ran["run"]:
+        heading, pairs, charts = page.view_run("", run)
+        assert GGUF in heading.splitlines()[0], heading
+        texts.append(shown(heading, pairs, charts))
+    no_path("\n".join(texts), world)
