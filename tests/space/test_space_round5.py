@@ -118,8 +118,15 @@ def test_a_models_folder_offers_its_model_folders_and_its_valid_gguf_files(world
     assert listed.choices[TINY] == str(Path(SECRET) / "tiny.gguf")
     assert "broken.gguf left out: cannot load the GGUF file broken.gguf: it is cut short" in caplog.text
     # the operator's entries taken one by one: a GGUF file, a folder holding one, a Hub id
-    one = space(world, models=[f"{SECRET}/tiny.gguf", str(world["base"] / "made-1"), "openai-community/gpt2"])
+    (world["base"] / "one-file").mkdir(exist_ok=True)
+    shutil.copy(world["base"] / "made-1" / "tiny-llama.F32.gguf", world["base"] / "one-file")
+    one = space(
+        world, models=[f"{SECRET}/tiny.gguf", str(world["base"] / "one-file"), "openai-community/gpt2"]
+    )
     assert one.models == [TINY, "tiny-llama.F32.gguf (local)", "openai-community/gpt2"]
+    # a folder holding one GGUF file beside a model folder (its transformers twin) is a folder of models
+    both = space(world, models=[str(world["base"] / "made-1")])
+    assert both.models == ["hf (local)", "tiny-llama.F32.gguf (local)"]
     # names alike are numbered; the same file named twice is offered once
     (world["base"] / "elsewhere").mkdir(exist_ok=True)
     shutil.copy(world["secret"] / "tiny.gguf", world["base"] / "elsewhere" / "tiny.gguf")
@@ -190,12 +197,6 @@ CATALOGUE = [
         "religion",
         "cannot load the GGUF file broken.gguf: it is cut short ({size:,} bytes, its tensors need {need:,}); "
         "download it again",
-    ),
-    (
-        "a GGUF file for a probe of another family",
-        TINY,
-        "nli-gender",
-        f"{TINY!r} is a causal model; nli-gender needs an NLI classifier (e.g. FacebookAI/roberta-large-mnli)",
     ),
     (
         "a folder of pickled weights",

@@ -1,5 +1,6 @@
-"""Models as the surfaces see them: where a model comes from, its family, which probes score that family, and the
-model loaded the way a probe's runs load it.
+"""Models as the surfaces see them: where a model comes from, its family, what it answers (its capabilities,
+which a probe's ``wants`` ask for), which probes score that family, and the model loaded the way a probe's runs
+load it.
 
 The family of a model is read from its config (``unqover.scoring.models``; sequence classifiers are NLI models).
 Which loader a model gets (an NLI classifier or a QA / masked / causal LM) is the probe definitions' choice: a
@@ -15,9 +16,17 @@ from unqover.errors import UnqoverError
 from unqover.probes.base import ProbeDefinition, RunOptions
 
 # the surfaces (the Space) reach the model side through this module; both import no torch
-from unqover.scoring.engines import ENGINES, engine_options, engines_help
+from unqover.scoring.engines import ENGINES, engine_for, engine_options, engines_help
 from unqover.scoring.gguf import gguf_parameters, gguf_record, is_gguf_name
-from unqover.scoring.models import CLASSIFIER_FAMILY, ModelSource, family_of, is_hub_id, model_source
+from unqover.scoring.models import (
+    CLASSIFIER_FAMILY,
+    FAMILY_CAPABILITIES,
+    ModelSource,
+    family_of,
+    is_hub_id,
+    model_source,
+)
+from unqover.scoring.requests import EngineRequest, first_wanted
 
 __all__ = [
     "CLASSIFIER_FAMILY",
@@ -25,13 +34,16 @@ __all__ = [
     "ModelSource",
     "engine_options",
     "engines_help",
+    "families_answering",
     "family_of",
+    "first_wanted",
     "gguf_parameters",
     "gguf_record",
     "hub_source",
     "is_gguf_name",
     "is_hub_id",
     "load_model_for",
+    "model_capabilities",
     "model_family",
     "model_source",
     "probes_scoring",
@@ -51,6 +63,23 @@ def hub_source(model_id: str, revision: str | None = None, token: str | None = N
 def model_family(model_id: str, revision: str | None = None, token: str | None = None) -> str:
     """The family of a Hub id or local folder, from its config alone (no weights are loaded)."""
     return family_of(model_source(model_id, revision, token).config())
+
+
+def model_capabilities(
+    model_id: str, revision: str | None = None, token: str | None = None
+) -> tuple[str, ...] | None:
+    """What a model answers (``unqover.scoring.requests``: continuations, answer spans, ...), as the engine that
+    serves it knows before it loads (as ``unqover probe`` checks a model against a probe's ``wants``); None where
+    only loading tells."""
+    request = EngineRequest(model_id, revision=revision, token=token)
+    return engine_for(request).capabilities_of(request)
+
+
+def families_answering(wants: tuple[str, ...] | list[str]) -> list[str]:
+    """The model families (``qa``, ``mlm``, ``causal``, ``nli``) whose models answer one of ``wants`` (a probe's
+    requests), in the probe's order of preference, for the messages that say which models a probe takes."""
+    answered = {family: first_wanted(has, wants) for family, has in FAMILY_CAPABILITIES.items()}
+    return sorted((f for f, asked in answered.items() if asked), key=lambda f: list(wants).index(answered[f]))
 
 
 def scored_model(predictions: str | Path) -> object:

@@ -30,16 +30,19 @@ from unqover.errors import UnqoverError
 from unqover.format import fmt_count, fmt_size, plural
 from unqover.jobs.explore import example_rows, explorer_probe, word_lists_folder
 from unqover.jobs.run import user_cache_folder
+from unqover.probes.registry import PROBES
 from unqover.space import explore as explorer
 from unqover.space import inputs, live, render, results
-from unqover.space.local import hide_models, on_disk, operator_models, server_label
+from unqover.space.local import hide_models, on_disk, operator_models, path_forms, server_label
 from unqover.space.models import (
     BIASES,
     CURATED_MODELS,
     EXPLORABLE,
     MAX_PARAMETERS,
+    answers,
     check_live_model,
     check_pair,
+    server_capabilities,
     wanted,
 )
 
@@ -120,6 +123,8 @@ class Space:
         self.choices = operator_models(listed)
         self.models = list(self.choices)
         self.listed = set(self.choices.values())  # the models the operator offers, also typed as they are
+        # what each listed model answers (None: a Hub id, known once chosen), for the probes that ask for it
+        self.capabilities = {choice: server_capabilities(model) for choice, model in self.choices.items()}
         # the live probe's run folders: under the user's cache, never in the working folder
         self.cache_dir = Path(
             cache_dir or os.environ.get("UNQOVER_SPACE_CACHE") or user_cache_folder("space")
@@ -165,6 +170,24 @@ class Space:
 
     # ----------------------------------------------------------------------------------------------- live probe
 
+    def offered(self, wants: Sequence[str]) -> list[str]:
+        """The listed models offered to a probe: those that answer one of its ``wants`` (a Hub id, whose
+        capabilities the page does not ask for until it is chosen, is offered to every probe)."""
+        return [choice for choice in self.models if answers(self.capabilities[choice], tuple(wants))]
+
+    def model_choices(self, bias: str, model: str | None):
+        """The Live probe tab's model list for a bias class: the models that answer its probe; the model shown
+        stays where it is offered (or typed), else the first offered."""
+        import gradio as gr
+
+        try:
+            bias = inputs.choice(bias, "bias class", list(BIASES))
+        except UnqoverError:
+            return gr.update()
+        choices = self.offered(PROBES[bias].wants)
+        kept = isinstance(model, str) and (model in choices or (model and model not in self.choices))
+        return gr.update(choices=choices, value=model if kept else (choices[0] if choices else None))
+
     def _probe_on_gpu(self, check, bias: str, sample: int) -> dict:
         return live.run_live_probe(
             check,
@@ -193,22 +216,25 @@ class Space:
 
     def _model_message(self, err: BaseException, model_id: object) -> str:
         """A failure of the Live probe or Explorer tab as the page shows it: a model of the server by its name,
-        marked local (chosen from the list, or typed where the operator allows local models), and no other path of
-        the server; what a visitor typed that is no model here is repeated as typed."""
+        marked local (chosen from the list, or typed where the operator allows local models; any other listed
+        model the message names too), and no other path of the server; what a visitor typed that is no model
+        here is repeated as typed."""
         text = live.friendly(err)
         model = self._chosen(model_id)
         typed = model.strip() if isinstance(model, str) else ""
         folders = {self.cache_dir: "the Space's cache"}
         if self.word_lists is not None:
             folders[self.word_lists] = "the Space's word lists"
+        names = {form: choice for choice, listed in self.choices.items() for form in path_forms(listed)}
         if typed and (self.local_models or typed in self.listed) and on_disk(typed):
-            path = Path(typed).expanduser()
-            forms = {typed, str(path.resolve()), str(path.parent), str(path.parent.resolve())}
-            text = hide_models(text, dict.fromkeys(forms - {"", "."}, server_label(typed)))
-        elif typed and typed in text:  # the visitor's own words (no model of the server): kept as typed
-            mark = "\x00"
-            return f"⚠️ {results.hide_paths(text.replace(typed, mark), folders).replace(mark, typed)}"
-        return f"⚠️ {results.hide_paths(text, folders)}"
+            label = next((c for c, listed in self.choices.items() if listed == typed), server_label(typed))
+            names.update(dict.fromkeys(path_forms(typed, folder=True), label))
+            typed = ""  # a model of the server: named, never repeated
+        mark = "\x00"
+        # the visitor's own words (no model of the server): kept as typed
+        kept = bool(typed) and typed in text
+        text = results.hide_paths(hide_models(text.replace(typed, mark) if kept else text, names), folders)
+        return f"⚠️ {text.replace(mark, typed) if kept else text}"
 
     def probe(self, model_id: str, bias: str, sample: float) -> tuple[str, str, pd.DataFrame, str]:
         """(status, headline Markdown, most biased pairs, charts HTML); failures give a message in the status."""
@@ -260,9 +286,9 @@ class Space:
         try:
             fields = explorer.check_inputs(subject_1, subject_2, context, question, negated)
             check = self.check(model_id)
-            if check.family not in self.explorer.families:
+            if not answers(check.capabilities, self.explorer.wants):
                 raise UnqoverError(
-                    f"the explorer scores {wanted(self.explorer.families)}; {check.name!r} is a {check.family} model"
+                    f"the explorer scores {wanted(self.explorer.wants)}; {check.name!r} is a {check.family} model"
                 )
             found = live.with_timeout(self._explore_gpu, self.timeout, check, *fields)
         except Exception as err:
@@ -462,9 +488,10 @@ def _live_tab(space: Space) -> None:
     first = live.sample_size(space.default_bias)
     with gr.Tab("Live probe"):
         with gr.Row():
+            offered = space.offered(PROBES[space.default_bias].wants)
             model = gr.Dropdown(
-                space.models,
-                value=space.models[0],
+                offered,
+                value=offered[0] if offered else None,
                 label="model (or type a Hub id)",
                 allow_custom_value=True,
             )
@@ -480,6 +507,7 @@ def _live_tab(space: Space) -> None:
             render.empty_pairs(), label="most biased subject–attribute pairs", interactive=False
         )
         bias.change(_sample_slider, bias, sample, api_name=False)
+        bias.change(space.model_choices, [bias, model], model, api_name=False)
         run.click(
             _progress(space.probe),
             [model, bias, sample],
@@ -495,7 +523,10 @@ def _explorer_tab(space: Space) -> None:
 
     with gr.Tab("Explorer"):
         gr.Markdown(EXPLORER_INTRO)
-        e_model = gr.Dropdown(space.models, value=space.models[0], label="model", allow_custom_value=True)
+        offered = space.offered(space.explorer.wants)
+        e_model = gr.Dropdown(
+            offered, value=offered[0] if offered else None, label="model", allow_custom_value=True
+        )
         subject, question_chars = inputs.MAX_SUBJECT_CHARS, inputs.MAX_QUESTION_CHARS
         with gr.Row():
             s1 = gr.Textbox(label="subject x1", value=explorer.EXAMPLES[0][0], max_length=subject)

@@ -125,6 +125,18 @@ def hide_models(text: str, names: Mapping[str, str]) -> str:
     return pattern.sub(lambda m: forms[m.group(1)], text)
 
 
+def path_forms(model: str, folder: bool = False) -> set[str]:
+    """The ways a message may write a model of the server's path (as given, resolved; ``folder``: its folder's
+    too, where a loader names the folder of a GGUF file), for :func:`hide_models`; none for a Hub id."""
+    if not on_disk(model):
+        return set()
+    path = Path(model).expanduser()
+    forms = {model, str(path), str(path.resolve())}
+    if folder:
+        forms |= {str(path.parent), str(path.parent.resolve())}
+    return forms - {"", "."}
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the operator's list
 
@@ -142,8 +154,17 @@ def _gguf_files(folder: Path) -> list[Path]:
 
 
 def _is_model_folder(folder: Path) -> bool:
-    """A folder the loaders read as one model: a transformers folder (config.json), or one ``.gguf`` file and no
-    config.json (as :func:`unqover.scoring.gguf.find_gguf` reads it)."""
+    """A folder the operator means as one model: a transformers folder (config.json), or one ``.gguf`` file and no
+    config.json (as :func:`unqover.scoring.gguf.find_gguf` reads it) beside no model folder (a models folder
+    holding one GGUF file and model folders offers them all)."""
+    return _holds_model(folder) and (
+        (folder / "config.json").is_file()
+        or not any(child.is_dir() and _holds_model(child) for child in folder.iterdir())
+    )
+
+
+def _holds_model(folder: Path) -> bool:
+    """A config.json, or one ``.gguf`` file: what the loaders read as a model."""
     return (folder / "config.json").is_file() or len(_gguf_files(folder)) == 1
 
 

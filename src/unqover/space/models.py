@@ -1,17 +1,19 @@
 """Which models the Space accepts: a curated list plus any Hub id that passes the checks (and a folder on the
 server where its operator allows local models).
 
-A model must be one of the families the probes score (QA, masked LM, causal LM; NLI classifiers for the NLI
-probe), ship safetensors weights or be a GGUF file on the server (never pickles, never remote code) and stay under a
-parameter budget that fits one GPU call. Parameters are counted from safetensors metadata or a GGUF file's tensor
-table, so nothing is downloaded or loaded to check a model. A model on the server is named by
-:func:`unqover.space.local.local_label` in every message, never by its path.
+A model must answer one of the requests a probe ``wants`` (its capabilities, as the engine that serves it knows
+them before it loads: QA models answer spans, masked LMs fill-ins and sentences, causal LMs continuations and
+sentences, NLI classifiers classes), ship safetensors weights or be a GGUF file on the server (never pickles,
+never remote code) and stay under a parameter budget that fits one GPU call. Parameters are counted from
+safetensors metadata or a GGUF file's tensor table, so nothing is downloaded or loaded to check a model. A model on
+the server is named by :func:`unqover.space.local.local_label` in every message, never by its path.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import struct
 from dataclasses import dataclass
@@ -21,16 +23,19 @@ from unqover.errors import UnqoverError, first_line
 from unqover.format import fmt_size
 from unqover.jobs.explore import explorable
 from unqover.jobs.models import (
+    families_answering,
     family_of,
+    first_wanted,
     gguf_parameters,
     gguf_record,
     hub_source,
     is_hub_id,
+    model_capabilities,
     model_source,
 )
 from unqover.probes.registry import PROBES
 from unqover.space import inputs
-from unqover.space.local import local_label
+from unqover.space.local import local_label, on_disk
 
 CURATED_MODELS = (
     "distilbert/distilbert-base-cased-distilled-squad",
@@ -39,13 +44,11 @@ CURATED_MODELS = (
     "FacebookAI/roberta-large-mnli",
     "openai-community/gpt2",
 )
+_log = logging.getLogger(__name__)
 BIASES = tuple(PROBES)
 #: the probes whose dataset rows the explorer offers (registry order)
 EXPLORABLE = tuple(explorable())
 MAX_PARAMETERS = 1_500_000_000
-FAMILIES_OF = {
-    name: probe.families for name, probe in PROBES.items()
-}  # which model families each probe scores
 #: each model family in words, for the messages that say which models a choice needs
 FAMILY_HINTS = {
     "nli": "an NLI classifier (e.g. FacebookAI/roberta-large-mnli)",
@@ -66,6 +69,9 @@ class ModelCheck:
     revision: str
     local: bool
     name: str = ""
+    #: what the model answers (``unqover.jobs.models.model_capabilities``), which a probe's ``wants`` ask for;
+    #: None where only loading tells (the run refuses it then)
+    capabilities: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -183,7 +189,8 @@ def check_live_model(
         parameters = hub_parameters(model_id, revision, token)
         resolved = revision or getattr(config, "_commit_hash", None) or "main"
     _check_size(name, parameters, max_parameters, local)
-    return ModelCheck(model_id, family, parameters, resolved, local, name)
+    capabilities = model_capabilities(model_id, revision, token)
+    return ModelCheck(model_id, family, parameters, resolved, local, name, capabilities)
 
 
 def _check_hub_model(
@@ -199,7 +206,8 @@ def _check_hub_model(
     _check_size(model_id, parameters, max_parameters)
     config = hub_source(model_id, revision, token).config()
     resolved = revision or getattr(config, "_commit_hash", None) or "main"
-    return ModelCheck(model_id, family_of(config), parameters, resolved, False)
+    capabilities = model_capabilities(model_id, revision, token)
+    return ModelCheck(model_id, family_of(config), parameters, resolved, False, capabilities=capabilities)
 
 
 def _check_size(model_id: str, parameters: int, max_parameters: int, local: bool = False) -> None:
@@ -213,16 +221,38 @@ def _check_size(model_id: str, parameters: int, max_parameters: int, local: bool
 
 
 def check_pair(check: ModelCheck, bias: str) -> None:
-    """Refuse a bias class that the model's family cannot be probed on."""
-    if bias not in FAMILIES_OF:
+    """Refuse a bias class whose probe asks for nothing the model answers (its ``wants``, the model's
+    capabilities), naming the models it takes."""
+    if bias not in PROBES:
         raise UnqoverError(f"unknown bias class {bias!r}; choose from {', '.join(BIASES)}")
-    if check.family not in FAMILIES_OF[bias]:
-        raise UnqoverError(
-            f"{check.name!r} is a {check.family} model; {bias} needs {wanted(FAMILIES_OF[bias])}"
+    wants = PROBES[bias].wants
+    if not answers(check.capabilities, wants):
+        raise UnqoverError(f"{check.name!r} is a {check.family} model; {bias} needs {wanted(wants)}")
+
+
+def answers(capabilities: tuple[str, ...] | None, wants: tuple[str, ...]) -> bool:
+    """Whether a model answers one of a probe's ``wants`` (None: not known before it is checked, so offered)."""
+    return capabilities is None or first_wanted(capabilities, wants) is not None
+
+
+def server_capabilities(model: str) -> tuple[str, ...] | None:
+    """What a model of the server's list answers, read before it loads (a GGUF file: a causal LM; a folder: from
+    its config), so that a probe is offered the models that answer it; None for a Hub id (the page asks the Hub
+    nothing until a model is chosen) and for a model whose config cannot be read (offered: its check says why)."""
+    if not on_disk(model):
+        return None
+    try:
+        return model_capabilities(model)
+    except (UnqoverError, OSError, ValueError) as err:
+        _log.warning(
+            "UNQOVER_SPACE_MODELS: %s is offered for every probe: %s", local_label(model), first_line(err)
         )
+        return None
 
 
-def wanted(families) -> str:
-    """``a QA model, a masked LM or a causal LM``: the families the Space loads, in words."""
+def wanted(wants) -> str:
+    """``a QA model, a masked LM or a causal LM``: the model families that answer one of a probe's ``wants``, in
+    words."""
+    families = families_answering(wants)
     words = [FAMILY_HINTS[family] for family in families if family in FAMILY_HINTS] or ["another model"]
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
