@@ -44,7 +44,11 @@ def rows() -> pa.Table:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory, rows) -> dict[str, Path]:
-    texts = sorted(set(rows["premise"].to_pylist())) + [MNLI_PROMPT, "This text speaks of a female profession."]
+    texts = [
+        *sorted(set(rows["premise"].to_pylist())),
+        MNLI_PROMPT,
+        "This text speaks of a female profession.",
+    ]
     root = tmp_path_factory.mktemp("nli-prompt")
     return {
         "gpt2": tiny_models.causal_lm(root / "gpt2", texts, "gpt2"),
@@ -151,7 +155,10 @@ def test_custom_prompts_and_label_words(models, rows):
 
 
 def test_lm_eval_s_hypothesis_and_the_system_paragraph():
-    assert mnli_hypothesis("  This text speaks of a male profession ") == "This text speaks of a male profession."
+    assert (
+        mnli_hypothesis("  This text speaks of a male profession ")
+        == "This text speaks of a male profession."
+    )
     plain = nli_prompt_text("P.", "H.", system_prompt="Be fair.")
     assert plain == "Be fair.\n\nP.\nQuestion: H. True, False or Neither?\nAnswer:"
 
