@@ -26,10 +26,8 @@ from unqover.errors import UnqoverError
 from unqover.generate.eec import BLANK
 from unqover.scoring.causal import CausalScorer, encode_pair
 from unqover.scoring.eec import SENTENCE_BOUNDS
+from unqover.scoring.qa import LONGEST_CANDIDATES
 from unqover.scoring.requests import Continuations
-
-#: rows whose prompts and replies a run checks against the model's positions before it writes anything
-LONGEST_CANDIDATES = 16
 
 
 def filled_words(text: str, sentence: str) -> str:
