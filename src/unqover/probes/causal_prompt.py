@@ -17,7 +17,7 @@ PROMPT_OPTIONS = (
     Option(
         "--system-prompt",
         "causal LMs: a system message before every question (without a chat template: a paragraph before "
-        "the prompt)",
+        "an UnQover prompt; the emotion and person probes need a template for it)",
         metavar="TEXT",
     ),
     Option(
