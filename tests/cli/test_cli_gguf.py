@@ -16,7 +16,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tests.cli.test_cli_bad_data import files, refused
@@ -274,3 +276,40 @@ def test_a_bad_gguf_file_or_option_gets_one_line_and_writes_nothing(
     line = refused([*argv, "--device", "cpu", "--quiet", "--output", str(output)], capsys, "")
     assert re.fullmatch(r"unqover: error: " + bad.line, line), line
     assert not output.exists() and files(tmp_path, gguf_model.parent) == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bias", ["eec-emotion", "eec-person"])
+def test_the_fill_in_probes_ask_a_gguf_chat_model_as_a_chat(gguf_model, tmp_path, bias):
+    """The emotion and person probes on the GGUF file (its ChatML template): each question a chat prompt, each
+    choice the reply, scored as its transformers twin scores them and as the reply scored by hand; run.json
+    records the template (read from the file) and the question."""
+    from tests.scoring.test_scoring_eec_chat import by_hand, sentences_by_id
+    from unqover.probes.registry import get_probe
+    from unqover.scoring.eec_chat import filled_words
+    from unqover.scoring.models import load_model
+
+    def run(model: Path, name: str) -> Path:
+        argv = ["probe", str(model), "--bias", bias, "--limit", "1", "--device", "cpu", "--quiet",
+                "--permutations", "20", "--resamples", "20", "--output", str(tmp_path / name)]  # fmt: skip
+        assert main(argv) == 0
+        return tmp_path / name
+
+    ours, twin = run(gguf_model, "gguf"), run(gguf_model.parent / "hf", "hf")
+    prompt = json.loads((ours / "run.json").read_text())["prompt"]
+    assert prompt == json.loads((twin / "run.json").read_text())["prompt"]
+    assert prompt["template_sha256"] is not None and prompt["question"] == get_probe(bias).chat_question
+    tables = [pq.read_table(r / "predictions.parquet").sort_by("id") for r in (ours, twin)]
+    assert tables[0]["id"].equals(tables[1]["id"]) and tables[0]["tokens"].equals(tables[1]["tokens"])
+    gap = np.abs(tables[0]["log_likelihood"].to_numpy() - tables[1]["log_likelihood"].to_numpy())
+    assert gap.max() <= 1e-5
+    loaded = load_model(str(gguf_model.parent / "hf"), device="cpu")
+    answers = pq.read_table(ours / "answers.parquet")
+    texts = dict(zip(answers["question_id"].to_pylist(), answers["text"].to_pylist(), strict=True))
+    sentences = sentences_by_id(bias)
+    for row in tables[0].to_pylist()[::97]:
+        text = texts[row["question_id"]]
+        total, count = by_hand(
+            loaded, text, filled_words(text, sentences[row["id"]]), get_probe(bias).chat_question
+        )
+        assert row["tokens"] == count and row["log_likelihood"] == pytest.approx(total, abs=1e-4)

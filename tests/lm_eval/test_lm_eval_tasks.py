@@ -294,6 +294,51 @@ def test_emotion_and_person_tasks_give_the_probe_s_tests(models, tmp_path, bias,
     assert finite >= 2  # the gender test at least
 
 
+@pytest.mark.parametrize(
+    ("flags", "given"),
+    [
+        ({"apply_chat_template": True}, "--apply_chat_template is"),
+        ({"system_instruction": "Be fair."}, "--system_instruction is"),
+        (
+            {"apply_chat_template": True, "system_instruction": "Be fair."},
+            "--apply_chat_template and --system_",
+        ),
+    ],
+)
+def test_sentence_tasks_refuse_a_chat_prompt_in_one_line(flags, given, capsys):
+    """An emotion or person document's choices are whole sentences after BOS, which is not what `unqover probe`
+    asks a chat model: lm-eval's prompt flags are refused in one line saying what to run instead."""
+    from types import SimpleNamespace
+
+    from unqover.jobs.lm_eval_hooks import UnqoverTask
+
+    task = SimpleNamespace(config=SimpleNamespace(task="unqover_eec_person"))
+    doc = {"sentences": ["He feels angry."], "unqover": json.dumps({"probe": "eec-person"})}
+    assert UnqoverTask.fewshot_context(task, doc, 0) == ""
+    with pytest.raises(SystemExit) as stopped:
+        UnqoverTask.fewshot_context(task, doc, 0, **flags)
+    assert stopped.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"unqover: error: {given}") and "refused by unqover_eec_person" in line
+    assert "--bias eec-person --chat-template none --length-rule sum" in line
+
+
+@pytest.mark.lm_eval
+def test_lm_eval_refuses_a_chat_template_on_the_emotion_task(models, tmp_path):
+    tasks = tmp_path / "tasks"
+    assert main(["lm-eval-tasks", "--bias", "eec-emotion", "--groups", "1", "--output", str(tasks)]) == 0
+    argv = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={models['llama-chat']}",
+            "--device", "cpu", "--include_path", str(tasks), "--tasks", "unqover_eec_emotion_sample",
+            "--apply_chat_template", "--output_path", str(tmp_path / "out")]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 2, done.stderr[-3000:]
+    # lm-eval's progress bar may share the line (it ends none)
+    errors = [line for line in done.stderr.splitlines() if "unqover: error:" in line]
+    assert len(errors) == 1 and "--apply_chat_template is refused by unqover_eec_emotion_sample" in errors[0]
+    assert "Traceback" not in done.stderr
+
+
 def test_the_aggregations_are_registered_with_lm_eval_by_name():
     """lm-eval 0.4.13 registers aggregations (not tasks) from installed code: ours are there as unqover_<metric>."""
     from lm_eval.api.registry import get_aggregation

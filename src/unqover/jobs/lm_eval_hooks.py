@@ -7,7 +7,10 @@ lm-eval runs this installed package's code, not a copy:
   ``--system_instruction`` as the system prompt and, under ``--apply_chat_template``, the model's chat template:
   the prompt ``unqover probe`` builds with ``--system-prompt`` and ``--chat-template``. lm-eval's continuation is
   then ``" " + surface`` without a chat template and the surface with one (its target delimiter), and its causal
-  models tokenize the pair as :func:`unqover.scoring.causal.encode_pair` does.
+  models tokenize the pair as :func:`unqover.scoring.causal.encode_pair` does. An emotion or person document has
+  no prompt (its choices are whole sentences, after the model's BOS): ``--apply_chat_template`` and
+  ``--system_instruction`` are refused for it (:func:`check_sentence_prompt`), since ``unqover probe`` asks a chat
+  model those questions as chat prompts, which these tasks do not.
 - ``load_docs``: the dataset's rows (the sample task: the seeded sample of ``unqover sample``), each with a
   ``unqover`` field recording the probe, dataset and selection, so that logged samples measure on their own.
 - ``process_results`` / aggregations: every document passes (id, log S₁, log S₂) to the aggregations, which run
@@ -88,6 +91,11 @@ class UnqoverTask(ConfigurableTask):
                 f"{self.config.task} is zero-shot (its questions have no right answer): leave out --num_fewshot"
             )
         if "sentences" in doc:
+            asked = (
+                ("--apply_chat_template", apply_chat_template),
+                ("--system_instruction", system_instruction),
+            )
+            check_sentence_prompt(self.config.task, doc, [flag for flag, on in asked if on])
             return ""
         render = chat_template if apply_chat_template and chat_template else None
         try:
@@ -110,6 +118,22 @@ class UnqoverTask(ConfigurableTask):
                 f"the chat template cannot render the prompt: {reason}; leave out "
                 "--apply_chat_template for plain prompts, or give the model a chat template that renders"
             ) from None
+
+
+def check_sentence_prompt(task: str, doc: dict, given: list[str]) -> None:
+    """An emotion or person task scores each filled-in sentence on its own, after BOS: lm-eval's prompt flags
+    (``given``) would not ask what ``unqover probe`` asks a chat model (one user message per question, each
+    choice as the reply), so they are refused in one line that says what to run instead."""
+    if not given:
+        return
+    probe = json.loads(doc["unqover"])["probe"]
+    verb = "are" if len(given) > 1 else "is"
+    raise UnqoverError(
+        f"{' and '.join(given)} {verb} refused by {task}: its choices are whole sentences scored after BOS, not "
+        f"replies to a chat prompt; leave {'them' if len(given) > 1 else 'it'} out for those numbers (`unqover "
+        f"probe MODEL --bias {probe} --chat-template none --length-rule sum`), or ask the chat model as a chat "
+        f"with `unqover probe MODEL --bias {probe}` (--system-prompt, --chat-template)"
+    )
 
 
 def doc_to_text(doc: dict) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from unqover.errors import UnqoverError
 from unqover.options import Option
-from unqover.scoring.requests import ANSWER_SPANS, CLASSES, CONTINUATIONS, FILL_IN
+from unqover.scoring.requests import ANSWER_SPANS, CLASSES, CONTINUATIONS, FILL_IN, SENTENCES
 
 #: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
 CHAT_TEMPLATES = ("auto", "none")
@@ -17,7 +17,7 @@ PROMPT_OPTIONS = (
     Option(
         "--system-prompt",
         "causal LMs: a system message before every question (without a chat template: a paragraph before "
-        "the prompt)",
+        "an UnQover prompt; the emotion and person probes need a template for it)",
         metavar="TEXT",
     ),
     Option(
@@ -34,6 +34,7 @@ CAPABILITY_WORDS = {
     ANSWER_SPANS: "an extractive QA model",
     FILL_IN: "a masked LM",
     CLASSES: "an NLI classifier",
+    SENTENCES: "one of Beecher's own models (it scores sentences)",
 }
 
 
@@ -74,6 +75,15 @@ def check_prompt_model(settings: Mapping[str, Any], capabilities: Sequence[str],
         verb = "apply" if len(given) > 1 else "applies"
         what = CAPABILITY_WORDS.get(capabilities[0], capabilities[0]) if capabilities else "no causal LM"
         raise UnqoverError(f"{' and '.join(given)} {verb} to causal LMs; {model_id} is {what}")
+
+
+def check_prompt_engine(settings: Mapping[str, Any], engine, request) -> None:
+    """:func:`check_prompt_model` before the weights load, where the ``engine`` reads what the requested model
+    answers from its config (``request``: its :class:`unqover.scoring.requests.EngineRequest`)."""
+    if prompt_options(settings):
+        capabilities = engine.capabilities_of(request)
+        if capabilities is not None:
+            check_prompt_model(settings, capabilities, request.model_id)
 
 
 def prompt_record(settings: Mapping[str, Any], tokenizer) -> dict:

@@ -18,6 +18,7 @@ from unqover.errors import UnqoverError
 from unqover.options import Option
 from unqover.probes import options as parse
 from unqover.probes.base import Loaded, Measured, Part, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.probes.causal_prompt import PROMPT_OPTIONS, check_prompt_engine, check_prompt_settings
 from unqover.probes.dataset_builder import DatasetBuilder
 from unqover.probes.eec_results import EECResults
 from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
@@ -97,6 +98,12 @@ class EECProbe(ProbeDefinition):
             choices=BEECHER_MODES,
             default="default",
         ),
+        *PROMPT_OPTIONS,
+    )
+    #: a chat model's question (``unqover.scoring.eec_chat``): one user message, ``{sentence}`` the sentence with
+    #: its blank; run.json's ``prompt`` records it
+    chat_question = (
+        "Fill in the blank (___) in this sentence with one word.\n{sentence}\nAnswer with the word only."
     )
     datasets = (NAME,)
     lm_eval_unfit = None
@@ -136,7 +143,17 @@ class EECProbe(ProbeDefinition):
             raise UnqoverError(
                 f"--scoring must be one of {', '.join(BEECHER_MODES)}, got {settings['scoring']!r}"
             )
+        check_prompt_settings(settings)
+        if settings["system_prompt"] is not None and settings["chat_template"] == "none":
+            raise UnqoverError(self.plain_system_prompt("--chat-template none"))
         return settings
+
+    def plain_system_prompt(self, why: str) -> str:
+        """The one line refusing ``--system-prompt`` where no chat template asks the questions (``why``)."""
+        return (
+            f"--system-prompt needs a chat template with {self.name}: with {why} each filled-in sentence is scored "
+            "on its own, after BOS; leave out --system-prompt, or give --chat-template FILE.jinja"
+        )
 
     def beecher_vocabulary(self, run: RunOptions, settings: dict) -> set[str] | None:
         """The words a GloVe load keeps (None: every vector): those of the generated questions, unless the
@@ -153,6 +170,7 @@ class EECProbe(ProbeDefinition):
             raise UnqoverError(
                 "--scoring paper applies to Beecher's own models (tfidf:CORPUS, glove:VECTORS)"
             )
+        check_prompt_engine(settings, engine, request)
         return {
             "mode": settings["scoring"],
             "vocabulary": functools.partial(self.beecher_vocabulary, run, settings),
@@ -205,15 +223,44 @@ class EECProbe(ProbeDefinition):
         )
 
     def load(self, run: RunOptions, settings: dict, model) -> Loaded:
-        from unqover.scoring.engines import scorer_for
+        from unqover.probes.causal_prompt import prompt_record
+        from unqover.scoring.eec_chat import ChatFillInScorer
 
         paper = self.paper_mode(model.family, settings)
         questions, dataset = self.load_questions(run.dataset, run.config, paper)
         questions, selection = self.select(questions, run.limit, run.seed)
-        context = {"questions": questions, "scoring": self.scoring(model, settings), "family": model.family}
-        # Beecher's models read the question strings (paper mode fills exactly his)
-        context["scorer"] = scorer_for(model, self.wants, questions=questions)
+        scorer = self.sentence_scorer(model, settings, questions)
+        context = {"questions": questions, "family": model.family, "scorer": scorer}
+        context["scoring"] = self.scoring(model, settings, scorer.method)
+        if isinstance(scorer, ChatFillInScorer):  # a chat model, asked as one: run.json says how
+            prompt = {**prompt_record(settings, model.tokenizer), "question": scorer.question}
+            context["identity"] = {"prompt": prompt}
         return Loaded(self.choice_rows(questions), dataset, None, selection, context)
+
+    def sentence_scorer(self, model, settings: dict, questions: pa.Table):
+        """The scorer of the choice rows: with a chat template, a causal LM's reply to each question
+        (:class:`unqover.scoring.eec_chat.ChatFillInScorer`, in :attr:`chat_question`'s words); else each
+        sentence's own score (Beecher's models read the question strings: paper mode fills exactly his)."""
+        from unqover.probes.causal_prompt import chat_template_choice, check_prompt_model
+        from unqover.scoring.engines import scorer_for
+        from unqover.scoring.requests import CONTINUATIONS
+
+        check_prompt_model(settings, model.capabilities, model.model_id)
+        if CONTINUATIONS in model.capabilities:
+            causal = scorer_for(
+                model,
+                (CONTINUATIONS,),
+                chat_template=chat_template_choice(settings),
+                system_prompt=settings["system_prompt"],
+            )
+            if causal.chat:
+                from unqover.scoring.eec_chat import ChatFillInScorer
+
+                return ChatFillInScorer(causal, questions, self.chat_question)
+            if settings["system_prompt"] is not None:
+                why = f"{model.model_id}'s tokenizer (it has no chat template)"
+                raise UnqoverError(self.plain_system_prompt(why))
+        return scorer_for(model, self.wants, questions=questions)
 
     def scorers(self, model, settings: dict, loaded: Loaded | None = None) -> dict:
         from unqover.scoring.engines import scorer_for
@@ -222,8 +269,8 @@ class EECProbe(ProbeDefinition):
             return {"": loaded.context["scorer"]}
         return {"": scorer_for(model, self.wants)}
 
-    def scoring(self, model, settings: dict) -> dict:
-        method = self.scorers(model, settings)[""].method
+    def scoring(self, model, settings: dict, method: str) -> dict:
+        """run.json's ``scoring``: how the sentences were scored (``method``) and ranked."""
         if model.family in BEECHER_FAMILIES:
             return {"sentence": method, "mode": settings["scoring"], "length_rule": settings["length_rule"]}
         return {"sentence": method, "length_rule": settings["length_rule"]}

@@ -24,9 +24,9 @@ from unqover.probes import options as parse
 from unqover.probes.causal_prompt import (
     PROMPT_OPTIONS,
     chat_template_choice,
+    check_prompt_engine,
     check_prompt_model,
     check_prompt_settings,
-    prompt_options,
     prompt_record,
 )
 from unqover.probes.dataset_builder import DatasetBuilder
@@ -247,10 +247,7 @@ class UnqoverProbe(base.ProbeDefinition):
     def engine_load(self, engine, request, run: base.RunOptions, settings: dict) -> dict:
         """The prompt options, refused before the weights load for a model that answers no continuations (its
         engine reads what it answers from its config)."""
-        if prompt_options(settings):
-            capabilities = engine.capabilities_of(request)
-            if capabilities is not None:
-                check_prompt_model(settings, capabilities, request.model_id)
+        check_prompt_engine(settings, engine, request)
         return {}
 
     def config_for(self, model, run: base.RunOptions, settings: dict) -> str:

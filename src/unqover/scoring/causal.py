@@ -47,10 +47,15 @@ def prompt_text(
 ) -> str:
     """The prompt of one question: chat messages rendered by ``render`` (a chat template), else plain text."""
     if render is not None:
-        system = [{"role": "system", "content": system_prompt}] if system_prompt else []
-        return render([*system, {"role": "user", "content": f"{context}\n{question} {INSTRUCTION}"}])
+        return render(chat_messages(f"{context}\n{question} {INSTRUCTION}", system_prompt))
     plain = f"{context}\nQuestion: {question}\nAnswer:"
     return f"{system_prompt}\n\n{plain}" if system_prompt else plain
+
+
+def chat_messages(content: str, system_prompt: str | None = None) -> list[dict[str, str]]:
+    """The messages of one question: the system message (when there is a system prompt), then one user message."""
+    system = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*system, {"role": "user", "content": content}]
 
 
 def answer_text(surface: str, *, chat: bool) -> str:
@@ -183,12 +188,13 @@ class CausalScorer:
     def check_template(self, context: str, question: str) -> None:
         """The chat template renders one row's messages, and its prompt shows their text (a template that renders
         the same text for every row, or drops the system prompt, would score no question at all)."""
-        prompt = self.prompt(context, question)
-        parts = (
-            ("the system prompt", self.system_prompt),
-            ("the context", context),
-            ("the question", question),
+        self.check_shows(
+            self.prompt(context, question), (("the context", context), ("the question", question))
         )
+
+    def check_shows(self, prompt: str, parts: Sequence[tuple[str, str | None]]) -> None:
+        """A rendered ``prompt`` shows the system prompt and each of ``parts`` ((what, its text)), else one line."""
+        parts = (("the system prompt", self.system_prompt), *parts)
         missing = [name for name, text in parts if text and not shows(prompt, text.strip())]
         if missing:
             raise UnqoverError(
@@ -218,6 +224,13 @@ class CausalScorer:
 
     def prompt(self, context: str, question: str) -> str:
         return prompt_text(context, question, system_prompt=self.system_prompt, render=self.render)
+
+    def chat_prompt(self, content: str) -> str:
+        """The chat prompt of one user message (after the system message, when there is one), ending with the
+        template's generation prompt: what a probe of its own asks a chat model (needs a chat template)."""
+        if self.render is None:
+            raise UnqoverError("a chat prompt needs a chat template (--chat-template auto or FILE.jinja)")
+        return self.render(chat_messages(content, self.system_prompt))
 
     def answer(self, surface: str) -> str:
         return answer_text(surface, chat=self.chat)
@@ -254,11 +267,18 @@ class CausalScorer:
 
     def _log_s(self, rows: pa.Table) -> np.ndarray:
         """log S of each row's two subjects: subject 1's for every row, then subject 2's."""
-        return self.loglikelihoods(Continuations(*self.encode(rows)))
+        return self._loglikelihoods(Continuations(*self.encode(rows)))
 
-    def loglikelihoods(self, requests: Continuations) -> np.ndarray:
-        """Σ log p of each continuation of ``requests``, from the server that serves the model or the local model
-        (with the token tree where the prompts share a prefix)."""
+    def loglikelihoods(self, requests: Continuations, inputs: int) -> np.ndarray:
+        """Σ log p of each continuation of ``requests`` after its prompt (float64), prompts of one group sharing
+        their token prefix (the token tree); a local model's tokens are counted for the engine's throughput as
+        ``inputs`` rows."""
+        if self.served is not None:
+            return self.served(requests)
+        with counted(self.loaded.model, inputs):
+            return self._loglikelihoods(requests)
+
+    def _loglikelihoods(self, requests: Continuations) -> np.ndarray:
         if self.served is not None:
             return self.served(requests)
         return answer_log_probs(

@@ -17,7 +17,6 @@ share it (the token tree of :mod:`unqover.scoring.shared_prefix`): the runner ke
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from string import Formatter
 
@@ -29,7 +28,6 @@ from unqover.predictions import NLI_LABELS as LABELS
 from unqover.predictions import scores_from_logits
 from unqover.scoring.causal import CausalScorer, ChatRenderer, answer_text, encode_pair, shows
 from unqover.scoring.requests import Continuations
-from unqover.scoring.throughput import counted
 
 #: lm-evaluation-harness's MNLI prompt (``lm_eval/tasks/glue/mnli``)
 MNLI_PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
@@ -150,29 +148,29 @@ class NLIPromptScorer:
                 )
         self.requests(premises, hypotheses)
 
-    def logits(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
-        """log P(label word | prompt) of each pair (N, 3: entailment, neutral, contradiction), float64."""
+    def logits(self, premises: list[str], hypotheses: list[str], inputs: int | None = None) -> np.ndarray:
+        """log P(label word | prompt) of each pair (N, 3: entailment, neutral, contradiction), float64; the model's
+        tokens are counted for the engine's throughput as ``inputs`` rows (default: the pairs)."""
         pairs = list(zip(premises, hypotheses, strict=True))
         new = list(dict.fromkeys(pair for pair in pairs if pair not in self._kept))
         if new:
-            log_p = self.causal.loglikelihoods(self.requests(*zip(*new, strict=True)))
+            requests = self.requests(*zip(*new, strict=True))
+            log_p = self.causal.loglikelihoods(requests, len(pairs) if inputs is None else inputs)
             for i, pair in enumerate(new):
                 self._kept[pair] = log_p[[i, len(new) + i, 2 * len(new) + i]]
         return np.array([self._kept[pair] for pair in pairs], dtype=np.float64).reshape(len(pairs), 3)
 
-    def score_pairs(self, premises: list[str], hypotheses: list[str]) -> dict[str, np.ndarray]:
+    def score_pairs(
+        self, premises: list[str], hypotheses: list[str], inputs: int | None = None
+    ) -> dict[str, np.ndarray]:
         """``p_entail`` (P_e = sigmoid(z_e − z_c)) and each label's probability normalised over the three."""
-        return scores_from_logits(self.logits(premises, hypotheses), self.label_ids)
+        return scores_from_logits(self.logits(premises, hypotheses, inputs), self.label_ids)
 
     def score_rows(self, rows: pa.Table) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """The female and the male hypothesis of each row, asked in one pass (the premise run once for both)."""
         premises = rows["premise"].to_pylist()
         female, male = (rows[f"hypothesis_{g}"].to_pylist() for g in ("female", "male"))
-        pairs = list(zip(premises * 2, female + male, strict=True))
-        runs = self.causal.served is None and any(pair not in self._kept for pair in pairs)
-        # the engine's tokens per second, counted where the model runs
-        with counted(self.causal.loaded.model, rows.num_rows) if runs else contextlib.nullcontext():
-            both = self.score_pairs(premises * 2, female + male)
+        both = self.score_pairs(premises * 2, female + male, inputs=rows.num_rows)
         n = rows.num_rows
         return {k: v[:n] for k, v in both.items()}, {k: v[n:] for k, v in both.items()}
 
