@@ -1,6 +1,8 @@
 """The NLI gender-occupation probe (Sharma, Dey & Sinha 2021): does an NLI model think a premise about an
 occupation entails "This text speaks of a female profession" more than the male counterpart?
 
+Models: NLI classifiers (their entailment and contradiction logits), and causal LMs asked by a prompt
+(:mod:`unqover.scoring.nli_prompt`: lm-eval's MNLI prompt by default, the label words' log-likelihoods as logits).
 Rows: ``--dataset``, else a local build in ``datasets/unqover/nli-gender``, else the project's synthetic premises
 made in memory. Each row holds a premise and both hypotheses; ``score_1``/``score_2`` are P_e = sigmoid(z_e − z_c)
 for the female and male hypotheses, and with a neutral label its 3-way neutral probabilities are scored too
@@ -18,9 +20,17 @@ from unqover.errors import UnqoverError
 from unqover.options import Option
 from unqover.probes import options as parse
 from unqover.probes.base import Loaded, Measured, Part, ProbeDefinition, QuickRunSize, RunOptions
+from unqover.probes.causal_prompt import (
+    PROMPT_OPTIONS,
+    chat_template_choice,
+    check_prompt_model,
+    check_prompt_settings,
+    prompt_options,
+    prompt_record,
+)
 from unqover.probes.dataset_builder import DatasetBuilder
 from unqover.probes.nli_results import NLIResults
-from unqover.scoring.requests import CLASSES
+from unqover.scoring.requests import CLASSES, CONTINUATIONS, first_wanted
 
 NAME = "nli-gender"
 #: ``--source eec=PATH`` belongs to the emotion probe's dataset
@@ -68,12 +78,13 @@ class NLIBuilder(DatasetBuilder):
 
 
 class NLIProbe(ProbeDefinition):
-    """The NLI gender-occupation probe: NLI classifiers, S / ΔP / B with premise-cluster intervals."""
+    """The NLI gender-occupation probe: NLI classifiers and prompted causal LMs, S / ΔP / B with premise-cluster
+    intervals."""
 
     name = NAME
     title = "NLI gender-occupation"
-    families = ("nli",)
-    wants = (CLASSES,)
+    families = ("nli", "causal")
+    wants = (CLASSES, CONTINUATIONS)
     lm_eval_unfit = (
         "an NLI classifier's entailment probabilities are no language-model request type (lm-eval asks a model "
         "for log-likelihoods, rolling log-likelihoods or generated text)"
@@ -88,6 +99,20 @@ class NLIProbe(ProbeDefinition):
             '"contradiction": 2}\'',
             type=parse.label_map,
         ),
+        Option(
+            "--nli-prompt",
+            "causal LMs: the prompt of a pair, naming {premise} and {hypothesis} (default: lm-eval's MNLI prompt, "
+            "'{premise}\\nQuestion: {hypothesis} True, False or Neither?\\nAnswer:')",
+            metavar="TEMPLATE",
+        ),
+        Option(
+            "--label-words",
+            "causal LMs: the words answering entailment, neutral and contradiction, comma-separated (default: "
+            "True,Neither,False)",
+            type=parse.comma_words,
+            metavar="E,N,C",
+        ),
+        *PROMPT_OPTIONS,
     )
     datasets = (NAME,)
     dataset_options = (
@@ -120,8 +145,26 @@ class NLIProbe(ProbeDefinition):
     results = Part(NLIResults)
     builder = Part(NLIBuilder)
 
+    def check_settings(self, given) -> dict:
+        from unqover.scoring.nli_prompt import (
+            MNLI_LABEL_WORDS,
+            MNLI_PROMPT,
+            check_label_words,
+            check_prompt_template,
+        )
+
+        settings = super().check_settings(given)
+        check_prompt_settings(settings)
+        settings["nli_prompt"] = check_prompt_template(settings["nli_prompt"] or MNLI_PROMPT)
+        settings["label_words"] = check_label_words(settings["label_words"] or MNLI_LABEL_WORDS)
+        return settings
+
     def engine_load(self, engine, request, run: RunOptions, settings: dict) -> dict:
-        """The ``--label-map`` the classifier's labels are read with."""
+        """The ``--label-map`` the classifier's labels are read with; the options of one kind of model refused,
+        before the weights load, for the other (its engine reads what the model answers from its config)."""
+        capabilities = engine.capabilities_of(request) if kind_options(settings) else None
+        if capabilities is not None:
+            check_nli_options(settings, capabilities, request.model_id)
         return {"label_map": settings["label_map"]}
 
     def check_source(self, run: RunOptions, settings: dict) -> None:
@@ -139,7 +182,7 @@ class NLIProbe(ProbeDefinition):
 
         config = run.config or "synthetic"
         rows, dataset = load_nli_rows(self.name, run.dataset, config)
-        selection, context = None, {"identity": {"labels": model.label_ids}}
+        selection, context = None, {"identity": self.identity(model, settings)}
         if run.limit is not None:
             kept = limit_per_occupation(rows, run.limit, run.seed)
             selection = describe_nli_selection(rows, kept, run.limit, run.seed)
@@ -147,13 +190,40 @@ class NLIProbe(ProbeDefinition):
             rows = kept
         return Loaded(rows, dataset, None, selection, context)
 
+    def identity(self, model, settings: dict) -> dict:
+        """What makes a run's scores these (run.json): the label ids, and a prompted model's prompt."""
+        check_nli_options(settings, model.capabilities, model.model_id)
+        if first_wanted(model.capabilities, self.wants) == CLASSES:
+            return {"labels": model.label_ids}
+        scorer = self.prompt_scorer(model, settings)
+        return {
+            "labels": dict(scorer.label_ids),
+            "prompt": {**prompt_record(settings, model.tokenizer), **scorer.record()},
+        }
+
+    def prompt_scorer(self, model, settings: dict):
+        """The scorer of a causal LM's pairs (:class:`unqover.scoring.nli_prompt.NLIPromptScorer`)."""
+        from unqover.scoring.engines import scorer_for
+        from unqover.scoring.nli_prompt import NLIPromptScorer
+
+        causal = scorer_for(
+            model,
+            (CONTINUATIONS,),
+            chat_template=chat_template_choice(settings),
+            system_prompt=settings.get("system_prompt"),
+        )
+        return NLIPromptScorer(causal, template=settings["nli_prompt"], label_words=settings["label_words"])
+
     def scorers(self, model, settings: dict, loaded: Loaded | None = None) -> dict:
-        from unqover.probes.nli_rows import NLIRowScorer
+        from unqover.probes.nli_rows import NLIPromptRowScorer, NLIRowScorer
         from unqover.scoring.engines import scorer_for
 
-        scorer = scorer_for(model, self.wants)
-        extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in model.label_ids else {}
-        return {"": NLIRowScorer(scorer), **extra}
+        if first_wanted(model.capabilities, self.wants) == CLASSES:
+            scorer = scorer_for(model, self.wants)
+            extra = {"neutral": NLIRowScorer(scorer, "neutral")} if "neutral" in model.label_ids else {}
+            return {"": NLIRowScorer(scorer), **extra}
+        prompted = self.prompt_scorer(model, settings)
+        return {"": NLIPromptRowScorer(prompted), "neutral": NLIPromptRowScorer(prompted, "neutral")}
 
     def measure_run(self, loaded, scores, extra, run, settings) -> Measured:
         from unqover.probes.nli_rows import measure_nli
@@ -162,6 +232,46 @@ class NLIProbe(ProbeDefinition):
         return Measured(
             measure_nli(loaded.rows, scores, extra.get("neutral"), run, loaded.selection, population)
         )
+
+
+#: the options that apply to one kind of model only
+CLASSIFIER_OPTIONS = (("--label-map", "label_map"),)
+PROMPT_ONLY_OPTIONS = (("--nli-prompt", "nli_prompt"), ("--label-words", "label_words"))
+
+
+def prompting_options(settings: dict) -> list[str]:
+    """The options given that apply to causal LMs only (``--nli-prompt``, ``--label-words``, ``--system-prompt``,
+    a ``--chat-template`` other than auto)."""
+    from unqover.scoring.nli_prompt import MNLI_LABEL_WORDS, MNLI_PROMPT
+
+    defaults = {"nli_prompt": MNLI_PROMPT, "label_words": MNLI_LABEL_WORDS}
+    given = [flag for flag, key in PROMPT_ONLY_OPTIONS if settings.get(key) not in (None, defaults[key])]
+    return given + prompt_options(settings)
+
+
+def kind_options(settings: dict) -> list[str]:
+    """The options given that apply to one kind of model only."""
+    classifier = [flag for flag, key in CLASSIFIER_OPTIONS if settings.get(key) is not None]
+    return classifier + prompting_options(settings)
+
+
+def check_nli_options(settings: dict, capabilities, model_id: str) -> None:
+    """``--label-map`` applies to NLI classifiers; the prompt options (``--nli-prompt``, ``--label-words``,
+    ``--system-prompt``, ``--chat-template``) to causal LMs: refuse them for the other kind of model."""
+    if CLASSES in capabilities:
+        given = prompting_options(settings)
+        if given:
+            verb = "apply" if len(given) > 1 else "applies"
+            raise UnqoverError(
+                f"{' and '.join(given)} {verb} to causal LMs asked by a prompt; {model_id} is an NLI classifier"
+            )
+    elif settings.get("label_map") is not None:
+        raise UnqoverError(
+            f"--label-map applies to NLI classifiers; {model_id} is asked by a prompt (its labels are "
+            "--label-words)"
+        )
+    else:
+        check_prompt_model(settings, capabilities, model_id)
 
 
 #: the NLI probe's definition (the registry loads it by name)

@@ -63,6 +63,18 @@ class NLIRowScorer:
         return np.stack([female, male], axis=1).astype(np.float64)
 
 
+class NLIPromptRowScorer(NLIRowScorer):
+    """Adapts :class:`unqover.scoring.nli_prompt.NLIPromptScorer` to the runner: a row's two hypotheses are asked
+    in one pass, and rows with one premise batch together (they share its tokens)."""
+
+    def group_key(self, rows: pa.Table) -> pa.Array:
+        return rows["premise"]
+
+    def score(self, rows: pa.Table) -> np.ndarray:
+        female, male = self.scorer.score_rows(rows)
+        return np.stack([female[self.output], male[self.output]], axis=1).astype(np.float64)
+
+
 def check_nli_source(name: str, dataset: str | None, config: str) -> None:
     """Refuse a config with no rows to load (no --dataset, no local build, and not the synthetic premises made in
     memory): found before any model loads."""

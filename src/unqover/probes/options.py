@@ -169,6 +169,11 @@ def label_map(text: str) -> dict[str, int]:
     return value
 
 
+def comma_words(text: str) -> tuple[str, ...]:
+    """``a,b,c``: the words, stripped (their number and distinctness are the option's to check)."""
+    return tuple(word.strip() for word in text.split(","))
+
+
 def source(text: str) -> tuple[str, str | None]:
     """``NAME=PATH`` or ``NAME=hub``."""
     name, sep, path = text.partition("=")

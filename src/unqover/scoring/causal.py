@@ -254,7 +254,11 @@ class CausalScorer:
 
     def _log_s(self, rows: pa.Table) -> np.ndarray:
         """log S of each row's two subjects: subject 1's for every row, then subject 2's."""
-        requests = Continuations(*self.encode(rows))
+        return self.loglikelihoods(Continuations(*self.encode(rows)))
+
+    def loglikelihoods(self, requests: Continuations) -> np.ndarray:
+        """Σ log p of each continuation of ``requests``, from the server that serves the model or the local model
+        (with the token tree where the prompts share a prefix)."""
         if self.served is not None:
             return self.served(requests)
         return answer_log_probs(

@@ -258,10 +258,15 @@ class NLIScorer:
 
     def score_pairs(self, premises: list[str], hypotheses: list[str]) -> dict[str, np.ndarray]:
         """``p_entail`` (paper's P_e) and, per NLI label of the model, its probability under the full softmax."""
-        logits = self.logits(premises, hypotheses)
-        result = {"p_entail": entailment_from_logits(logits, self.loaded.label_ids)}
-        z = logits.astype(np.float64)
-        log_p = z - np.logaddexp.reduce(z, axis=1, keepdims=True) if len(z) else z
-        for label, i in self.loaded.label_ids.items():
-            result[label] = np.exp(log_p[:, i])
-        return result
+        return scores_from_logits(self.logits(premises, hypotheses), self.loaded.label_ids)
+
+
+def scores_from_logits(logits: np.ndarray, label_ids: dict[str, int]) -> dict[str, np.ndarray]:
+    """``p_entail`` (P_e = sigmoid(z_e − z_c)) and each label's probability under the softmax over every column of
+    ``logits`` (N, labels), in float64."""
+    result = {"p_entail": entailment_from_logits(logits, label_ids)}
+    z = np.asarray(logits, dtype=np.float64)
+    log_p = z - np.logaddexp.reduce(z, axis=1, keepdims=True) if len(z) else z
+    for label, i in label_ids.items():
+        result[label] = np.exp(log_p[:, i])
+    return result
