@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import tiny_models
+from tests.jobs.test_multi_probe import loads  # noqa: F401  (fixture: the model loads)
 from unqover.cli import build_parser, main
 from unqover.jobs.model_summary import probe_card
 from unqover.jobs.multi import plan_probes
@@ -43,22 +44,6 @@ def small_quick_runs(monkeypatch):
     for name, size in SMALL.items():
         probe = PROBES[name]
         monkeypatch.setattr(probe, "quick_run", dataclasses.replace(probe.quick_run, default=size))
-
-
-@pytest.fixture
-def loads(monkeypatch):
-    """The model loads of the transformers engine (every family)."""
-    import unqover.scoring.models as models
-
-    calls = []
-    original = models.load_model
-
-    def counted(*args, **kwargs):
-        calls.append(args[0] if args else kwargs.get("model_id"))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(models, "load_model", counted)
-    return calls
 
 
 def _one_line(capsys) -> str:
@@ -95,7 +80,7 @@ def test_a_mistyped_all_gets_did_you_mean(capsys):
     assert "(did you mean all?)" in _one_line(capsys)
 
 
-def test_a_limit_that_counts_different_things_is_refused_before_loading(loads, tmp_path, capsys):
+def test_a_limit_that_counts_different_things_is_refused_before_loading(loads, tmp_path, capsys):  # noqa: F811
     argv = ["probe", "m", "--bias", "religion,eec-emotion", "--limit", "5", "--output", str(tmp_path / "o")]
     assert main(argv) == 2
     err = _one_line(capsys)
@@ -117,7 +102,11 @@ def test_all_in_a_sweep_is_refused(tmp_path, capsys):
 
 
 def test_a_qa_model_leaves_out_what_it_cannot_score_and_refuses_a_named_one(
-    religion_qa_model, upstream_word_lists_path, loads, tmp_path, capsys
+    religion_qa_model,
+    upstream_word_lists_path,
+    loads,  # noqa: F811
+    tmp_path,
+    capsys,
 ):
     probes = [PROBES[name] for name in probe_names()]
     settings = {"word_lists": str(upstream_word_lists_path)}
@@ -140,7 +129,12 @@ def test_a_qa_model_leaves_out_what_it_cannot_score_and_refuses_a_named_one(
 
 @pytest.mark.slow
 def test_all_runs_every_probe_on_a_causal_lm_loaded_once_with_one_summary_of_their_numbers(
-    gguf_model, upstream_word_lists_path, small_quick_runs, loads, tmp_path, capsys
+    gguf_model,
+    upstream_word_lists_path,
+    small_quick_runs,
+    loads,  # noqa: F811
+    tmp_path,
+    capsys,
 ):
     out = tmp_path / "all"
     argv = ["probe", str(gguf_model), "--bias", "all", "--quick", "--resamples", "20",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from unqover import __version__
@@ -168,8 +168,3 @@ def summary_timings(folder: Path) -> dict[str, Mapping]:
     record = summary_record(folder) or {}
     timing = record.get("timing")
     return {k: v for k, v in timing.items() if isinstance(v, Mapping)} if isinstance(timing, Mapping) else {}
-
-
-def probe_names(runs: Sequence[Path]) -> list[str]:
-    """The probe of each run folder, as its results record it."""
-    return [results_probe(load_results(run)).name for run in runs]

@@ -72,7 +72,7 @@ def probe_limits(probes: Sequence[ProbeDefinition], run: RunOptions) -> list[int
     return [run.limit for _ in probes]
 
 
-def wanted(probes: Sequence[ProbeDefinition]) -> tuple[str, ...]:
+def union_wants(probes: Sequence[ProbeDefinition]) -> tuple[str, ...]:
     """What the probes of one load ask a model, in a stable order: each probe's wants in its order of preference,
     the probes in theirs, each once."""
     return tuple(dict.fromkeys(want for probe in probes for want in probe.wants))
@@ -93,7 +93,7 @@ def shared_engine(
         for key, value in probe.engine_load(engine, request, probe_run, probe_settings_).items():
             load.setdefault(key, value)
     request = replace(request, load=load)
-    engine.check(request, wanted(probes))
+    engine.check(request, union_wants(probes))
     return engine, request
 
 
@@ -217,7 +217,7 @@ def run_probes(
     for name, why in plan.left_out.items():
         print(f"--bias all: leaving out {name} ({why})", file=sys.stderr, flush=True)
     warn_slow_bfloat16(plan.request.dtype, plan.request.device)  # said once a process: a sweep warns once
-    placement, model = load_for(plan.engine, plan.request, wanted(plan.probes))
+    placement, model = load_for(plan.engine, plan.request, union_wants(plan.probes))
     unscored = unfit(plan.probes, model.capabilities)  # a Hub model's family is known once it loads
     if unscored:
         left = sort_out(model_id, plan.probes, unscored, optional, f"a {model.family} model")
