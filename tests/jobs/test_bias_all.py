@@ -124,6 +124,22 @@ def test_a_qa_model_leaves_out_what_it_cannot_score_and_refuses_a_named_one(
     assert loads == [] and not (tmp_path / "named").exists()
 
 
+def test_quick_alone_runs_the_probe_s_own_default_quick_run(
+    religion_qa_model, upstream_word_lists_path, small_quick_runs, tmp_path, capsys
+):
+    out = tmp_path / "religion"
+    argv = ["probe", str(religion_qa_model), "--bias", "religion", "--quick", "--resamples", "0", "--quiet",
+            "--word-lists", str(upstream_word_lists_path), "--device", "cpu", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    results = load_results(out)
+    assert (
+        results["provenance"]["selection"]["limit"]
+        == SMALL["religion"]
+        == PROBES["religion"].quick_run.default
+    )
+    assert results["result"]["sample"]["groups"] == SMALL["religion"]
+
+
 # --- every probe on a causal LM ---------------------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from unqover.errors import UnqoverError, require_models_extra
 from unqover.files import check_writable
 from unqover.hub.load import check_local_dataset
-from unqover.jobs.folder_check import check_folder_before_load, planned_capabilities, planned_name
+from unqover.jobs.folder_check import check_folder_before_load, planned_name
 from unqover.jobs.model_summary import host_words, write_summary
 from unqover.jobs.run import check_scoring, default_output, engine_request, run_loaded
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
@@ -104,6 +104,15 @@ def unfit(probes: Sequence[ProbeDefinition], capabilities: Sequence[str] | None)
     return [p for p in probes if first_wanted(capabilities, p.wants) is None]
 
 
+def known_capabilities(engine: Engine, request: EngineRequest) -> tuple[str, ...] | None:
+    """What the model answers, read before it loads (a local model's config, a Hub model's as its load would
+    read it, an engine's own kinds); None where it cannot be read then (its load says why)."""
+    try:
+        return engine.capabilities_of(request)
+    except (UnqoverError, OSError, ValueError, RuntimeError):
+        return None
+
+
 def left_out_reason(model_id: str, what: str, probe: ProbeDefinition) -> str:
     """Why a probe of ``--bias all`` is left out: the model is ``what``, and the families the probe scores."""
     return f"{model_id} is {what}; it scores {', '.join(probe.families)} models"
@@ -187,7 +196,7 @@ def plan_probes(
     check_rows_of(probes[0], run.dataset)  # another probe's rows (a --dataset goes with a single probe)
     engine, request = shared_engine(model_id, probes, runs, all_settings)
     plan = Plan(list(probes), runs, all_settings, engine, request, {})
-    capabilities = planned_capabilities(engine, request)
+    capabilities = known_capabilities(engine, request)
     unscored = unfit(probes, capabilities)
     if unscored:
         plan.left_out = sort_out(
