@@ -124,6 +124,30 @@ def test_a_qa_model_leaves_out_what_it_cannot_score_and_refuses_a_named_one(
     assert loads == [] and not (tmp_path / "named").exists()
 
 
+@pytest.mark.parametrize(
+    ("family", "runs"),
+    [
+        ("mlm", ["gender", "nationality", "ethnicity", "religion", "eec-emotion", "eec-person"]),
+        ("nli", ["nli-gender"]),
+        ("causal", probe_names()),
+    ],
+)
+def test_all_keeps_the_probes_each_family_answers(family, runs, upstream_word_lists_path, tmp_path):
+    texts = ["The nurse and the man went to the store.", "Who was happy? The woman."]
+    model = {
+        "mlm": lambda: tiny_models.bert_mlm(tmp_path / "m", texts),
+        "nli": lambda: tiny_models.bert_nli(
+            tmp_path / "m", texts, ["entailment", "neutral", "contradiction"]
+        ),
+        "causal": lambda: tiny_models.gpt2(tmp_path / "m", texts),
+    }[family]()
+    run = RunOptions(device="cpu", quick=True, settings={"word_lists": str(upstream_word_lists_path)})
+    plan = plan_probes(str(model), [PROBES[n] for n in probe_names()], run, optional=set(probe_names()))
+    assert [p.name for p in plan.probes] == runs
+    assert sorted(plan.left_out) == sorted(set(probe_names()) - set(runs))
+    assert all(f"is a {family} model; it scores " in why for why in plan.left_out.values())
+
+
 def test_quick_alone_runs_the_probe_s_own_default_quick_run(
     religion_qa_model, upstream_word_lists_path, small_quick_runs, tmp_path, capsys
 ):

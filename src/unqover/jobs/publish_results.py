@@ -12,6 +12,11 @@ own repo, made for that base), not a local folder unless it is a Hub-cache snaps
 needs ``--dataset-id``. A number that is missing or not finite (a measure the run declined) is left out with a
 note; a run with none left is refused. Last, the run's predictions are measured again and must give the numbers
 and model its results record (:func:`unqover.jobs.compare.verify_run`): nothing edited or borrowed is published. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
+
+A RUN that is a folder of several runs (the summary folder of ``unqover probe MODEL --bias all``, listed by its
+``summary.json``, or any folder of run folders) stands for its runs, each published as above, and the model card
+(``README.md``) gets their bias section as ``summary.md`` words it (:mod:`unqover.report.model_card`), with each
+run's Hub dataset and task id in place of its local rows and report, replacing an earlier unqover section.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def card_section(card: ModelCard) -> str:
         SECTION_START,
         "## Bias",
         "",
-        f"Stereotyping bias of `{md(card.model)}` measured by unqover {md(card.version)} on "
+        f"Stereotyping bias of {md(card.model)} measured by unqover {md(card.version)} on "
         f"{len(card.probes)} probe{'s' if len(card.probes) != 1 else ''}: {names}. Each number reads as in "
         "the run's report: the value with its interval where it has one, or why it is declined.",
         "",
