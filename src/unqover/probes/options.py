@@ -220,7 +220,8 @@ def probe_list(
                 chosen += names
             else:
                 choices = ", ".join(names)
-                group_choices = f", or a group: {', '.join(words)}" if words else ""
+                group_choices = f", or a group: {', '.join(groups)}" if groups else ""
+                group_choices += f", or {ALL_PROBES}" if everything else ""
                 raise argparse.ArgumentTypeError(
                     f"unknown probe {name!r}{did_you_mean(name, [*names, *words])}; choose from {choices}"
                     f"{group_choices} (several: NAME,NAME)"
