@@ -207,6 +207,24 @@ def test_all_runs_every_probe_on_a_causal_lm_loaded_once_with_one_summary_of_the
     assert html == markdown_page(markdown, f"Bias summary: {gguf_model}")
 
 
+def test_a_folder_of_runs_without_a_summary_stands_for_its_run_folders(tmp_path):
+    from unqover.errors import UnqoverError
+    from unqover.jobs.model_summary import summary_runs
+
+    for name in ("religion", "eec-emotion"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "notes").mkdir()  # no run
+    assert summary_runs(tmp_path) == [tmp_path / "eec-emotion", tmp_path / "religion"]
+    (tmp_path / "summary.json").write_text('{"runs": {"religion": "religion"}}', encoding="utf-8")
+    assert summary_runs(tmp_path) == [tmp_path / "religion"]  # the summary's runs, not every folder there
+    (tmp_path / "summary.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(UnqoverError, match="is no summary of `unqover probe MODEL --bias all`"):
+        summary_runs(tmp_path)
+    with pytest.raises(UnqoverError, match=r"holds no results\.json and no run folders"):
+        summary_runs(tmp_path / "notes")
+
+
 # --- publishing the summary's folder ----------------------------------------------------------------------------
 
 
