@@ -248,11 +248,11 @@ def test_publish_results_of_the_summary_folder_writes_every_probe_and_the_model_
     assert main(argv) == 0
     card = tmp_path / "card"
     card.mkdir()
-    (card / "README.md").write_text(
+    before = (
         f"---\nlicense: mit\n---\n# tiny\n\nOur notes.\n\n{SECTION_START}\nan old section\n{SECTION_END}\n\n"
-        "## Training\n",
-        encoding="utf-8",
+        "## Training\n"
     )
+    (card / "README.md").write_text(before, encoding="utf-8")
     capsys.readouterr()
     assert main(["publish-results", "runs", "--model-repo", "me/tiny", "--output", str(card)]) == 0
     written = capsys.readouterr().out
@@ -283,3 +283,37 @@ def test_publish_results_of_the_summary_folder_writes_every_probe_and_the_model_
         for text in PROBES[run.name].results.headline_text(results).values():
             assert md_text(text) in readme
     assert "report.html" not in readme  # no local links on the model page
+    # without --output: one pull request with the same files, the card read from the repo and its section replaced
+    sent = pull_request_files(monkeypatch, tmp_path, before)
+    assert sent == {
+        path.relative_to(card).as_posix(): path.read_bytes() for path in card.rglob("*") if path.is_file()
+    }
+
+
+def pull_request_files(monkeypatch, tmp_path: Path, card: str) -> dict[str, bytes]:
+    """What ``publish-results runs --model-repo me/tiny`` sends (the Hub replaced: its card is ``card``)."""
+    import huggingface_hub
+
+    from tests.jobs.test_publish_results import _online
+
+    repo_card = tmp_path / "repo-README.md"
+    repo_card.write_text(card, encoding="utf-8")
+    _online(monkeypatch, tmp_path)
+    calls = []
+
+    def create_commit(self, **kwargs):
+        calls.append(kwargs)
+        return huggingface_hub.CommitInfo(
+            commit_url="https://huggingface.co/me/tiny/commit/abc",
+            commit_message=kwargs["commit_message"],
+            commit_description=kwargs.get("commit_description", ""),
+            oid="abc",
+            pr_url="https://huggingface.co/me/tiny/discussions/1",
+        )
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda repo, name, token=None: str(repo_card))
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_commit", create_commit)
+    assert main(["publish-results", "runs", "--model-repo", "me/tiny"]) == 0
+    [call] = calls
+    assert "and their section in the model card" in call["commit_description"]
+    return {op.path_in_repo: op.path_or_fileobj for op in call["operations"]}
