@@ -1,7 +1,7 @@
 """Several probes in one command (``unqover probe MODEL --bias gender,religion``, ``--bias unqover`` or ``--bias
 all``): the model loads once (by its family, for every request the probes may ask), each probe runs into its own run
-folder through the job runner, and one summary of the model's bias sets every probe's headline numbers and
-intervals side by side (printed, and ``summary.md`` / ``summary.html`` / ``summary.json`` in the parent folder:
+folder through the job runner, and one summary of the model's bias gives every probe's headline numbers with their
+intervals (printed, and ``summary.md`` / ``summary.html`` / ``summary.json`` in the parent folder:
 :mod:`unqover.jobs.model_summary`). Each probe scores with the first of its requests the model answers; a probe
 the model answers none of is refused, or, chosen by ``--bias all`` alone, left out with a line.
 """
