@@ -294,25 +294,13 @@ def pull_request_files(monkeypatch, tmp_path: Path, card: str) -> dict[str, byte
     """What ``publish-results runs --model-repo me/tiny`` sends (the Hub replaced: its card is ``card``)."""
     import huggingface_hub
 
-    from tests.jobs.test_publish_results import _online
+    from tests.jobs.test_publish_results import _online, recorded_commits
 
     repo_card = tmp_path / "repo-README.md"
     repo_card.write_text(card, encoding="utf-8")
     _online(monkeypatch, tmp_path)
-    calls = []
-
-    def create_commit(self, **kwargs):
-        calls.append(kwargs)
-        return huggingface_hub.CommitInfo(
-            commit_url="https://huggingface.co/me/tiny/commit/abc",
-            commit_message=kwargs["commit_message"],
-            commit_description=kwargs.get("commit_description", ""),
-            oid="abc",
-            pr_url="https://huggingface.co/me/tiny/discussions/1",
-        )
-
+    calls = recorded_commits(monkeypatch, "me/tiny")
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda repo, name, token=None: str(repo_card))
-    monkeypatch.setattr(huggingface_hub.HfApi, "create_commit", create_commit)
     assert main(["publish-results", "runs", "--model-repo", "me/tiny"]) == 0
     [call] = calls
     assert "and their section in the model card" in call["commit_description"]
