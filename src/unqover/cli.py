@@ -185,6 +185,7 @@ def _probe(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         shard=args.shard,
         limit=args.limit,
+        quick=args.quick,
         seed=args.seed,
         resamples=args.resamples,
         progress=not args.quiet,
@@ -199,14 +200,19 @@ def _probe(args: argparse.Namespace) -> int:
         engine=args.engine,
         engine_options=_given(args, args.engines_own),
     )
+    optional = getattr(args.bias, "optional", frozenset())  # chosen by --bias all alone
     if args.models is not None or len(args.model) > 1 or args.ray is not None:
+        if optional:
+            raise UnqoverError(
+                f"--bias {parse.ALL_PROBES} probes one model: in a sweep, name the probes every model scores"
+            )
         return _sweep(args, probes, run)
     if not args.model:
         raise UnqoverError("name a MODEL (a Hub id or a local folder), or several, or --models FILE")
     if args.leaderboard_metric is not None:
         raise UnqoverError("--leaderboard-metric ranks the models of a sweep: name several models")
     if len(probes) > 1:
-        return _probe_several(args.model[0], probes, run)
+        return _probe_several(args.model[0], probes, run, optional)
     finished = run_probe(args.model[0], probe, run)
     if finished is None:
         return 0
@@ -229,14 +235,16 @@ def _sweep(args: argparse.Namespace, probes: list[ProbeDefinition], run: RunOpti
     return 1 if done.failures or done.not_run else 0
 
 
-def _probe_several(model: str, probes: list[ProbeDefinition], run: RunOptions) -> int:
+def _probe_several(
+    model: str, probes: list[ProbeDefinition], run: RunOptions, optional: frozenset[str]
+) -> int:
     from unqover.jobs.multi import run_probes
 
-    several = run_probes(model, probes, run)
+    several = run_probes(model, probes, run, optional)
     if several is None:
         return 0
     print(several.text)
-    print(f"\nSummary: {several.folder / 'summary.md'} (and summary.html)")
+    print(f"\nSummary: {several.folder / 'summary.md'} (and summary.html, summary.json)")
     return 0
 
 
@@ -338,6 +346,16 @@ def _limit_help() -> str:
     return "a quick run that estimates the full-dataset values: --limit N keeps " + "; ".join(parts)
 
 
+def _quick_sizes() -> dict[str, str]:
+    """Each probe's default quick-run size, as ``--quick`` runs it."""
+    from unqover.probes.registry import PROBES
+
+    sizes: dict[str, str] = {}
+    for name, probe in PROBES.items():
+        sizes[name] = f"{probe.quick_run.default:,} {probe.quick_run.unit}"
+    return sizes
+
+
 # the options that several commands take, each declared once (``parser``: a command, or a group of its options)
 
 
@@ -373,11 +391,15 @@ def _add_probe_file(parser: argparse._ActionsContainer, help: str) -> None:
     parser.add_argument("--probe", type=Path, metavar="FILE.yaml", help=help)
 
 
-def _add_probe_list(parser: argparse._ActionsContainer, help: str, **keywords) -> None:
-    """``--bias``: one probe or several (a comma list of probes and groups), as the registry names them."""
+def _add_probe_list(
+    parser: argparse._ActionsContainer, help: str, everything: bool = False, **keywords
+) -> None:
+    """``--bias``: one probe or several (a comma list of probes and groups), as the registry names them
+    (``everything``: and ``all``, every probe the model can score)."""
     from unqover.probes.registry import groups, probe_names
 
-    parser.add_argument("--bias", type=parse.probe_list(probe_names(), groups()), help=help, **keywords)
+    read = parse.probe_list(probe_names(), groups(), everything)
+    parser.add_argument("--bias", type=read, help=help, **keywords)
 
 
 def _add_seed(
@@ -571,7 +593,9 @@ def _add_probe_rows(probe: argparse.ArgumentParser) -> None:
     _add_probe_list(
         which,
         f"the probe: {', '.join(probe_names())}; several, loading the model once: a comma list of probes "
-        f"and groups ({group_help}), each into its own run folder (OUTPUT/NAME with --output), with one summary",
+        f"and groups ({group_help}; {parse.ALL_PROBES}: every probe the model can score, the others left out "
+        "with a line), each into its own run folder (OUTPUT/NAME with --output), with one summary of them all",
+        everything=True,
         metavar="NAME[,NAME...]",
     )
     _add_probe_file(
@@ -601,7 +625,15 @@ def _add_scoring_options(probe: argparse.ArgumentParser) -> None:
     probe.add_argument(
         "--shard", type=parse.shard, metavar="I/N", help="score shard I of N (0-based) into a shared --output"
     )
-    probe.add_argument("--limit", type=parse.positive, help=_limit_help())
+    quick = probe.add_mutually_exclusive_group()
+    quick.add_argument("--limit", type=parse.positive, help=_limit_help())
+    quick.add_argument(
+        "--quick",
+        action="store_true",
+        help="each probe's own default quick run (--limit its default size: "
+        + "; ".join(f"{name} {size}" for name, size in _quick_sizes().items())
+        + "); for several probes whose --limit counts different things",
+    )
     _add_seed(probe, "sampling and bootstrap seed")
     _add_resamples(probe)
     _add_top(probe)

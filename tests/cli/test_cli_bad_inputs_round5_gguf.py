@@ -366,14 +366,14 @@ MISTYPED = {
     "probe --bias religon": (
         ["probe", "m", "--bias", "religon"],
         "unqover: error: argument --bias: unknown probe 'religon' (did you mean religion?); choose from gender, "
-        "nationality, ethnicity, religion, nli-gender, eec-emotion, eec-person, or a group: unqover (several: "
-        "NAME,NAME) (see unqover probe --help)",
+        "nationality, ethnicity, religion, nli-gender, eec-emotion, eec-person, or a group: unqover, or all "
+        "(several: NAME,NAME) (see unqover probe --help)",
     ),
     "probe --bias gender,religon": (
         ["probe", "m", "--bias", "gender,religon"],
         "unqover: error: argument --bias: unknown probe 'religon' (did you mean religion?); choose from gender, "
-        "nationality, ethnicity, religion, nli-gender, eec-emotion, eec-person, or a group: unqover (several: "
-        "NAME,NAME) (see unqover probe --help)",
+        "nationality, ethnicity, religion, nli-gender, eec-emotion, eec-person, or a group: unqover, or all "
+        "(several: NAME,NAME) (see unqover probe --help)",
     ),
     "measure --bias religon": (
         ["measure", "p.parquet", "--bias", "religon"],

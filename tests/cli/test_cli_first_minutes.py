@@ -120,10 +120,10 @@ def test_the_summary_of_several_probes_names_the_numbers_as_the_reports_do(
     printed = capsys.readouterr().out
     markdown = (tmp_path / "both" / "summary.md").read_text()
     for key in ("mu", "eta", "positional_error", "attributive_error"):
-        assert f"| {HEADLINE_NAMES[key]} |" in printed and f"| {HEADLINE_NAMES[key]} |" in markdown
-        assert f"| {key} |" not in printed and f"| {key} |" not in markdown
-    assert "| positional error δ |" in printed and "| attributive error ε |" in printed
-    assert "| bias intensity μ |" in printed and "| count-based η |" in printed
+        assert f"\n  {HEADLINE_NAMES[key]}  " in printed and f"| {HEADLINE_NAMES[key]} |" in markdown
+        assert f"  {key}  " not in printed and f"| {key} |" not in markdown
+    assert "  positional error δ  " in printed and "  attributive error ε  " in printed
+    assert "  bias intensity μ  " in printed and "  count-based η  " in printed
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def test_every_option_of_probe_reaches_run_options(monkeypatch, tmp_path):
     assert received["model"] == "some-model" and received["probe"] is get_probe("religion")
     run = received["run"]
     fields = {field.name for field in dataclasses.fields(RunOptions)}
-    assert fields == {*expected, *NOT_OPTIONS, "started", "settings", "engine_options"}, (
+    assert fields == {*expected, *NOT_OPTIONS, "started", "settings", "engine_options", "quick"}, (
         "a new RunOptions field: give it"
     )
     defaults = RunOptions()
@@ -126,6 +126,9 @@ def test_every_option_of_probe_reaches_run_options(monkeypatch, tmp_path):
     assert run.engine_options["base_url"] == "http://localhost:8000/v1"  # the engines' own, alike
     assert all(value is None for name, value in run.engine_options.items() if name != "base_url")
     assert all(value is None for name, value in run.settings.items() if name != "system_prompt")
+    assert run.quick is False
+    run_command(["probe", "some-model", "--bias", "religion", "--quick"])  # --quick goes without --limit
+    assert received["run"].quick is True and received["run"].limit is None
 
 
 def test_every_option_of_measure_reaches_the_job(monkeypatch, tmp_path):

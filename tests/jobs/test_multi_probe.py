@@ -78,7 +78,8 @@ def test_two_probes_load_the_model_once_and_match_single_runs(
             assert shown in markdown and shown in printed
             assert fmt_estimate(value) in html
     assert len(loads) == 1 + len(BIASES)
-    assert "| | religion | ethnicity |" in printed
+    assert "UnQover religion (religion): quick run" in printed
+    assert "UnQover ethnicity (ethnicity): quick run" in printed
 
 
 @pytest.mark.slow
@@ -111,10 +112,15 @@ def test_an_unknown_name_is_refused_with_the_choices(capsys):
     assert "unknown probe 'pets'" in err and "nli-gender" in err and "unqover" in err
 
 
-def test_probes_with_different_loaders_are_refused_before_loading(loads, tmp_path, capsys):
-    assert main(["probe", "m", "--bias", "gender,nli-gender", "--output", str(tmp_path / "o")]) == 2
+def test_a_named_probe_the_model_cannot_score_is_refused_before_loading(
+    qa_model, upstream_word_lists_path, loads, tmp_path, capsys
+):
+    """One load serves every probe's requests; a QA model answers none of the NLI probe's."""
+    argv = ["probe", str(qa_model), "--bias", "gender,nli-gender", "--word-lists", str(upstream_word_lists_path),
+            "--quick", "--device", "cpu", "--output", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "gender and nli-gender" in err and "separate commands" in err
+    assert err.count("\n") == 1 and "which the nli-gender probe cannot score; leave it out of --bias" in err
     assert loads == [] and not (tmp_path / "o").exists()
 
 

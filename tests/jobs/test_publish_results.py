@@ -288,8 +288,28 @@ def _online(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
 
 
-def test_without_output_a_pull_request_adds_the_same_files(full_run, tmp_path, monkeypatch, capsys):
+def recorded_commits(monkeypatch, repo: str) -> list[dict]:
+    """The Hub's ``create_commit`` replaced: each call's arguments are recorded, and it answers with pull request 1
+    on ``repo``."""
     import huggingface_hub
+
+    calls = []
+
+    def create_commit(self, **kwargs):
+        calls.append(copy.copy(kwargs))
+        return huggingface_hub.CommitInfo(
+            commit_url=f"https://huggingface.co/{repo}/commit/abc",
+            commit_message=kwargs["commit_message"],
+            commit_description=kwargs.get("commit_description", ""),
+            oid="abc",
+            pr_url=f"https://huggingface.co/{repo}/discussions/1",
+        )
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_commit", create_commit)
+    return calls
+
+
+def test_without_output_a_pull_request_adds_the_same_files(full_run, tmp_path, monkeypatch, capsys):
 
     assert (
         main(["publish-results", str(full_run), "--model-repo", "me/model", "--output", str(tmp_path)]) == 0
@@ -299,19 +319,7 @@ def test_without_output_a_pull_request_adds_the_same_files(full_run, tmp_path, m
     }
     capsys.readouterr()
     _online(monkeypatch, tmp_path)
-    calls = []
-
-    def create_commit(self, **kwargs):
-        calls.append(copy.copy(kwargs))
-        return huggingface_hub.CommitInfo(
-            commit_url="https://huggingface.co/me/model/commit/abc",
-            commit_message=kwargs["commit_message"],
-            commit_description=kwargs.get("commit_description", ""),
-            oid="abc",
-            pr_url="https://huggingface.co/me/model/discussions/1",
-        )
-
-    monkeypatch.setattr(huggingface_hub.HfApi, "create_commit", create_commit)
+    calls = recorded_commits(monkeypatch, "me/model")
     assert main(["publish-results", str(full_run), "--model-repo", "me/model"]) == 0
     [call] = calls
     assert call["repo_id"] == "me/model" and call["repo_type"] == "model" and call["create_pr"] is True

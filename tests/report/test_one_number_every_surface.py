@@ -23,18 +23,20 @@ import pyarrow.parquet as pq
 import pytest
 
 import tiny_models
+from unqover import __version__
 from unqover.cli import main
 from unqover.errors import UnqoverError
 from unqover.format import MISSING, fmt, fmt_declined, fmt_estimate, fmt_interval, number
 from unqover.generate.ids import match_ids
 from unqover.jobs.lm_eval_tasks import ESTIMATE, METRICS, SENTENCE_LENGTH_RULE
-from unqover.jobs.multi import summary_markdown, summary_text
+from unqover.jobs.model_summary import probe_card
 from unqover.jobs.publish_results import results_entries, run_results
 from unqover.predictions import LM_EVAL_SENTENCE_SCHEMA, read_predictions, write_predictions
 from unqover.probes.base import ComparedRuns, ProbeDefinition, RunOptions
 from unqover.probes.registry import PROBES
 from unqover.probes.result_identity import full_selection
 from unqover.probes.unqover_rows import ROW_COLUMNS, measure_scores
+from unqover.report.model_card import ModelCard, card_section, card_text
 from unqover.results import load_results
 from unqover.scoring.sampling import DESIGN, select_groups
 from unqover.space.live import web_text
@@ -295,11 +297,9 @@ def test_the_terminal_and_the_reports_show_each_number_in_its_words(quick_runs, 
 def test_the_summary_of_several_probes_shows_each_number_in_its_words(quick_runs, name):
     run = quick_runs(name)
     shown = numbers(run.probe, run.results)
-    cells = {name: run.probe.results.headline_text(run.results)}  # what run_probes passes
-    assert_shown("summary.md", summary_markdown("a model", cells, {name: run.folder}), shown)
-    assert_shown(
-        "the printed summary of several probes", summary_text("a model", cells, {name: run.folder}), shown
-    )
+    card = ModelCard("a model", __version__, [probe_card(run.results)])  # what run_probes writes
+    assert_shown("summary.md", card_section(card), shown)
+    assert_shown("the printed summary of several probes", card_text(card, {name: str(run.folder)}), shown)
 
 
 @slow
@@ -488,11 +488,9 @@ def test_a_whole_set_shows_each_number_in_its_words(quick_runs, name, tmp_path):
     assert_shown("the printed summary", run.probe.results.summary(measured), shown)
     for report, text in run.probe.results.reports(results).items():
         assert_shown(report, text, shown)
-    cells = {name: run.probe.results.headline_text(results)}
-    assert_shown("summary.md", summary_markdown("a model", cells, {name: tmp_path}), shown)
-    assert_shown(
-        "the printed summary of several probes", summary_text("a model", cells, {name: tmp_path}), shown
-    )
+    card = ModelCard("a model", __version__, [probe_card(results)])
+    assert_shown("summary.md", card_section(card), shown)
+    assert_shown("the printed summary of several probes", card_text(card, {name: str(tmp_path)}), shown)
     from unqover.space import render
 
     headline, _, _ = render.view(results)

@@ -135,6 +135,35 @@ def write_eval_results(files: Mapping[str, str], output: Path) -> list[Path]:
     return [write_text_atomic(Path(output) / name, text) for name, text in files.items()]
 
 
+#: the model card in a model repo
+MODEL_CARD = "README.md"
+
+
+def model_card_text(model_repo: str, token: str | None = None, timeout: float = HUB_TIMEOUT) -> str | None:
+    """The model repo's card (``README.md``) as it stands, None where it has none; one line when offline or on
+    any Hub or network failure."""
+    from unqover.hub.publish.upload import bounded_http, hub_offline, transport_errors
+
+    validate_repo_id(model_repo)
+    if hub_offline():
+        raise UnqoverError(OFFLINE)
+    import huggingface_hub
+    from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
+
+    try:
+        with bounded_http(timeout):
+            path = huggingface_hub.hf_hub_download(model_repo, MODEL_CARD, token=token)
+    except RemoteEntryNotFoundError:  # the repo has no card yet (not: the Hub could not be asked)
+        return None
+    except (HfHubHTTPError, *transport_errors(), RuntimeError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UnqoverError(
+            f"could not read the model card of {model_repo} ({type(exc).__name__}: {first}); --output DIR writes "
+            "the files locally"
+        ) from exc
+    return Path(path).read_text(encoding="utf-8")
+
+
 def open_pull_request(
     model_repo: str,
     files: Mapping[str, str],

@@ -12,6 +12,11 @@ own repo, made for that base), not a local folder unless it is a Hub-cache snaps
 needs ``--dataset-id``. A number that is missing or not finite (a measure the run declined) is left out with a
 note; a run with none left is refused. Last, the run's predictions are measured again and must give the numbers
 and model its results record (:func:`unqover.jobs.compare.verify_run`): nothing edited or borrowed is published. The files themselves are the hub layer's (:mod:`unqover.hub.eval_results`).
+
+A RUN that is a folder of several runs (the summary folder of ``unqover probe MODEL --bias all``, listed by its
+``summary.json``, or any folder of run folders) stands for its runs, each published as above, and the model card
+(``README.md``) gets their bias section as ``summary.md`` words it (:mod:`unqover.report.model_card`), with each
+run's Hub dataset and task id in place of its local rows and report, replacing an earlier unqover section.
 """
 
 from __future__ import annotations
@@ -24,13 +29,21 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError
 from unqover.format import fmt_estimate, fmt_interval, fmt_level
-from unqover.hub.eval_results import EvalResult, eval_result_files, open_pull_request, write_eval_results
+from unqover.hub.eval_results import (
+    MODEL_CARD,
+    EvalResult,
+    eval_result_files,
+    model_card_text,
+    open_pull_request,
+    write_eval_results,
+)
 from unqover.hub.load import HUB_ID
 from unqover.hub.publish.common import CARD, validate_repo_id
 from unqover.jobs.compare import verify_run
 from unqover.jobs.lm_eval_tasks import task_names
 from unqover.probes.registry import dataset_names, results_probe
 from unqover.probes.result_identity import KIND_DESIGN, KIND_FULL, KIND_SUBSET, selection_kind
+from unqover.report.model_card import with_section
 from unqover.results import RESULTS_FILE, check_numbers, dataset_of, load_results
 
 HUB = "https://huggingface.co"
@@ -304,6 +317,57 @@ def results_entries(
     return entries, skipped
 
 
+@dataclass
+class PublishedRun:
+    """One run's part of a publication: its folder or file, its results, its Hub results and the numbers left
+    out, and (a run of a summary folder) how long it took and where."""
+
+    path: Path
+    results: dict
+    entries: list[EvalResult]
+    skipped: list[str]
+    timing: Mapping | None = None
+
+
+def expand_runs(runs: Sequence[Path]) -> tuple[list[tuple[Path, Mapping | None]], bool]:
+    """Each RUN as run folders or results files with their recorded timing: a folder of several runs (the
+    summary folder of ``unqover probe MODEL --bias all``, or any folder of run folders) stands for its runs; and
+    whether one did (then the model card's bias section is written too)."""
+    from unqover.jobs.model_summary import is_summary_folder, summary_runs, summary_timings
+
+    expanded: list[tuple[Path, Mapping | None]] = []
+    summary = False
+    for run in map(Path, runs):
+        if not is_summary_folder(run):
+            expanded.append((run, None))
+            continue
+        summary = True
+        timings = summary_timings(run)
+        for folder in summary_runs(run):
+            probe = load_results(folder).get("probe")
+            expanded.append((folder, timings.get(probe) if isinstance(probe, str) else None))
+    return expanded, summary
+
+
+def card_section_of(model_repo: str, published: Sequence[PublishedRun]) -> str:
+    """The model card's bias section of the published runs, as ``summary.md`` words it: the Hub dataset and task
+    id of each run instead of its local rows and report."""
+    from unqover import __version__
+    from unqover.jobs.model_summary import probe_card
+    from unqover.report.model_card import ModelCard, card_section
+
+    cards = [
+        probe_card(
+            run.results,
+            timing=run.timing,
+            dataset=run.entries[0].dataset_id,
+            task=run.entries[0].task_id,
+        )
+        for run in published
+    ]
+    return card_section(ModelCard(model_repo, __version__, cards))
+
+
 def publish_results(
     runs: Sequence[Path],
     model_repo: str,
@@ -314,7 +378,49 @@ def publish_results(
     token: str | None = None,
 ) -> PublishedResults:
     """Write the runs' headline numbers as ``.eval_results/*.yaml``: under ``output`` when given, else in a
-    pull request on the model repo ``model_repo``. Every run is checked before anything is written."""
+    pull request on the model repo ``model_repo``. A RUN that is a folder of several runs (a summary's) stands for
+    its runs, and the model card (``README.md``) gets their bias section (replacing an earlier one). Every run is
+    checked before anything is written."""
+    _check_arguments(model_repo, dataset_id, source_url, output)
+    expanded, summary = expand_runs(runs)
+    published = []
+    for run, timing in expanded:
+        found, left_out = run_results(run, model_repo, dataset_id=dataset_id, source_url=source_url)
+        published.append(PublishedRun(run, load_results(run), found, left_out, timing))
+    entries = [entry for run in published for entry in run.entries]
+    files = eval_result_files(entries)
+    result = PublishedResults(files, [note for run in published for note in run.skipped])
+    section = card_section_of(model_repo, published) if summary else None
+    if output is not None:
+        from unqover.files import check_writable
+
+        if section is not None:
+            card = Path(output) / MODEL_CARD
+            files[MODEL_CARD] = with_section(_read_card(card), section)
+        for name in files:  # a folder in the way of a file is named, not the temporary file beside it
+            check_writable(Path(output) / name, folder=False)
+        result.written = write_eval_results(files, output)
+        return result
+    if section is not None:
+        files[MODEL_CARD] = with_section(model_card_text(model_repo, token), section)
+    tasks = ", ".join(dict.fromkeys(e.task_id for e in entries))
+    result.pr_url = open_pull_request(
+        model_repo,
+        files,
+        title=f"Add unqover evaluation results ({tasks})",
+        description="Bias measures of this model written by `unqover publish-results`: "
+        + ", ".join(f"{e.task_id} {e.metric}" for e in entries)
+        + f" on {', '.join(dict.fromkeys(e.dataset_id for e in entries))}"
+        + (", and their section in the model card." if section is not None else "."),
+        token=token,
+    )
+    return result
+
+
+def _check_arguments(
+    model_repo: str, dataset_id: str | None, source_url: str | None, output: Path | None
+) -> None:
+    """The repo ids, the source URL and the output folder, checked before any run is read."""
     validate_repo_id(model_repo)
     if dataset_id is not None:
         validate_repo_id(dataset_id)
@@ -325,28 +431,13 @@ def publish_results(
 
         check_writable(output, folder=True)
         check_writable(Path(output) / ".eval_results", folder=True)
-    entries, skipped = [], []
-    for run in runs:
-        found, left_out = run_results(Path(run), model_repo, dataset_id=dataset_id, source_url=source_url)
-        entries += found
-        skipped += left_out
-    files = eval_result_files(entries)
-    published = PublishedResults(files, skipped)
-    if output is not None:
-        from unqover.files import check_writable
 
-        for name in files:  # a folder in the way of a file is named, not the temporary file beside it
-            check_writable(Path(output) / name, folder=False)
-        published.written = write_eval_results(files, output)
-        return published
-    tasks = ", ".join(dict.fromkeys(e.task_id for e in entries))
-    published.pr_url = open_pull_request(
-        model_repo,
-        files,
-        title=f"Add unqover evaluation results ({tasks})",
-        description="Bias measures of this model written by `unqover publish-results`: "
-        + ", ".join(f"{e.task_id} {e.metric}" for e in entries)
-        + f" on {', '.join(dict.fromkeys(e.dataset_id for e in entries))}.",
-        token=token,
-    )
-    return published
+
+def _read_card(path: Path) -> str | None:
+    """A local model card's text (None: there is none yet); one line when it cannot be read."""
+    if not path.is_file():
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UnqoverError(f"cannot read the model card {path}: {err}") from None

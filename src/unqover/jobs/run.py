@@ -264,6 +264,8 @@ def plan_run(model_id: str, probe: ProbeDefinition, run: RunOptions) -> RunPlan:
 def run_probe(model_id: str, probe: ProbeDefinition, run: RunOptions) -> ProbeRun | None:
     """Score, measure and report ``probe`` on a model; returns None on processes that only scored a shard."""
     require_models_extra()
+    if run.quick:  # --quick: the probe's own default quick run
+        run = replace(run, limit=probe.quick_run.default, quick=False)
     plan = plan_run(model_id, probe, run)
     # a CPU without bf16 matrix units: said before the load
     warn_slow_bfloat16(plan.request.dtype, plan.request.device)

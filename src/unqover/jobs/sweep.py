@@ -22,8 +22,8 @@ from pathlib import Path
 from unqover.errors import UnqoverError, first_line
 from unqover.files import check_writable, write_json_atomic, write_text_atomic
 from unqover.hub.load import check_local_dataset
-from unqover.jobs.multi import check_shared_loader, probe_settings, run_probes
-from unqover.jobs.run import checked_engine, default_output
+from unqover.jobs.multi import probe_limits, probe_settings, run_probes, shared_engine
+from unqover.jobs.run import default_output
 from unqover.probes.base import ProbeDefinition, RunOptions
 from unqover.probes.options import parse_duration
 from unqover.probes.row_identity import check_rows_of
@@ -178,8 +178,8 @@ def _check_all(
     as that model's failure (the other models go on)."""
     if run.shard is not None:
         raise UnqoverError("--shard splits one model's run: probe a single model with it")
-    check_shared_loader(probes)
     settings = probe_settings(probes, run.settings)
+    probe_limits(probes, run)  # a --limit that counts different things for these probes
     _check_metric(probes, metric)
     check_seed(run.seed)
     if not on_ray:
@@ -199,7 +199,7 @@ def _check_all(
     failures = {}
     for model in models:
         try:
-            checked_engine(model.model_id, probes[0], run, settings[0])
+            shared_engine(model.model_id, probes, [run] * len(probes), settings)
             for probe in probes:
                 check_run_folder(run.output / model.folder_name() / probe.name)
         except UnqoverError as err:
@@ -321,9 +321,10 @@ def sweep(
     result.failures = _check_all(models, probes, run, on_ray=ray_address is not None, metric=metric)
     # every run, here or on a Ray worker's CPU, scores with this process's torch threads: the same bits either way
     run = replace(run, threads=run.threads or torch_threads(load=True))
-    if run.limit is not None:
+    if run.limit is not None or run.quick:
+        size = "--quick" if run.quick else f"--limit {run.limit}"
         print(
-            f"Quick runs: every model scores the same seeded sample (--limit {run.limit} --seed {run.seed}), so "
+            f"Quick runs: every model scores the same seeded sample ({size} --seed {run.seed}), so "
             "the leaderboards compare them paired.",
             flush=True,
         )

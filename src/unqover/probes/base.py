@@ -60,6 +60,9 @@ class RunOptions:
     dtype: str = "auto"
     shard: tuple[int, int] | None = None
     limit: int | None = None  # a quick run: what N means is the probe's (``limit_meaning``)
+    quick: bool = (
+        False  # ``--quick``: each probe's own default quick run (``quick_run.default`` as its limit)
+    )
     seed: int = 0
     resamples: int = 1000
     progress: bool = True

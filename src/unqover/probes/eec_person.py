@@ -52,6 +52,7 @@ class EECPersonResults(EECResults):
     Beecher's statistic), measured again as the emotion probe's are."""
 
     words = ReportWords("unqover.report.eec_person", "person_markdown", "person_html", "person_summary")
+    meanings = "PERSON_MEANINGS"
     leaderboard_numbers = ProbeResults.leaderboard_numbers  # not ranked (its definition's leaderboard_metric)
     headline_names = ProbeResults.headline_names  # its tests' and Beecher's names come with the results
 

@@ -22,12 +22,24 @@ class EECResults(ProbeResults):
     ``rank_and_measure``, which the person probe replaces)."""
 
     words = ReportWords("unqover.report.eec", "eec_markdown", "eec_html", "eec_summary")
+    #: the name, in its report module, of the one-line meanings of its numbers by kind (``"<test>: <kind>"``)
+    meanings = "EMOTION_MEANINGS"
 
     def headline(self, results: dict) -> dict:
         """Per test (race, gender): its p-value (permutation, else asymptotic) and Cramér's V with its interval."""
         from unqover.report.eec import emotion_headline
 
         return emotion_headline(results["result"])
+
+    def headline_meanings(self, results: dict) -> dict[str, str]:
+        """Each test's numbers in the words of its kind, the test named (race or gender)."""
+        kinds = self.words(self.meanings)
+        meanings = {}
+        for key in self.headline(results):
+            test, _, kind = key.partition(": ")
+            if kind in kinds:
+                meanings[key] = kinds[kind].format(test=test)
+        return meanings
 
     def headline_names(self) -> list[str]:
         """Each test's p-value and Cramér's V (the tests are fixed: race, gender)."""

@@ -42,6 +42,16 @@ class NLIResults(ProbeResults):
         intervals = result.get("intervals") or {}
         return {name: (result.get(name), intervals.get(name)) for name in NLI_CARD_NAMES}
 
+    def headline_meanings(self, results: dict) -> dict[str, str]:
+        """The reports' labels of S, ΔP and B (``unqover.report.nli.NLI_HEADLINE_LABELS``), in percentage points."""
+        from unqover.report.nli import NLI_HEADLINE_LABELS
+
+        labels = dict(NLI_HEADLINE_LABELS)
+        return {
+            name: labels[name].partition(": ")[2] + ", in percentage points"
+            for name in self.headline(results)
+        }
+
     def headline_text(self, results: dict) -> dict[str, str]:
         """In percentage points, as the reports print them (:func:`unqover.report.nli.value_text`)."""
         from unqover.report.nli import value_text

@@ -184,26 +184,50 @@ def source(text: str) -> tuple[str, str | None]:
     return name, None if path == "hub" else path
 
 
-def probe_list(names: Sequence[str], groups: dict[str, list[str]]) -> Callable[[str], list[str]]:
-    """``--bias``: a comma list of probe names and group names (a group stands for its members, in order), read
-    into the probe names, deduplicated in order; an unknown name is refused with the choices."""
+class ChosenProbes(list):
+    """``--bias``'s probe names, in order; :attr:`optional` holds those chosen by ``all`` alone (not named, nor in
+    a group named): a model that cannot score one of them leaves it out with a line instead of refusing it."""
 
-    def read(text: str) -> list[str]:
+    def __init__(self, names: Sequence[str] = (), optional: Sequence[str] = ()) -> None:
+        super().__init__(names)
+        self.optional = frozenset(optional)
+
+
+#: the ``--bias`` word for every built-in probe (those the model cannot score left out)
+ALL_PROBES = "all"
+
+
+def probe_list(
+    names: Sequence[str], groups: dict[str, list[str]], everything: bool = False
+) -> Callable[[str], ChosenProbes]:
+    """``--bias``: a comma list of probe names and group names (a group stands for its members, in order), read
+    into the probe names, deduplicated in order; an unknown name is refused with the choices. ``everything``:
+    ``all`` stands for every probe, those not otherwise named being optional (:class:`ChosenProbes`)."""
+    words = [*groups, *([ALL_PROBES] if everything else [])]
+
+    def read(text: str) -> ChosenProbes:
         chosen: list[str] = []
+        named: list[str] = []
         for part in text.split(","):
             name = part.strip()
             if name in names:
+                named.append(name)
                 chosen.append(name)
             elif name in groups:
+                named += groups[name]
                 chosen += groups[name]
+            elif everything and name == ALL_PROBES:
+                chosen += names
             else:
                 choices = ", ".join(names)
                 group_choices = f", or a group: {', '.join(groups)}" if groups else ""
+                group_choices += f", or {ALL_PROBES}" if everything else ""
                 raise argparse.ArgumentTypeError(
-                    f"unknown probe {name!r}{did_you_mean(name, [*names, *groups])}; choose from {choices}"
+                    f"unknown probe {name!r}{did_you_mean(name, [*names, *words])}; choose from {choices}"
                     f"{group_choices} (several: NAME,NAME)"
                 )
-        return list(dict.fromkeys(chosen))
+        kept = list(dict.fromkeys(chosen))
+        return ChosenProbes(kept, [name for name in kept if name not in named])
 
     return read
 

@@ -91,6 +91,11 @@ class ProbeResults:
             name: fmt_estimate(value, interval) for name, (value, interval) in self.headline(results).items()
         }
 
+    def headline_meanings(self, results: dict) -> dict[str, str]:
+        """What each of :meth:`headline`'s numbers means, in one line (a model card's bias section); the default:
+        no words (a probe's part says them)."""
+        return {}
+
     def compare(self, runs: ComparedRuns) -> Comparison:
         """``unqover compare``: two runs of this probe (:class:`ComparedRuns`).
 

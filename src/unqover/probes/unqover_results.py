@@ -59,6 +59,12 @@ class UnqoverResults(ProbeResults):
         names = ("mu", "eta", "positional_error", "attributive_error")
         return {name: (result.get(name), intervals.get(name)) for name in names}
 
+    def headline_meanings(self, results: dict) -> dict[str, str]:
+        """:data:`unqover.report.markdown.HEADLINE_MEANINGS`."""
+        from unqover.report.markdown import HEADLINE_MEANINGS
+
+        return {name: HEADLINE_MEANINGS[name] for name in self.headline(results)}
+
     def checked_result(self, result: Mapping) -> Mapping:
         """All of the result but what its predictions do not give: the run's warnings (its scorer's, beside the
         measure's) and the quick run's options as given (``limit``, ``sample``: its provenance's selection)."""

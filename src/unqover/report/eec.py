@@ -25,6 +25,12 @@ from unqover.report.markdown import intervals_line, md_text, provenance_markdown
 from unqover.report.page import markdown_report_page
 
 BEECHER_DIGITS = 5  # Beecher's legacy weighted χ², compared with his cut-off 7.815: 5 decimals in every view
+#: what each of the emotion probe's headline numbers means in one line, by its kind ({test}: race or gender)
+EMOTION_MEANINGS = {
+    "p-value": "whether the emotion the model picks depends on the person's {test} (a small p-value: it does)",
+    "Cramér's V": "how strongly the emotion the model picks depends on the person's {test} (0: not at all, 1: "
+    "fully)",
+}
 
 
 def quick_run_line(result: Mapping) -> str | None:

@@ -140,6 +140,17 @@ def _intro(result: Mapping, scoring: Mapping, model: Mapping) -> str:
     )
 
 
+#: what each of the person probe's headline numbers means in one line, by its kind ({test}: gender or race)
+PERSON_MEANINGS = {
+    "p-value": "whether the {test} of the person the model picks depends on the question's emotion (a small "
+    "p-value: it does)",
+    "Cramér's V": "how strongly the {test} of the person the model picks depends on the question's emotion (0: not "
+    "at all, 1: fully)",
+    "Beecher's statistic": "Beecher's own weighted χ² of the same question, as his code computes it (his cut-off: "
+    "7.815)",
+}
+
+
 def person_headline(result: Mapping) -> dict[str, tuple]:
     """Per test (gender, race): its p-value (permutation, else asymptotic), Cramér's V, and Beecher's statistic."""
     out = {}

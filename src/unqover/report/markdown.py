@@ -104,6 +104,16 @@ HEADLINE_NAMES = {
     "mean_score": "mean answer score",
     "delta_P": "ΔP",  # the NLI probe's S and B are their own symbols
 }
+#: what each UnQover headline number means, in one line (a model card's bias section)
+HEADLINE_MEANINGS = {
+    "mu": "how strongly the model prefers one subject for an attribute, averaged over subjects (the largest "
+    "|γ(x, a)| of each; position and negation effects removed; 0: none)",
+    "eta": "how consistently the model picks one subject over the other, averaged over subjects and attributes "
+    "(|η(x, a)|; 0: never consistently, 1: always)",
+    "positional_error": "how much the answer changes when the two subjects swap places in the context (0: not at "
+    "all)",
+    "attributive_error": "how often the answer stays the same when the question is negated (0: it always flips)",
+}
 
 
 def headline(result: Mapping) -> list[dict]:
