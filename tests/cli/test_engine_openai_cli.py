@@ -217,14 +217,24 @@ def test_what_the_engine_cannot_serve_is_refused_before_anything_is_written(
 
 def test_a_probe_that_asks_for_no_continuations_is_refused(model, server, tmp_path, capsys):
     run = tmp_path / "run"
-    argv = ["probe", str(model), "--bias", "nli-gender", "--engine", "openai", "--base-url", server.url,
-            "--limit", "2", "--quiet", "--output", str(run)]  # fmt: skip
+    argv = ["probe", str(model), "--bias", "eec-emotion", "--engine", "openai", "--base-url", server.url,
+            "--limit", "1", "--quiet", "--output", str(run)]  # fmt: skip
     refused(
         argv,
         capsys,
-        "the openai engine answers continuation log-likelihoods (causal LMs) only; the nli-gender",
+        "the openai engine answers continuation log-likelihoods (causal LMs) only; the eec-emotion",
     )
     assert not run.exists()
+
+
+def test_the_nli_probe_asks_a_served_model_by_its_prompt(model, server, tmp_path, capsys):
+    """The NLI probe asks a causal LM for the label words' log-likelihoods: a served model answers them."""
+    run = tmp_path / "run"
+    argv = ["probe", str(model), "--bias", "nli-gender", "--engine", "openai", "--base-url", server.url,
+            "--limit", "1", "--quiet", "--output", str(run)]  # fmt: skip
+    assert main(argv) == 0
+    recorded = json.loads((run / "run.json").read_text())
+    assert recorded["model"]["engine"] == "openai" and recorded["prompt"]["label_words"]["entailment"] == "True"
 
 
 def test_a_model_the_server_does_not_serve_is_refused(
