@@ -581,7 +581,8 @@ def _add_sweep_arguments(probe: argparse.ArgumentParser) -> None:
         nargs="?",
         const="",
         metavar="ADDRESS",
-        help="run the sweep's model x probe runs as tasks on an existing Ray cluster (default ADDRESS: RAY_ADDRESS, "
+        help="run the sweep's model x probe runs (with --shards: their shards, or one run's) as tasks on an existing "
+        "Ray cluster (default ADDRESS: RAY_ADDRESS, "
         "else the cluster `ray start --head` started on this machine), a GPU each where it has GPUs; the nodes must "
         "share the models' folders and --output; needs unqover[ray]",
     )
@@ -592,8 +593,8 @@ def _add_sweep_arguments(probe: argparse.ArgumentParser) -> None:
         type=parse.positive,
         metavar="N",
         help="with --ray: split each run into N shard tasks (default N: one per GPU of the cluster, else per "
-        "task's CPUs), each writing its scores into the one run folder as it goes; the driver merges, measures and "
-        "reports once every shard is in (a lost task's shard resumes; the same command resumes the run)",
+        "task's CPUs), each writing its scores into the one run folder as it goes; once every shard is in, one more "
+        "task merges, measures and reports (a lost task's shard resumes; the same command resumes the run)",
     )
     probe.add_argument(
         "--plan-only",

@@ -54,7 +54,9 @@ def ray_head(temp: Path, cpus: int = 2) -> Iterator[str]:
     finally:
         os.killpg(head.pid, signal.SIGTERM)  # --block: stopping it stops the cluster's processes
         try:
-            head.wait(60)
-        except subprocess.TimeoutExpired:
+            head.wait(15)
+        except subprocess.TimeoutExpired:  # every process of the cluster is in the head's process group
+            pass
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGKILL)
         shutil.rmtree(temp, ignore_errors=True)

@@ -77,21 +77,44 @@ def _same_run(local: Path, on_ray: Path) -> None:
 
 
 def test_a_run_in_shard_tasks_is_the_local_run_bit_for_bit(
-    ray_address, causal_model, local_run, tmp_path, upstream_word_lists_path, capsys
+    ray_address, one_thread, causal_model, tmp_path, upstream_word_lists_path, capsys
 ):
+    """The command line: ``--ray ADDRESS --shards 2`` against the same command without them."""
+    argv = [
+        *(
+            "probe",
+            str(causal_model),
+            "--bias",
+            "religion",
+            "--limit",
+            "60",
+            "--seed",
+            "3",
+            "--device",
+            "cpu",
+        ),
+        *("--word-lists", str(upstream_word_lists_path), "--batch-size", "8"),
+    ]
+    assert main([*argv, "--output", str(tmp_path / "local"), "--quiet"]) == 0
+    capsys.readouterr()
     folder = tmp_path / "on-ray"
-    run = _run(folder, upstream_word_lists_path)
-    finished = run_sharded(str(causal_model), get_probe("religion"), run, ray_address, 2)
-    assert finished.folder == folder
-    assert f"Ray at {ray_address}: 2 shard task(s) of one run into {folder}" in capsys.readouterr().out
-    _same_run(local_run, folder)
+    assert main([*argv, "--output", str(folder), "--ray", ray_address, "--shards", "2"]) == 0
+    printed = capsys.readouterr()
+    assert (
+        f"Ray at {ray_address}: 2 shard task(s) of one run into {folder}, 1 CPU and 1 torch thread"
+        in printed.out
+    )
+    assert (
+        f"Plan of religion on {causal_model}: 240 rows, 240 model inputs, " in printed.out
+    )  # before it starts
+    assert "scoring: 100%" in printed.err  # the one progress bar, over every row
+    _same_run(tmp_path / "local", folder)
     assert sorted(p.name for p in (folder / "shards").iterdir()) == ["0-of-2", "1-of-2"]
-    for index in (0, 1):  # shard i holds chunks i, i + 2, ...
-        chunks = sorted(p.name for p in (folder / "shards" / f"{index}-of-2").glob("chunk-*.parquet"))
-        assert chunks == [f"chunk-{k:06d}.parquet" for k in range(index, 16, 2)]
-    counted = json.loads((folder / "results.json").read_text())["provenance"]["throughput"]
-    local = json.loads((local_run / "results.json").read_text())["provenance"]["throughput"]
-    assert counted["tokens"] == local["tokens"]  # the shard tasks' tokens, summed
+    counted = [
+        json.loads((f / "results.json").read_text())["provenance"]["throughput"]
+        for f in (tmp_path / "local", folder)
+    ]
+    assert counted[0]["tokens"] == counted[1]["tokens"]  # the shard tasks' tokens, summed
 
 
 def _kill_the_holder_of(shard: Path, stop: threading.Event, seen: dict) -> None:
@@ -131,6 +154,9 @@ def test_a_worker_killed_mid_shard_is_replaced_and_the_bits_are_the_same(
         killer.join()
     assert 1 <= len(seen) < 8, "the worker was not killed mid-shard"
     _same_run(local_run, folder)
+    for index in (0, 1):  # shard i holds chunks i, i + 2, ...
+        chunks = sorted(p.name for p in (folder / "shards" / f"{index}-of-2").glob("chunk-*.parquet"))
+        assert chunks == [f"chunk-{k:06d}.parquet" for k in range(index, 16, 2)]
     for path, stamp in seen.items():  # the chunks the killed worker had finished were not scored again
         assert (path.stat().st_ino, path.stat().st_mtime_ns) == stamp, path
     assert not list(folder.glob("shards/*/partial-*.parquet"))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from unqover.errors import UnqoverError, first_line
 from unqover.jobs.folder_check import planned_capabilities
+from unqover.jobs.plan_view import plan_text
 from unqover.jobs.run import default_output, plan_run, run_loaded
 from unqover.jobs.sweep_ray import (
     RETRIES,
@@ -42,6 +43,7 @@ from unqover.jobs.sweep_ray import (
 from unqover.probes.base import ProbeDefinition, ProbeRun, RunOptions
 from unqover.scoring.engines import load_for
 from unqover.scoring.placement import torch_threads, use_threads
+from unqover.scoring.runner import CPU_BATCH_SIZE
 from unqover.scoring.shard_files import finished_shards, scored_so_far
 from unqover.scoring.throughput import Throughput, add, take
 
@@ -231,6 +233,9 @@ def run_sharded(
         threads = run.threads or torch_threads(load=True)  # every CPU task scores with this process's threads
         options = _task_options(ray, replace(run, threads=threads))
         count = shard_count(ray, options, shards)
+        if run.progress:  # the run's plan, from the tokenizer alone, at the batch size the workers start at
+            size = run.batch_size or (1024 if options["num_gpus"] else CPU_BATCH_SIZE)
+            print(plan_text(model_id, probe, replace(on_ray, output=folder, batch_size=size)), flush=True)
         job = replace(run, output=folder, progress=False, threads=None if options["num_gpus"] else threads)
         sharded = ShardedRun(model_id, probe, job, count)
         done = count - len(sharded.left)
