@@ -53,10 +53,8 @@ def ray_head(temp: Path, cpus: int = 2) -> Iterator[str]:
         yield address
     finally:
         os.killpg(head.pid, signal.SIGTERM)  # --block: stopping it stops the cluster's processes
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             head.wait(15)
-        except subprocess.TimeoutExpired:  # every process of the cluster is in the head's process group
-            pass
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError):  # every process of the cluster is in the head's group
             os.killpg(head.pid, signal.SIGKILL)
         shutil.rmtree(temp, ignore_errors=True)
