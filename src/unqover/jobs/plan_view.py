@@ -52,7 +52,7 @@ def plan_text(model_id: str, probe: ProbeDefinition, run: RunOptions) -> str:
             system_prompt=settings.get("system_prompt"),
         )  # fmt: skip
     if scorer is None:
-        size = RunSize(loaded.rows.num_rows, loaded.rows.num_rows)
+        size = RunSize(loaded.rows.num_rows, None)
     else:
         size = run_size(
             loaded.rows, scorer, run.batch_size or automatic_batch_size(), run.chunk_rows, shared=True

@@ -30,7 +30,7 @@ class RunSize:
     counted), counted on ``counted`` of its ``batches`` batches of ``batch_size`` inputs (all: exact)."""
 
     rows: int
-    inputs: int
+    inputs: int | None  # None: not counted (no scorer to say which rows are one input)
     tokens: int | None = None
     counted: int = 0
     batches: int = 0
@@ -38,6 +38,8 @@ class RunSize:
 
     def text(self, rate: float | None = None) -> str:
         """The plan in one line; ``rate``: tokens per second measured on this host (a projected time)."""
+        if self.inputs is None:
+            return f"{fmt_count(self.rows)} rows (inputs and tokens are counted for the UnQover probes' causal-LM prompts)"
         line = f"{fmt_count(self.rows)} rows, {fmt_count(self.inputs)} model inputs"
         if self.tokens is None:
             return line + " (tokens are counted for causal LMs)"
