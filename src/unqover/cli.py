@@ -200,6 +200,15 @@ def _probe(args: argparse.Namespace) -> int:
         engine=args.engine,
         engine_options=_given(args, args.engines_own),
     )
+    if args.shards is not None and args.ray is None:
+        raise UnqoverError(
+            "--shards splits a run into tasks on a Ray cluster: add --ray [ADDRESS] (on machines of your own, run "
+            "--shard I/N on each)"
+        )
+    if args.plan_only:
+        return _plan_only(args, probes, run)
+    if args.shards is not None and args.models is None and len(args.model) == 1 and len(probes) == 1:
+        return _probe_on_ray(args, probe, run)
     optional = getattr(args.bias, "optional", frozenset())  # chosen by --bias all alone
     if args.models is not None or len(args.model) > 1 or args.ray is not None:
         if optional:
@@ -230,9 +239,31 @@ def _sweep(args: argparse.Namespace, probes: list[ProbeDefinition], run: RunOpti
     models = sweep_models(args.model, args.models, run)
     if not models:
         raise UnqoverError("name a MODEL (a Hub id or a local folder), or several, or --models FILE")
-    done = sweep(models, probes, run, args.leaderboard_metric, ray_address=args.ray)
+    done = sweep(models, probes, run, args.leaderboard_metric, ray_address=args.ray, shards=args.shards)
     print(sweep_text(done))
     return 1 if done.failures or done.not_run else 0
+
+
+def _probe_on_ray(args: argparse.Namespace, probe: ProbeDefinition, run: RunOptions) -> int:
+    from unqover.jobs.shards_ray import run_sharded
+    from unqover.report.markdown import precision_line
+
+    finished = run_sharded(args.model[0], probe, run, args.ray, args.shards or None)
+    print(probe.results.summary(finished.result, top=args.top))
+    stopped = precision_line(finished.provenance)
+    if stopped is not None:
+        print(f"\n{stopped}")
+    print(f"\nRun folder: {finished.folder} (predictions.parquet, results.json, report.md, report.html)")
+    return 0
+
+
+def _plan_only(args: argparse.Namespace, probes: list[ProbeDefinition], run: RunOptions) -> int:
+    from unqover.jobs.plan_view import plan_text
+
+    if args.models is not None or len(args.model) != 1 or len(probes) != 1:
+        raise UnqoverError("--plan-only plans one run: name one MODEL and one probe")
+    print(plan_text(args.model[0], probes[0], run))
+    return 0
 
 
 def _probe_several(
@@ -572,9 +603,26 @@ def _add_sweep_arguments(probe: argparse.ArgumentParser) -> None:
         nargs="?",
         const="",
         metavar="ADDRESS",
-        help="run the sweep's model x probe runs as tasks on an existing Ray cluster (default ADDRESS: RAY_ADDRESS, "
+        help="run the sweep's model x probe runs (with --shards: their shards, or one run's) as tasks on an existing "
+        "Ray cluster (default ADDRESS: RAY_ADDRESS, "
         "else the cluster `ray start --head` started on this machine), a GPU each where it has GPUs; the nodes must "
         "share the models' folders and --output; needs unqover[ray]",
+    )
+    probe.add_argument(
+        "--shards",
+        nargs="?",
+        const=0,
+        type=parse.positive,
+        metavar="N",
+        help="with --ray: split each run into N shard tasks (default N: one per GPU of the cluster, else per "
+        "task's CPUs), each writing its scores into the one run folder as it goes; once every shard is in, one more "
+        "task merges, measures and reports (a lost task's shard resumes; the same command resumes the run)",
+    )
+    probe.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="print the run's plan (rows, inputs, tokens with the token tree, a projected time where this host "
+        "has a measured rate) without loading the model's weights, and stop",
     )
     probe.add_argument(
         "--leaderboard-metric",

@@ -6,11 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -20,7 +15,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-import unqover
 from unqover.cli import main
 from unqover.jobs.sweep import SweepModel, run_model, sweep
 from unqover.jobs.sweep_ray import run_on_ray
@@ -31,58 +25,15 @@ from unqover.scoring.placement import torch_threads
 pytestmark = pytest.mark.ray
 
 LIMIT = 400  # groups of the seeded sample every model scores
-HEAD = (
-    "start",
-    "--head",
-    "--block",
-    "--port=0",
-    "--num-cpus=2",
-    "--include-dashboard=false",
-    "--disable-usage-stats",
-)
-
-
-def _ray_command() -> list[str]:
-    beside = Path(sys.executable).with_name("ray")
-    return [str(beside)] if beside.exists() else [shutil.which("ray") or "ray"]
 
 
 @pytest.fixture(scope="module")
 def ray_address():
-    """A real one-node Ray cluster for this module, started in another folder than the tests' (so a task that did
-    not run in the driver's folder would miss the relative paths), with this checkout's unqover on its path."""
-    temp = tempfile.mkdtemp(prefix="ray")  # short: Ray's socket paths must fit in 107 bytes
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(Path(unqover.__file__).parents[1]), *sys.path[1:]]),
-    }
-    head = subprocess.Popen(
-        [*_ray_command(), *HEAD, "--temp-dir", temp],
-        cwd=temp,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    address, lines = None, []
-    deadline = time.monotonic() + 120
-    while address is None and time.monotonic() < deadline and head.poll() is None:
-        line = head.stdout.readline()
-        lines.append(line)
-        found = re.search(r"ray start --address='([^']+)'", line)
-        address = found.group(1) if found else None
-    if address is None:
-        head.kill()
-        pytest.fail("ray start --head did not start:\n" + "".join(lines[-20:]))
-    threading.Thread(target=head.stdout.read, daemon=True).start()  # keep its pipe drained
-    yield address
-    os.killpg(head.pid, signal.SIGTERM)  # --block: stopping it stops the cluster's processes
-    try:
-        head.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(head.pid, signal.SIGKILL)
-    shutil.rmtree(temp, ignore_errors=True)
+    """A real one-node Ray cluster for this module (:func:`ray_cluster.ray_head`)."""
+    from ray_cluster import ray_head
+
+    with ray_head(Path(tempfile.mkdtemp(prefix="ray"))) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")

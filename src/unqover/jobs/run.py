@@ -38,6 +38,7 @@ from unqover.generate.ids import dataset_fingerprint
 from unqover.hub.load import check_local_dataset
 from unqover.jobs.folder_check import check_folder_before_load, planned_capabilities
 from unqover.jobs.projection import projection_line, say, throughput_line
+from unqover.jobs.run_size import plan_line
 from unqover.predictions import write_predictions
 from unqover.probes.base import Loaded, ProbeDefinition, ProbeRun, RunOptions, output_name
 from unqover.probes.result_identity import run_selection
@@ -49,7 +50,7 @@ from unqover.scoring.engines.base import Engine
 from unqover.scoring.placement import Placement, check_device, torch_threads
 from unqover.scoring.requests import EngineRequest
 from unqover.scoring.run_folder import check_run_folder, claim, holds_this_run
-from unqover.scoring.runner import Timed, merge_shards, recorded_batch_size, run_shard
+from unqover.scoring.runner import Timed, automatic_batch_size, merge_shards, recorded_batch_size, run_shard
 from unqover.scoring.sampling import check_seed
 from unqover.scoring.shard_files import holds_scores, in_use
 from unqover.scoring.throughput import so_far, take
@@ -138,7 +139,7 @@ def claim_and_score(
             speed=speed if timed and name == "" else None,
         )
     placement.wait()
-    if not placement.is_main:
+    if not placement.is_main or not placement.merges:
         return None, {}
     try:
         merged = {name: merge_shards(rows, folder / name if name else folder, shard[1]) for name in scorers}
@@ -291,6 +292,10 @@ def run_loaded(
     identity = identity_of(probe, model_id, model, loaded, settings)
     # what scoring would refuse, before anything is written: a start that fails writes nothing
     check_scoring(probe, loaded, model, settings)
+    if placement.is_main and run.progress:  # its plan: rows, inputs, tokens (a causal LM's)
+        batch_size = run.batch_size or recorded_batch_size(folder, placement.shard) or automatic_batch_size()
+        scorer = probe.scorers(model, settings, loaded).get("")
+        say(plan_line(loaded.rows, scorer, batch_size, run.chunk_rows, folder))
     try:
         with discarded_on_failure(folder, alone=placement.shard[1] == 1 and not placement.distributed):
             scored = probe.score(loaded, model, folder, identity, run, settings, placement)

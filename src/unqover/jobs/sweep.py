@@ -310,10 +310,12 @@ def sweep(
     run: RunOptions,
     metric: str | None = None,
     ray_address: str | None = None,
+    shards: int | None = None,
 ) -> SweepResult:
     """Run every model x probe into ``run.output`` (default ``runs``), then the leaderboards and the page; with
     ``ray_address`` (``""``: ``RAY_ADDRESS``, else the cluster started on this machine) each model x probe is a
-    task on that Ray cluster (:mod:`unqover.jobs.sweep_ray`)."""
+    task on that Ray cluster (:mod:`unqover.jobs.sweep_ray`), or ``shards`` tasks (0: one per GPU of the cluster)
+    that each score one shard of it (:mod:`unqover.jobs.shards_ray`)."""
     folder = run.output or Path("runs")
     started = time.monotonic() if run.started is None else run.started  # --max-time bounds the whole sweep
     run = replace(run, output=folder, started=started)
@@ -329,10 +331,15 @@ def sweep(
             flush=True,
         )
     if ray_address is not None:
+        from unqover.jobs.shards_ray import sweep_on_ray
         from unqover.jobs.sweep_ray import run_on_ray
 
         todo = [m for m in models if m.label() not in result.failures]
-        for model, errors in run_on_ray(todo, probes, run, ray_address, run_model).items():
+        if shards is None:
+            ran = run_on_ray(todo, probes, run, ray_address, run_model)
+        else:
+            ran = sweep_on_ray(todo, probes, run, ray_address, shards)
+        for model, errors in ran.items():
             failed = [error for error in errors if not error.endswith(TIME_SPENT)]
             if failed:
                 result.failures[model.label()] = "; ".join(failed)

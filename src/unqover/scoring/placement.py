@@ -20,6 +20,9 @@ class Placement:
     shard: tuple[int, int]
     is_main: bool
     state: object | None = None  # the accelerate state when several processes run
+    #: whether the main process merges, measures and reports once every shard is in (False: a shard task of a run
+    #: on Ray, whose driver has that done once all its tasks are in: ``unqover.jobs.shards_ray``)
+    merges: bool = True
 
     @property
     def distributed(self) -> bool:

@@ -69,15 +69,23 @@ def another_run(folder: Path, differing: list[str]) -> str:
 def claim(folder: Path, identity: dict) -> None:
     """Record what this run is, or refuse a folder that holds a different run."""
     existing = read_manifest(folder)
+    if existing is None and folder.exists() and any(not _being_written(p) for p in folder.iterdir()):
+        # another shard's process may have claimed the folder since it was read (shards start together on Ray)
+        existing = read_manifest(folder)
+        if existing is None:
+            raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
     if existing is not None:
         differing = differing_fields(*comparable(existing, identity))  # the same model's bytes: the same run
         if differing:
             raise UnqoverError(another_run(folder, differing))
         return
-    if folder.exists() and any(folder.iterdir()):
-        raise UnqoverError(f"{folder} exists and is not an unqover run folder; choose another --output")
     folder.mkdir(parents=True, exist_ok=True)
     write_json_atomic(folder / "run.json", identity)
+
+
+def _being_written(path: Path) -> bool:
+    """A run.json that another process is writing right now (:func:`unqover.files.atomic_path`'s temporary)."""
+    return path.name.startswith(".run.json.") and path.name.endswith(".tmp")
 
 
 def holds_this_run(folder: Path, identity: dict) -> bool:

@@ -103,6 +103,11 @@ def _is_oom(err: BaseException) -> bool:
     return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
 
 
+def automatic_batch_size(max_batch_size: int = 1024) -> int:
+    """The batch size a run starts at without ``batch_size``: ``max_batch_size`` on CUDA, else at most 64."""
+    return max_batch_size if _has_cuda() else min(CPU_BATCH_SIZE, max_batch_size)
+
+
 def _resolve_batch_size(
     folder: Path, batch_size: int | None, max_batch_size: int, started: bool
 ) -> tuple[int, bool]:
@@ -118,10 +123,7 @@ def _resolve_batch_size(
                 f"{folder} was scored with batch size {recorded}; resume it with batch size {recorded} (or "
                 f"none) so that its results stay identical, or use a new run folder for batch size {batch_size}"
             )
-    if batch_size is None:
-        size = max_batch_size if _has_cuda() else min(CPU_BATCH_SIZE, max_batch_size)
-    else:
-        size = batch_size
+    size = automatic_batch_size(max_batch_size) if batch_size is None else batch_size
     _write_json(path, {"batch_size": size, "automatic": batch_size is None})
     return size, batch_size is None
 

@@ -177,3 +177,47 @@ def _write_chunk(path: Path, ids: pa.Array, scores: np.ndarray, metadata: dict) 
         [ids, pa.array(scores[:, 0]), pa.array(scores[:, 1])], schema=PREDICTION_SCHEMA
     ).replace_schema_metadata({CHUNK_METADATA_KEY: json.dumps(metadata, sort_keys=True).encode()})
     _atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def finished_shards(run_dir: str | Path, count: int) -> set[int]:
+    """The shards of ``count`` whose folders under ``run_dir`` hold every chunk their plan records (a driver that
+    runs a run's shards elsewhere need not start those again)."""
+    done = set()
+    for index in range(count):
+        folder = shard_folder(run_dir, index, count)
+        try:
+            plan = _read_json(folder / "plan.json")
+        except UnqoverError:
+            continue
+        if plan is not None and len(list(folder.glob("chunk-*.parquet"))) >= int(plan.get("chunks", 0)):
+            done.add(index)
+    return done
+
+
+def _rows_in(path: Path) -> int:
+    """The rows of a chunk or checkpoint file (0 while it is being replaced or removed)."""
+    try:
+        return pq.read_metadata(path).num_rows
+    except (OSError, pa.ArrowInvalid):
+        return 0
+
+
+def scored_so_far(run_dir: str | Path, count: int, seen: dict[Path, int]) -> tuple[int | None, int]:
+    """(the run's rows, as a shard's plan records them (None before any shard has started), the rows its ``count``
+    shards have scored so far: their finished chunks' rows and their checkpoints' inputs), read from the files
+    alone, so that another process (a driver whose shards run elsewhere) can follow a run. ``seen`` keeps the rows
+    of the finished chunks already read (they never change) between calls."""
+    total, scored = None, 0
+    for index in range(count):
+        folder = shard_folder(run_dir, index, count)
+        if not folder.is_dir():
+            continue
+        if total is None:
+            with contextlib.suppress(UnqoverError):
+                total = (_read_json(folder / "plan.json") or {}).get("rows")
+        for path in folder.glob("chunk-*.parquet"):
+            if path not in seen:
+                seen[path] = _rows_in(path)
+            scored += seen[path]
+        scored += sum(_rows_in(path) for path in folder.glob("partial-*.parquet"))
+    return total, scored

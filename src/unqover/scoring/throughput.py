@@ -29,6 +29,12 @@ class Throughput:
     def tokens_per_second(self) -> float:
         return self.tokens / max(self.seconds, 1e-9)
 
+    def add(self, other: Throughput) -> None:
+        """Count ``other``'s tokens, inputs and seconds too."""
+        self.tokens += other.tokens
+        self.inputs += other.inputs
+        self.seconds += other.seconds
+
     def record(self) -> dict:
         """What a run's provenance keeps (``throughput``)."""
         return {
@@ -82,3 +88,10 @@ def _countable(model) -> bool:
     """Whether ``model`` is one whose forward passes :func:`counted` counts: a torch module (Beecher's GloVe or
     TF-IDF models run no forward pass, and are not hashable)."""
     return hasattr(model, "register_forward_pre_hook")
+
+
+def add(model, record: Throughput) -> None:
+    """Count ``record`` for ``model`` as if its forward passes had run in this process: the tokens other processes
+    ran for the run (its shard tasks on a Ray cluster), which :func:`take` then reports with the run's own."""
+    if _countable(model) and record.tokens:
+        _COUNTS.setdefault(model, Throughput()).add(record)
