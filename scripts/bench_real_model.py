@@ -81,8 +81,9 @@ def tokens_run(model: str, dataset: Path, ids: list[str], batch_size: int) -> tu
     order = plan.representative
     for lo in range(0, len(order), batch_size):
         batch = rows.take(order[lo : lo + batch_size])
-        prompts, answers, answer_prompt, groups = scorer.encode(batch)
-        packed, width = packed_shape(prompts, answers, answer_prompt, groups)
+        requests = scorer.encode(batch)
+        prompts, answers, answer_prompt = requests.prompts, requests.answers, requests.answer_prompt
+        packed, width = packed_shape(prompts, answers, answer_prompt, requests.groups)
         ours += packed * width
         kept += len(prompts) + sum(max(len(a) - 1, 0) for a in answers)
         plain += sum(len(prompts[i]) + len(a) for i, a in zip(answer_prompt, answers, strict=True))

@@ -137,8 +137,9 @@ def tokens_of_the_run(model_dir, rows, ids, batch_size: int) -> int:
     total = 0
     for lo in range(0, plan.num_inputs, batch_size):
         batch = chosen.take(plan.representative[lo : lo + batch_size])
-        prompts, answers, answer_prompt, groups = scorer.encode(batch)
-        packed, width = packed_shape(prompts, answers, answer_prompt, groups)
+        requests = scorer.encode(batch)
+        prompts, answers, answer_prompt = requests.prompts, requests.answers, requests.answer_prompt
+        packed, width = packed_shape(prompts, answers, answer_prompt, requests.groups)
         total += packed * width
     return total
 

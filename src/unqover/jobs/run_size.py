@@ -57,7 +57,13 @@ class RunSize:
 def batch_tokens(scorer, batch: pa.Table, shared: bool) -> int:
     """The tokens the model runs for one batch of inputs: the packed token tree's rows x width (``shared``), else
     the left-padded full sequences'."""
-    prompts, answers, answer_prompt, groups = scorer.encode(batch)
+    requests = scorer.encode(batch)  # unqover.scoring.requests.Continuations
+    prompts, answers, answer_prompt, groups = (
+        requests.prompts,
+        requests.answers,
+        requests.answer_prompt,
+        requests.groups,
+    )
     if shared and groups is None:  # a scorer made without its model: the tree its model would run
         groups = np.unique(batch["context"].to_pylist(), return_inverse=True)[1]
     if shared:

@@ -246,9 +246,9 @@ class CausalScorer:
         """Characters of the context, so that a context's rows sort (and batch) together."""
         return pc.utf8_length(rows["context"]).to_numpy(zero_copy_only=False).astype(np.int64)
 
-    def encode(self, rows: pa.Table) -> tuple[list, list, np.ndarray, np.ndarray | None]:
-        """Token ids of each row's prompt and of its two answers (subject 1's, then subject 2's), each answer's
-        prompt, and the prompts' groups (their context; None without sharing)."""
+    def encode(self, rows: pa.Table) -> Continuations:
+        """The requests of ``rows``: token ids of each row's prompt and of its two answers (subject 1's, then
+        subject 2's), each answer's prompt, and the prompts' groups (their context; None without sharing)."""
         contexts = rows["context"].to_pylist()
         prompts = [self.prompt(c, q) for c, q in zip(contexts, rows["question"].to_pylist(), strict=True)]
         n = len(prompts)
@@ -256,7 +256,7 @@ class CausalScorer:
         prompt_ids, answer_ids = encode_pair(self.loaded.tokenizer, prompts * 2, answers)
         self.check_fit(prompt_ids, answer_ids)
         groups = np.unique(contexts, return_inverse=True)[1] if self.share_prefixes else None
-        return prompt_ids[:n], answer_ids, np.tile(np.arange(n), 2), groups
+        return Continuations(prompt_ids[:n], answer_ids, np.tile(np.arange(n), 2), groups)
 
     def score(self, rows: pa.Table) -> np.ndarray:
         if self.served is not None:
@@ -267,7 +267,7 @@ class CausalScorer:
 
     def _log_s(self, rows: pa.Table) -> np.ndarray:
         """log S of each row's two subjects: subject 1's for every row, then subject 2's."""
-        return self._loglikelihoods(Continuations(*self.encode(rows)))
+        return self._loglikelihoods(self.encode(rows))
 
     def loglikelihoods(self, requests: Continuations, inputs: int) -> np.ndarray:
         """Σ log p of each continuation of ``requests`` after its prompt (float64), prompts of one group sharing
