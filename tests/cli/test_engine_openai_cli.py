@@ -234,7 +234,9 @@ def test_the_nli_probe_asks_a_served_model_by_its_prompt(model, server, tmp_path
             "--limit", "1", "--quiet", "--output", str(run)]  # fmt: skip
     assert main(argv) == 0
     recorded = json.loads((run / "run.json").read_text())
-    assert recorded["model"]["engine"] == "openai" and recorded["prompt"]["label_words"]["entailment"] == "True"
+    assert (
+        recorded["model"]["engine"] == "openai" and recorded["prompt"]["label_words"]["entailment"] == "True"
+    )
 
 
 def test_a_model_the_server_does_not_serve_is_refused(
