@@ -23,7 +23,9 @@ def load_script():
     return module
 
 
-def test_the_kept_runs_are_the_real_model_s_quick_runs():
+def test_the_kept_runs_are_the_real_model_s_runs():
+    """Every kept run is SmolLM2's GGUF file; the religion runs are the 1,375-group quick run (fp32, bf16, with a
+    system prompt), the other probes' are full runs under the model's chat template, each with its time and host."""
     examples = load_script()
     for name, options in examples.RUNS.items():
         run = json.loads((examples.EXAMPLES / name / "run.json").read_text())
@@ -35,19 +37,27 @@ def test_the_kept_runs_are_the_real_model_s_quick_runs():
                 "quantization": "Q4_1",
                 "architecture": "llama",
             }
-        assert run["selection"]["limit"] == 1375 and run["dataset"]["rows"] == 5500
+        bias = options[options.index("--bias") + 1]
+        assert results["probe"] == bias
         assert run["dtype"] == ("bfloat16" if "--dtype" in options else "float32")
         system = options[options.index("--system-prompt") + 1] if "--system-prompt" in options else None
         assert run["prompt"]["system_prompt"] == system
+        if bias == "religion":
+            assert run["selection"]["limit"] == 1375 and run["dataset"]["rows"] == 5500
+            continue
+        assert (run.get("selection") or {}).get("limit") is None  # every row
+        assert run["prompt"]["chat_template"] == "auto" and run["prompt"]["template_sha256"]
+        timing = json.loads((examples.EXAMPLES / name / "timing.json").read_text())
+        assert timing["seconds"] > 0 and "cores of" in timing["host"] and timing["folder"].startswith("runs/")
 
 
-@pytest.mark.slow  # three runs measured, compared and ranked from the religion rows (about 30-60 s)
+@pytest.mark.slow  # a run measured, two compared, three ranked, three summaries (about 30-60 s)
 def test_every_example_block_is_what_the_code_prints_now(upstream_word_lists_path):
     examples = load_script()
     rendered = examples.render(upstream_word_lists_path)
-    assert set(rendered) == set(examples.BLOCKS)
+    assert set(rendered) == set(examples.BLOCKS) | set(examples.LINES)
     for name, text in rendered.items():
         assert examples.shown(name) == text, (
-            f"{examples.BLOCKS[name][0]}'s example {name!r} is not what the code prints now: run "
+            f"{examples.page_of(name)}'s example {name!r} is not what the code prints now: run "
             "`python scripts/docs_examples.py write --word-lists ../shared/data/unqover_word_lists`"
         )
