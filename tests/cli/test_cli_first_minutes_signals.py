@@ -217,7 +217,16 @@ def test_the_sigterm_handler_is_main_s_alone(tmp_path, capsys):
 
     previous = signal.signal(signal.SIGTERM, own)
     try:
-        assert main(["lm-eval-tasks", "--bias", "nli-gender", "--output", str(tmp_path / "t")]) == 2
+        argv = [
+            "lm-eval-tasks",
+            "--bias",
+            "eec-emotion",
+            "--word-lists",
+            str(tmp_path),
+            "--output",
+            str(tmp_path / "t"),
+        ]
+        assert main(argv) == 2  # --word-lists applies to the UnQover probes
         assert signal.getsignal(signal.SIGTERM) is own
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -13,6 +13,7 @@ from unqover.scoring.requests import ANSWER_SPANS, CLASSES, CONTINUATIONS, FILL_
 
 #: ``--chat-template`` values that name no file (``unqover.scoring.causal.chat_renderer`` reads them)
 CHAT_TEMPLATES = ("auto", "none")
+AUTO, PLAIN = CHAT_TEMPLATES
 PROMPT_OPTIONS = (
     Option(
         "--system-prompt",
@@ -50,6 +51,11 @@ def check_prompt_settings(settings: dict[str, Any]) -> None:
         settings["chat_template"] = path
         settings["template_file"] = {"file": path, "sha256": sha256, "text": text}
     settings["system_prompt"] = settings["system_prompt"] or None
+
+
+def plain_prompts(settings: Mapping[str, Any]) -> bool:
+    """Whether ``--chat-template none`` asks for plain prompts (no chat template, whatever the tokenizer has)."""
+    return settings.get("chat_template") == PLAIN
 
 
 def chat_template_choice(settings: Mapping[str, Any]) -> str:

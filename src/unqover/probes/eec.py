@@ -18,7 +18,12 @@ from unqover.errors import UnqoverError
 from unqover.options import Option
 from unqover.probes import options as parse
 from unqover.probes.base import Loaded, Measured, Part, ProbeDefinition, QuickRunSize, RunOptions
-from unqover.probes.causal_prompt import PROMPT_OPTIONS, check_prompt_engine, check_prompt_settings
+from unqover.probes.causal_prompt import (
+    PROMPT_OPTIONS,
+    check_prompt_engine,
+    check_prompt_settings,
+    plain_prompts,
+)
 from unqover.probes.dataset_builder import DatasetBuilder
 from unqover.probes.eec_results import EECResults
 from unqover.scoring.choices import BEECHER_FAMILIES, BEECHER_MODES, LENGTH_RULES
@@ -144,7 +149,7 @@ class EECProbe(ProbeDefinition):
                 f"--scoring must be one of {', '.join(BEECHER_MODES)}, got {settings['scoring']!r}"
             )
         check_prompt_settings(settings)
-        if settings["system_prompt"] is not None and settings["chat_template"] == "none":
+        if settings["system_prompt"] is not None and plain_prompts(settings):
             raise UnqoverError(self.plain_system_prompt("--chat-template none"))
         return settings
 
