@@ -43,7 +43,11 @@ class RunSize:
         line = f"{fmt_count(self.rows)} rows, {fmt_count(self.inputs)} model inputs"
         if self.tokens is None:
             return line + " (tokens are counted for causal LMs)"
-        how = "every batch" if self.counted == self.batches else f"{self.counted} of {fmt_count(self.batches)} batches"
+        how = (
+            "every batch"
+            if self.counted == self.batches
+            else f"{self.counted} of {fmt_count(self.batches)} batches"
+        )
         how += f" of {self.batch_size} inputs"
         line += (
             f", {fmt_count(self.tokens)} tokens with the token tree ({fmt_significant(self.tokens / max(self.rows, 1))}"
