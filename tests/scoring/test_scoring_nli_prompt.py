@@ -181,3 +181,15 @@ def test_bad_templates_are_refused(template, message):
 def test_bad_label_words_are_refused(words):
     with pytest.raises(UnqoverError, match="--label-words needs three distinct words"):
         check_label_words(words)
+
+
+def test_a_chat_template_that_drops_the_pair_is_refused_before_scoring(models, rows):
+    loaded = load_model(str(models["llama-chat"]), device="cpu", dtype="float32")
+    scorer = NLIPromptScorer(CausalScorer(loaded, chat_template="{{ 'Answer:' }}"))
+    with pytest.raises(
+        UnqoverError, match="the chat template ignores the messages: its prompt for a row lacks the premise"
+    ):
+        scorer.check_pairs(rows["premise"].to_pylist()[:1], rows["hypothesis_male"].to_pylist()[:1])
+    NLIPromptScorer(CausalScorer(loaded)).check_pairs(  # the model's own template shows both
+        rows["premise"].to_pylist()[:1], rows["hypothesis_male"].to_pylist()[:1]
+    )

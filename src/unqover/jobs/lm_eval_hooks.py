@@ -103,7 +103,7 @@ class UnqoverTask(ConfigurableTask):
                 return nli_prompt_text(
                     doc["premise"],
                     doc["hypothesis"],
-                    template=json.loads(doc["unqover"])["prompt"]["nli_prompt"],
+                    template=_question(doc)["nli_prompt"],
                     system_prompt=system_instruction,
                     render=render,
                 )
@@ -141,9 +141,13 @@ def doc_to_text(doc: dict) -> str:
     if "sentences" in doc:
         return ""
     if "hypothesis_gender" in doc:
-        template = json.loads(doc["unqover"])["prompt"]["nli_prompt"]
-        return nli_prompt_text(doc["premise"], doc["hypothesis"], template=template)
+        return nli_prompt_text(doc["premise"], doc["hypothesis"], template=_question(doc)["nli_prompt"])
     return prompt_text(doc["context"], doc["question"])
+
+
+def _question(doc: dict) -> dict:
+    """What an NLI document's task asks (``unqover.scoring.nli_prompt.question_record``, in its provenance)."""
+    return json.loads(doc["unqover"])["prompt"]
 
 
 def choices(doc: dict) -> list[str]:
@@ -153,7 +157,7 @@ def choices(doc: dict) -> list[str]:
     if "sentences" in doc:
         return list(doc["sentences"])
     if "hypothesis_gender" in doc:
-        words = json.loads(doc["unqover"])["prompt"]["label_words"]
+        words = _question(doc)["label_words"]
         return [words[label] for label in NLI_LABELS]
     return [doc["context"][slice(*doc[f"subject_{k}_span"])] for k in (1, 2)]
 

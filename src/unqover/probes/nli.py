@@ -195,11 +195,10 @@ class NLIProbe(ProbeDefinition):
         check_nli_options(settings, model.capabilities, model.model_id)
         if first_wanted(model.capabilities, self.wants) == CLASSES:
             return {"labels": model.label_ids}
-        scorer = self.prompt_scorer(model, settings)
-        return {
-            "labels": dict(scorer.label_ids),
-            "prompt": {**prompt_record(settings, model.tokenizer), **scorer.record()},
-        }
+        from unqover.scoring.nli_prompt import LABEL_IDS, question_record
+
+        question = question_record(settings["nli_prompt"], settings["label_words"])
+        return {"labels": dict(LABEL_IDS), "prompt": {**prompt_record(settings, model.tokenizer), **question}}
 
     def prompt_scorer(self, model, settings: dict):
         """The scorer of a causal LM's pairs (:class:`unqover.scoring.nli_prompt.NLIPromptScorer`)."""

@@ -26,7 +26,7 @@ import pyarrow as pa
 from unqover.errors import UnqoverError
 from unqover.predictions import NLI_LABELS as LABELS
 from unqover.predictions import scores_from_logits
-from unqover.scoring.causal import CausalScorer, ChatRenderer, answer_text, encode_pair, shows
+from unqover.scoring.causal import CausalScorer, ChatRenderer, answer_text, encode_pair
 from unqover.scoring.requests import Continuations
 
 #: lm-evaluation-harness's MNLI prompt (``lm_eval/tasks/glue/mnli``)
@@ -134,18 +134,10 @@ class NLIPromptScorer:
         if not premises:
             return
         if self.causal.chat:
-            prompt = self.prompt(premises[0], hypotheses[0])
-            parts = (
-                ("the system prompt", self.causal.system_prompt),
-                ("the premise", premises[0]),
-                ("the hypothesis", mnli_hypothesis(hypotheses[0])),
+            self.causal.check_shows(
+                self.prompt(premises[0], hypotheses[0]),
+                (("the premise", premises[0]), ("the hypothesis", mnli_hypothesis(hypotheses[0]))),
             )
-            missing = [name for name, text in parts if text and not shows(prompt, text.strip())]
-            if missing:
-                raise UnqoverError(
-                    f"the chat template ignores the messages: its prompt for a pair lacks {missing[0]}; pass "
-                    "--chat-template none for plain prompts, or give a template that renders each message's content"
-                )
         self.requests(premises, hypotheses)
 
     def logits(self, premises: list[str], hypotheses: list[str], inputs: int | None = None) -> np.ndarray:
@@ -175,5 +167,11 @@ class NLIPromptScorer:
         return {k: v[:n] for k, v in both.items()}, {k: v[n:] for k, v in both.items()}
 
     def record(self) -> dict:
-        """run.json's record of the question asked (beside the causal prompt's, ``prompt_record``)."""
-        return {"nli_prompt": self.template, "label_words": dict(zip(LABELS, self.label_words, strict=True))}
+        """run.json's record of the question asked (:func:`question_record`)."""
+        return question_record(self.template, self.label_words)
+
+
+def question_record(template: str = MNLI_PROMPT, label_words: Sequence[str] = MNLI_LABEL_WORDS) -> dict:
+    """What a prompted model is asked, as run.json and an lm-eval task folder record it (beside the causal
+    prompt's ``prompt_record``): the prompt template and each label's word."""
+    return {"nli_prompt": template, "label_words": dict(zip(LABELS, label_words, strict=True))}
